@@ -1,0 +1,134 @@
+//! The category taxonomy and where a website's category came from.
+//!
+//! Categories are stable ids stored as TEXT; the readable name is for display only. An answer
+//! outside this list is never stored.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::Error;
+
+macro_rules! categories {
+    ($($variant:ident => $id:literal, $name:literal;)*) => {
+        /// A website category: one of a fixed list of stable ids.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Category { $(#[doc = $name] $variant,)* }
+
+        impl Category {
+            /// Every category, in display order.
+            pub const ALL: &'static [Category] = &[$(Category::$variant,)*];
+
+            /// The stable id stored in the database and used by classifiers.
+            pub fn id(self) -> &'static str {
+                match self { $(Category::$variant => $id,)* }
+            }
+
+            /// The name shown to people.
+            pub fn name(self) -> &'static str {
+                match self { $(Category::$variant => $name,)* }
+            }
+        }
+
+        impl FromStr for Category {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self, Error> {
+                match s.trim() {
+                    $($id => Ok(Category::$variant),)*
+                    other => Err(Error::UnknownCategory(crate::error::truncate_chars(other, 100))),
+                }
+            }
+        }
+    };
+}
+
+categories! {
+    SearchReference => "search_reference", "Search & reference";
+    Social => "social", "Social networks";
+    Communication => "communication", "Email & chat";
+    News => "news", "News";
+    VideoStreaming => "video_streaming", "Video & streaming";
+    MusicAudio => "music_audio", "Music & audio";
+    Games => "games", "Games";
+    Shopping => "shopping", "Shopping";
+    Finance => "finance", "Finance & banking";
+    Productivity => "productivity", "Productivity & office";
+    DevTech => "dev_tech", "Development & technology";
+    Education => "education", "Education";
+    Jobs => "jobs", "Jobs & careers";
+    TravelMaps => "travel_maps", "Travel & maps";
+    Health => "health", "Health";
+    GovernmentLaw => "government_law", "Government & law";
+    Sports => "sports", "Sports";
+    LifestyleHobbies => "lifestyle_hobbies", "Lifestyle & hobbies";
+    Adult => "adult", "Adult";
+    Gambling => "gambling", "Gambling";
+    AdsInfra => "ads_infra", "Ads, tracking & infrastructure";
+    Other => "other", "Other";
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl serde::Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Category {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Who set a website's category.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CategorySource {
+    /// An AI provider.
+    Ai,
+    /// The built-in offline classifier.
+    Builtin,
+    /// The user; never overwritten.
+    User,
+}
+
+impl CategorySource {
+    /// The value stored in `website.category_source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CategorySource::Ai => "ai",
+            CategorySource::Builtin => "builtin",
+            CategorySource::User => "user",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(s: &str) -> Option<CategorySource> {
+        match s {
+            "ai" => Some(CategorySource::Ai),
+            "builtin" => Some(CategorySource::Builtin),
+            "user" => Some(CategorySource::User),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_unknowns_are_refused() {
+        assert_eq!(Category::ALL.len(), 22);
+        for c in Category::ALL {
+            assert_eq!(c.id().parse::<Category>().unwrap(), *c);
+        }
+        assert!("Shopping".parse::<Category>().is_err());
+        assert!("weather".parse::<Category>().is_err());
+    }
+}

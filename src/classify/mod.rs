@@ -1,0 +1,100 @@
+//! Classifiers: from a batch of domains to their categories.
+//!
+//! [`Classifier`] is the seam between the worker and whatever answers: the offline
+//! [`builtin::Builtin`] rules here, HTTP providers elsewhere. A classifier either answers the
+//! batch, one verdict per domain in order (a single domain may fail on its own), or fails the
+//! whole batch with a [`ClassifyError`] whose variant tells the worker whether the failure is the
+//! job's fault (it costs an attempt) or not (offline, rate limited, bad credentials: it doesn't).
+
+pub mod builtin;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::category::{Category, CategorySource};
+
+/// The answer for one domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The category.
+    pub category: Category,
+    /// Who gave it (`ai` for remote and local models, `builtin` for the rules).
+    pub source: CategorySource,
+}
+
+/// One domain's outcome: a verdict, or why this domain alone could not be classified.
+pub type DomainOutcome = Result<Verdict, String>;
+
+/// Why a whole batch could not be classified.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClassifyError {
+    /// The provider could not be reached (DNS, connection refused, no route). Not the job's fault.
+    #[error("offline: {0}")]
+    Offline(String),
+    /// The provider asked us to slow down. Not the job's fault; the whole worker waits.
+    #[error("rate limited: {message}")]
+    RateLimited {
+        /// How long the provider asked us to wait, if it said.
+        retry_after: Option<Duration>,
+        /// What it said.
+        message: String,
+    },
+    /// The provider refuses until the user acts (bad API key, no quota, unknown model).
+    #[error("{0}")]
+    NeedsUser(String),
+    /// A failure that may pass (5xx, timeout, garbage body): costs an attempt, retried later.
+    #[error("{0}")]
+    Transient(String),
+    /// A failure that will not pass for these domains: costs an attempt.
+    #[error("{0}")]
+    Permanent(String),
+}
+
+impl ClassifyError {
+    /// True if the failure counts as an attempt of each job in the batch.
+    pub fn consumes_attempt(&self) -> bool {
+        matches!(self, ClassifyError::Transient(_) | ClassifyError::Permanent(_))
+    }
+
+    /// True for failures that may pass by themselves.
+    pub fn is_transient(&self) -> bool {
+        !matches!(self, ClassifyError::Permanent(_) | ClassifyError::NeedsUser(_))
+    }
+}
+
+/// Something that puts domains into categories.
+#[async_trait]
+pub trait Classifier: Send + Sync {
+    /// The provider's name (`builtin`, `openai`, `ollama`).
+    fn name(&self) -> &str;
+
+    /// Classifies `domains`. On `Ok`, the vector has exactly one outcome per domain, in order.
+    async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError>;
+}
+
+/// Wraps a classifier and adds a fixed latency to every call: simulates a slow provider, for
+/// tests and demos.
+pub struct WithLatency {
+    inner: std::sync::Arc<dyn Classifier>,
+    latency: Duration,
+}
+
+impl WithLatency {
+    /// `inner`, slowed down by `latency` per call.
+    pub fn new(inner: std::sync::Arc<dyn Classifier>, latency: Duration) -> Self {
+        WithLatency { inner, latency }
+    }
+}
+
+#[async_trait]
+impl Classifier for WithLatency {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
+        tokio::time::sleep(self.latency).await;
+        self.inner.classify(domains).await
+    }
+}

@@ -1,0 +1,142 @@
+//! From a URL to the website it belongs to.
+//!
+//! A website is identified by its domain: the URL's host, lower-cased, in IDNA (punycode) form,
+//! without a trailing dot, without the port and without a leading `www.`. Only `http` and `https`
+//! URLs are web visits; everything else is refused with an error that names the input.
+
+use url::{Host, Url};
+
+use crate::error::{truncate_chars, Error, Result};
+
+/// Longest URL accepted (bytes). Browsers allow longer ones, but nothing that long is a page a
+/// person visited: it is a `data:` payload or tracking garbage.
+pub const MAX_URL_LEN: usize = 32 * 1024;
+
+/// The domain that identifies a website, already normalised.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Domain(String);
+
+impl Domain {
+    /// The normalised domain.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The domain of an `http`/`https` URL.
+    pub fn from_url(input: &str) -> Result<Domain> {
+        let bad = |reason: &str| Error::InvalidUrl {
+            input: truncate_chars(input, 200),
+            reason: reason.to_owned(),
+        };
+        if input.len() > MAX_URL_LEN {
+            return Err(bad(&format!("longer than {MAX_URL_LEN} bytes")));
+        }
+        let url = Url::parse(input.trim()).map_err(|e| bad(&format!("not a URL ({e})")))?;
+        match url.scheme() {
+            "http" | "https" => {}
+            other => {
+                return Err(bad(&format!(
+                    "only http and https URLs are recorded, not {other}:"
+                )))
+            }
+        }
+        let host = url.host().ok_or_else(|| bad("the URL has no host"))?;
+        let name = match host {
+            Host::Domain(d) => d.to_owned(),
+            Host::Ipv4(ip) => ip.to_string(),
+            Host::Ipv6(ip) => format!("[{ip}]"),
+        };
+        normalise(&name).ok_or_else(|| bad("the URL has an empty host"))
+    }
+
+    /// The domain named by `input`, a host name as a person types it (`WWW.Example.com.`,
+    /// `münchen.example`), or a whole URL.
+    pub fn parse(input: &str) -> Result<Domain> {
+        let trimmed = input.trim();
+        let bad = |reason: String| Error::InvalidDomain {
+            input: truncate_chars(input, 200),
+            reason,
+        };
+        if trimmed.is_empty() {
+            return Err(bad("it is empty".into()));
+        }
+        if trimmed.contains("://") {
+            return Domain::from_url(trimmed);
+        }
+        if trimmed.contains(['/', '?', '#', '@', ' ']) {
+            return Err(bad("a domain has no path, query, user or spaces".into()));
+        }
+        Domain::from_url(&format!("http://{trimmed}/")).map_err(|e| match e {
+            Error::InvalidUrl { reason, .. } => bad(reason),
+            other => other,
+        })
+    }
+}
+
+fn normalise(host: &str) -> Option<Domain> {
+    let host = host.trim_end_matches('.');
+    let host = host.strip_prefix("www.").unwrap_or(host);
+    if host.is_empty() {
+        return None;
+    }
+    Some(Domain(host.to_ascii_lowercase()))
+}
+
+impl std::fmt::Display for Domain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(url: &str) -> String {
+        Domain::from_url(url).unwrap().0
+    }
+
+    #[test]
+    fn host_is_normalised() {
+        assert_eq!(d("https://WWW.Example.COM:8080/a?b#c"), "example.com");
+        assert_eq!(d("http://news.example.com./x"), "news.example.com");
+        assert_eq!(d("https://münchen.example/"), "xn--mnchen-3ya.example");
+        assert_eq!(d("http://xn--mnchen-3ya.example/"), "xn--mnchen-3ya.example");
+        assert_eq!(d("http://127.0.0.1:8766/"), "127.0.0.1");
+        assert_eq!(d("http://[::1]:80/"), "[::1]");
+        assert_eq!(d("http://www.www.example.com/"), "www.example.com");
+        assert_eq!(d("http://user:pw@example.org/"), "example.org");
+    }
+
+    #[test]
+    fn non_web_urls_are_rejected_naming_the_input() {
+        for bad in [
+            "ftp://example.com/",
+            "chrome://settings",
+            "about:blank",
+            "not a url",
+            "file:///etc/passwd",
+            "http://",
+        ] {
+            let err = Domain::from_url(bad).unwrap_err().to_string();
+            assert!(err.contains(bad), "{err} should name {bad}");
+        }
+        let huge = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
+        assert!(Domain::from_url(&huge).is_err());
+    }
+
+    #[test]
+    fn typed_domains_parse_like_hosts() {
+        assert_eq!(
+            Domain::parse(" WWW.Example.com. ").unwrap().as_str(),
+            "example.com"
+        );
+        assert_eq!(
+            Domain::parse("https://shop.example.org/x").unwrap().as_str(),
+            "shop.example.org"
+        );
+        assert!(Domain::parse("").is_err());
+        assert!(Domain::parse("example.com/path").is_err());
+        assert!(Domain::parse("exa mple.com").is_err());
+    }
+}

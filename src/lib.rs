@@ -1,0 +1,26 @@
+//! Sitetrail: local-first browsing history with AI categories.
+//!
+//! The library behind the `sitetrail` CLI and the desktop app. See `ARCHITECTURE.md` for the
+//! bird's-eye view. In short: [`Store`] is the SQLite file; [`Store::record_visit`] writes a
+//! visit, its website and the website's classification job in one transaction; [`worker::Worker`]
+//! drains the [`outbox`] through a [`classify::Classifier`].
+
+#![warn(missing_docs)]
+
+pub mod category;
+pub mod classify;
+pub mod domain;
+pub mod error;
+pub mod ids;
+pub mod outbox;
+pub mod store;
+pub mod time;
+pub mod visits;
+pub mod websites;
+pub mod worker;
+
+pub use category::{Category, CategorySource};
+pub use error::{Error, Result};
+pub use store::{Change, Store, StoreOptions};
+pub use time::Timestamp;
+pub use visits::NewVisit;

@@ -1,0 +1,524 @@
+//! The classification outbox: claiming jobs and recording their outcome.
+//!
+//! A job moves `PENDING → PROCESSING → COMPLETED`, or back to `PENDING` after a failure (behind
+//! work never attempted, not before its retry time), or to `FAILED` after `max_attempts`. Every
+//! state change bumps `version` and is guarded by the version the worker read when it claimed the
+//! job, so a worker whose job was reclaimed after a timeout cannot write its stale result.
+//!
+//! Invariants: a claim is one short `BEGIN IMMEDIATE` transaction that commits at once; the claim
+//! queries are served by the partial indexes `outbox_fresh_idx` and `outbox_retry_idx`, so their
+//! cost does not grow with the number of COMPLETED jobs (a test checks `EXPLAIN QUERY PLAN`).
+
+use std::time::Duration;
+
+use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
+
+use crate::category::{Category, CategorySource};
+use crate::error::{truncate_chars, Error, Result};
+use crate::ids::{OutboxId, WebsiteId};
+use crate::store::{Change, Store};
+use crate::time::Timestamp;
+
+/// Longest `last_error_message` stored (characters).
+pub const MAX_ERROR_CHARS: usize = 1_000;
+
+/// The state of an outbox job, stored as TEXT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobStatus {
+    /// Waiting to be claimed.
+    Pending,
+    /// Claimed by a worker.
+    Processing,
+    /// Done: the website has a category.
+    Completed,
+    /// Gave up after the maximum attempts; waits for the user to retry.
+    Failed,
+}
+
+impl JobStatus {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "PENDING",
+            JobStatus::Processing => "PROCESSING",
+            JobStatus::Completed => "COMPLETED",
+            JobStatus::Failed => "FAILED",
+        }
+    }
+
+    fn parse(s: &str) -> Option<JobStatus> {
+        match s {
+            "PENDING" => Some(JobStatus::Pending),
+            "PROCESSING" => Some(JobStatus::Processing),
+            "COMPLETED" => Some(JobStatus::Completed),
+            "FAILED" => Some(JobStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// Which jobs a claim may take.
+#[derive(Clone, Copy, Debug)]
+pub struct ClaimPolicy {
+    /// Most jobs claimed at once.
+    pub limit: usize,
+    /// A `PROCESSING` job whose `attempted_at` is at least this old belongs to a dead worker.
+    pub processing_timeout: Duration,
+}
+
+/// A job a worker has claimed, with what it read at claim time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimedJob {
+    /// The outbox row.
+    pub id: OutboxId,
+    /// Its website.
+    pub website_id: WebsiteId,
+    /// The website's domain.
+    pub domain: String,
+    /// The website's category at claim time (set by the user, say): then no classifier call.
+    pub existing_category: Option<String>,
+    /// `attempt_count` after the claim (1 on the first attempt).
+    pub attempt_count: i64,
+    /// `version` after the claim; every later write is guarded by it.
+    pub version: i64,
+    /// `attempted_at` before the claim, restored if the attempt is given back.
+    pub previous_attempted_at: Option<Timestamp>,
+    /// `next_attempt_at` before the claim, restored if the attempt is given back.
+    pub previous_next_attempt_at: Option<Timestamp>,
+}
+
+/// What happened to a result written for a claimed job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Written.
+    Applied,
+    /// The job's version moved on (reclaimed, retried or set by the user): nothing written.
+    Stale,
+}
+
+/// What happened to a failed job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOutcome {
+    /// Back to `PENDING`, to be retried at the given time.
+    WillRetry(Timestamp),
+    /// `FAILED`: attempts exhausted.
+    Failed,
+    /// The job's version moved on: nothing written.
+    Stale,
+}
+
+/// Claims up to `policy.limit` jobs in one `BEGIN IMMEDIATE` transaction: never-attempted
+/// `PENDING` jobs first (oldest `created_at`), then, oldest `attempted_at` first, `PENDING` jobs
+/// whose retry time has come and `PROCESSING` jobs older than the processing timeout.
+pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> Result<Vec<ClaimedJob>> {
+    let limit = i64::try_from(policy.limit.max(1)).unwrap_or(i64::MAX);
+    let mut ids: Vec<OutboxId> = tx
+        .prepare_cached(
+            r#"SELECT id FROM website_category_classification_outbox
+               WHERE status = 'PENDING' AND attempted_at IS NULL
+               ORDER BY created_at, id
+               LIMIT :limit"#,
+        )?
+        .query_map(named_params! { ":limit": limit }, |r| r.get("id"))?
+        .collect::<rusqlite::Result<_>>()?;
+    let remaining = limit - ids.len() as i64;
+    if remaining > 0 {
+        let timeout_cutoff = now.minus(policy.processing_timeout);
+        let retry: Vec<OutboxId> = tx
+            .prepare_cached(
+                r#"SELECT id FROM website_category_classification_outbox
+                   WHERE status IN ('PENDING', 'PROCESSING') AND attempted_at IS NOT NULL
+                     AND attempted_at <= :now
+                     AND CASE status
+                           WHEN 'PENDING' THEN coalesce(next_attempt_at, attempted_at) <= :now
+                           ELSE attempted_at <= :timeout_cutoff
+                         END
+                   ORDER BY attempted_at, id
+                   LIMIT :limit"#,
+            )?
+            .query_map(
+                named_params! { ":now": now, ":timeout_cutoff": timeout_cutoff, ":limit": remaining },
+                |r| r.get("id"),
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        ids.extend(retry);
+    }
+
+    let mut claim = tx.prepare_cached(
+        r#"UPDATE website_category_classification_outbox
+           SET status = 'PROCESSING', attempt_count = attempt_count + 1,
+               attempted_at = :now, version = version + 1
+           WHERE id = :id
+           RETURNING website_id, attempt_count, version"#,
+    )?;
+    let mut read_before = tx.prepare_cached(
+        r#"SELECT o.attempted_at, o.next_attempt_at, w.domain, w.category
+           FROM website_category_classification_outbox o JOIN website w ON w.id = o.website_id
+           WHERE o.id = :id"#,
+    )?;
+    let mut jobs = Vec::with_capacity(ids.len());
+    for id in ids {
+        let (previous_attempted_at, previous_next_attempt_at, domain, existing_category) = read_before
+            .query_row(named_params! { ":id": id }, |r| {
+                Ok((
+                    r.get("attempted_at")?,
+                    r.get("next_attempt_at")?,
+                    r.get("domain")?,
+                    r.get("category")?,
+                ))
+            })?;
+        let (website_id, attempt_count, version) = claim
+            .query_row(named_params! { ":id": id, ":now": now }, |r| {
+                Ok((r.get("website_id")?, r.get("attempt_count")?, r.get("version")?))
+            })?;
+        jobs.push(ClaimedJob {
+            id,
+            website_id,
+            domain,
+            existing_category,
+            attempt_count,
+            version,
+            previous_attempted_at,
+            previous_next_attempt_at,
+        });
+    }
+    Ok(jobs)
+}
+
+/// Marks `job` COMPLETED and, if the website has no category yet, sets it; both only if the job
+/// is still at the version read at claim.
+pub fn complete_job(
+    tx: &Transaction<'_>,
+    job: &ClaimedJob,
+    verdict: Option<(Category, CategorySource)>,
+    now: Timestamp,
+) -> Result<WriteOutcome> {
+    let done = tx
+        .prepare_cached(
+            r#"UPDATE website_category_classification_outbox
+               SET status = 'COMPLETED', last_error_message = NULL, next_attempt_at = NULL,
+                   version = version + 1
+               WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
+        )?
+        .execute(named_params! { ":id": job.id, ":version": job.version })?;
+    if done == 0 {
+        return Ok(WriteOutcome::Stale);
+    }
+    if let Some((category, source)) = verdict {
+        tx.prepare_cached(
+            r#"UPDATE website
+               SET category = :category, category_source = :source, classified_at = :now,
+                   version = version + 1
+               WHERE id = :id AND category IS NULL"#,
+        )?
+        .execute(named_params! {
+            ":id": job.website_id, ":category": category.id(), ":source": source.as_str(), ":now": now,
+        })?;
+    }
+    Ok(WriteOutcome::Applied)
+}
+
+/// Records a failed attempt of `job`: back to `PENDING` with `next_attempt_at = retry_at`, or
+/// `FAILED` once `attempt_count` has reached `max_attempts`. The message is cut to
+/// [`MAX_ERROR_CHARS`]; the caller makes sure it holds no secret.
+pub fn fail_job(
+    tx: &Transaction<'_>,
+    job: &ClaimedJob,
+    message: &str,
+    max_attempts: u32,
+    now: Timestamp,
+    retry_at: Timestamp,
+) -> Result<FailOutcome> {
+    let message = truncate_chars(message, MAX_ERROR_CHARS);
+    let status: Option<String> = tx
+        .prepare_cached(
+            r#"UPDATE website_category_classification_outbox
+               SET status = CASE WHEN attempt_count >= :max THEN 'FAILED' ELSE 'PENDING' END,
+                   attempted_at = :now, next_attempt_at = :retry_at,
+                   last_error_message = :message, version = version + 1
+               WHERE id = :id AND version = :version AND status = 'PROCESSING'
+               RETURNING status"#,
+        )?
+        .query_row(
+            named_params! {
+                ":id": job.id, ":version": job.version, ":max": i64::from(max_attempts.max(1)),
+                ":now": now, ":retry_at": retry_at, ":message": message,
+            },
+            |r| r.get("status"),
+        )
+        .optional()?;
+    Ok(match status.as_deref() {
+        None => FailOutcome::Stale,
+        Some("FAILED") => FailOutcome::Failed,
+        Some(_) => FailOutcome::WillRetry(retry_at),
+    })
+}
+
+/// Gives a claimed job back untouched, as if it had never been claimed: `PENDING`, its previous
+/// `attempt_count`, `attempted_at` and `next_attempt_at`. For failures that are not the job's
+/// fault (offline, rate limited, bad credentials): they must not burn attempts.
+pub fn release_job(tx: &Transaction<'_>, job: &ClaimedJob) -> Result<WriteOutcome> {
+    let n = tx
+        .prepare_cached(
+            r#"UPDATE website_category_classification_outbox
+               SET status = 'PENDING', attempt_count = max(attempt_count - 1, 0),
+                   attempted_at = :attempted_at, next_attempt_at = :next_attempt_at,
+                   version = version + 1
+               WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
+        )?
+        .execute(named_params! {
+            ":id": job.id, ":version": job.version,
+            ":attempted_at": job.previous_attempted_at, ":next_attempt_at": job.previous_next_attempt_at,
+        })?;
+    Ok(if n == 1 {
+        WriteOutcome::Applied
+    } else {
+        WriteOutcome::Stale
+    })
+}
+
+/// Job counts by state, as `sitetrail status` prints them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct QueueStatus {
+    /// Jobs waiting.
+    pub pending: i64,
+    /// Jobs claimed by a worker.
+    pub processing: i64,
+    /// Jobs done.
+    pub completed: i64,
+    /// Jobs given up on.
+    pub failed: i64,
+    /// Age of the oldest PENDING job, in milliseconds.
+    pub oldest_pending_age_ms: Option<i64>,
+}
+
+/// A FAILED job, as `sitetrail failed` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FailedJob {
+    /// The outbox row.
+    pub id: OutboxId,
+    /// Its website.
+    pub website_id: WebsiteId,
+    /// The website's domain.
+    pub domain: String,
+    /// Attempts made.
+    pub attempt_count: i64,
+    /// When the last attempt ended.
+    pub attempted_at: Option<Timestamp>,
+    /// Why the last attempt failed.
+    pub last_error_message: Option<String>,
+}
+
+/// One outbox job with its website, for progress displays.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JobView {
+    /// The outbox row.
+    pub id: OutboxId,
+    /// Its website's domain.
+    pub domain: String,
+    /// The job's state.
+    pub status: JobStatus,
+    /// Attempts made.
+    pub attempt_count: i64,
+    /// Last attempt.
+    pub attempted_at: Option<Timestamp>,
+    /// Last error.
+    pub last_error_message: Option<String>,
+    /// The website's category, once it has one.
+    pub category: Option<String>,
+}
+
+/// Counts jobs by state.
+pub fn get_queue_status(conn: &Connection, now: Timestamp) -> Result<QueueStatus> {
+    let mut status = QueueStatus::default();
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT status, count(*) AS n FROM website_category_classification_outbox GROUP BY status"#,
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let n: i64 = row.get("n")?;
+        match JobStatus::parse(&row.get::<_, String>("status")?) {
+            Some(JobStatus::Pending) => status.pending = n,
+            Some(JobStatus::Processing) => status.processing = n,
+            Some(JobStatus::Completed) => status.completed = n,
+            Some(JobStatus::Failed) => status.failed = n,
+            None => {}
+        }
+    }
+    let oldest: Option<Timestamp> = conn
+        .prepare_cached(
+            r#"SELECT min(created_at) AS t FROM website_category_classification_outbox
+               WHERE status = 'PENDING'"#,
+        )?
+        .query_row([], |r| r.get("t"))?;
+    status.oldest_pending_age_ms = oldest.map(|t| now.millis_since(t).max(0));
+    Ok(status)
+}
+
+/// Every FAILED job, most recently attempted first.
+pub fn list_failed_jobs(conn: &Connection) -> Result<Vec<FailedJob>> {
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT o.id, o.website_id, w.domain, o.attempt_count, o.attempted_at, o.last_error_message
+           FROM website_category_classification_outbox o JOIN website w ON w.id = o.website_id
+           WHERE o.status = 'FAILED'
+           ORDER BY o.attempted_at DESC, o.id"#,
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(FailedJob {
+            id: r.get("id")?,
+            website_id: r.get("website_id")?,
+            domain: r.get("domain")?,
+            attempt_count: r.get("attempt_count")?,
+            attempted_at: r.get("attempted_at")?,
+            last_error_message: r.get("last_error_message")?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One job with its website.
+pub fn get_job(conn: &Connection, id: OutboxId) -> Result<JobView> {
+    conn.prepare_cached(
+        r#"SELECT o.id, w.domain, o.status, o.attempt_count, o.attempted_at, o.last_error_message, w.category
+           FROM website_category_classification_outbox o JOIN website w ON w.id = o.website_id
+           WHERE o.id = :id"#,
+    )?
+    .query_row(named_params! { ":id": id }, |r| {
+        let status: String = r.get("status")?;
+        Ok(JobView {
+            id: r.get("id")?,
+            domain: r.get("domain")?,
+            status: JobStatus::parse(&status).unwrap_or(JobStatus::Pending),
+            attempt_count: r.get("attempt_count")?,
+            attempted_at: r.get("attempted_at")?,
+            last_error_message: r.get("last_error_message")?,
+            category: r.get("category")?,
+        })
+    })
+    .optional()?
+    .ok_or_else(|| Error::NotFound {
+        what: "outbox job",
+        key: id.to_string(),
+    })
+}
+
+/// Puts a FAILED (or waiting PENDING) job back at the front of the queue: `PENDING`,
+/// `attempt_count` 0, `attempted_at` NULL. A job in flight or already done is refused.
+pub fn retry_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
+    let status: Option<String> = tx
+        .prepare_cached(r#"SELECT status FROM website_category_classification_outbox WHERE id = :id"#)?
+        .query_row(named_params! { ":id": id }, |r| r.get("status"))
+        .optional()?;
+    match status.as_deref() {
+        None => {
+            return Err(Error::NotFound {
+                what: "outbox job",
+                key: id.to_string(),
+            })
+        }
+        Some("FAILED" | "PENDING") => {}
+        Some(other) => {
+            return Err(Error::Conflict(format!(
+                "outbox job {id} is {other}, not FAILED; only failed or waiting jobs can be retried \
+                 (to classify a website again, use `sitetrail reclassify <DOMAIN>`)"
+            )))
+        }
+    }
+    reset_job(tx, id)
+}
+
+fn reset_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
+    tx.prepare_cached(
+        r#"UPDATE website_category_classification_outbox
+           SET status = 'PENDING', attempt_count = 0, attempted_at = NULL, next_attempt_at = NULL,
+               last_error_message = NULL, version = version + 1
+           WHERE id = :id"#,
+    )?
+    .execute(named_params! { ":id": id })?;
+    Ok(())
+}
+
+/// Puts every FAILED job back at the front of the queue; returns how many.
+pub fn retry_all_failed_jobs(tx: &Transaction<'_>) -> Result<usize> {
+    let ids: Vec<OutboxId> = tx
+        .prepare_cached(r#"SELECT id FROM website_category_classification_outbox WHERE status = 'FAILED'"#)?
+        .query_map([], |r| r.get("id"))?
+        .collect::<rusqlite::Result<_>>()?;
+    for &id in &ids {
+        reset_job(tx, id)?;
+    }
+    Ok(ids.len())
+}
+
+/// Resets the job of `website_id` to never-attempted `PENDING` (used when the user sends a website
+/// back to be classified again). Bumping the version makes any worker holding it stale.
+pub fn requeue_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Result<()> {
+    let id: Option<OutboxId> = tx
+        .prepare_cached(r#"SELECT id FROM website_category_classification_outbox WHERE website_id = :w"#)?
+        .query_row(named_params! { ":w": website_id }, |r| r.get("id"))
+        .optional()?;
+    match id {
+        Some(id) => reset_job(tx, id),
+        None => {
+            tx.prepare_cached(
+                r#"INSERT INTO website_category_classification_outbox
+                       (id, website_id, status, attempt_count, attempted_at, created_at, version)
+                   VALUES (:id, :w, 'PENDING', 0, NULL, :now, 0)"#,
+            )?
+            .execute(named_params! { ":id": OutboxId::new(), ":w": website_id, ":now": Timestamp::now() })?;
+            Ok(())
+        }
+    }
+}
+
+/// Marks the job of `website_id` COMPLETED unless it already is (the user set the category).
+pub fn settle_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Result<()> {
+    tx.prepare_cached(
+        r#"UPDATE website_category_classification_outbox
+           SET status = 'COMPLETED', next_attempt_at = NULL, version = version + 1
+           WHERE website_id = :w AND status <> 'COMPLETED'"#,
+    )?
+    .execute(named_params! { ":w": website_id })?;
+    Ok(())
+}
+
+/// True while any job is PENDING or PROCESSING.
+pub fn has_live_jobs(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            r#"SELECT EXISTS (SELECT 1 FROM website_category_classification_outbox
+                              WHERE status IN ('PENDING', 'PROCESSING'))"#,
+        )?
+        .query_row([], |r| r.get(0))?)
+}
+
+impl Store {
+    /// Job counts by state.
+    pub fn queue_status(&self) -> Result<QueueStatus> {
+        let now = self.now();
+        self.with_conn(|c| get_queue_status(c, now))
+    }
+
+    /// Every FAILED job.
+    pub fn failed_jobs(&self) -> Result<Vec<FailedJob>> {
+        self.with_conn(list_failed_jobs)
+    }
+
+    /// One job with its website.
+    pub fn job(&self, id: OutboxId) -> Result<JobView> {
+        self.with_conn(|c| get_job(c, id))
+    }
+
+    /// Retries the given jobs, all or none.
+    pub fn retry_jobs(&self, ids: &[OutboxId]) -> Result<()> {
+        self.write(Some(Change::Outbox), |tx| {
+            ids.iter().try_for_each(|&id| retry_job(tx, id))
+        })
+    }
+
+    /// Retries every FAILED job; returns how many.
+    pub fn retry_all_failed(&self) -> Result<usize> {
+        self.write(Some(Change::Outbox), retry_all_failed_jobs)
+    }
+}

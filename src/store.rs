@@ -1,0 +1,287 @@
+//! The database: one SQLite file behind an r2d2 pool.
+//!
+//! Owns opening the file, the per-connection pragmas, migrations and the two helpers every query
+//! module goes through: [`Store::with_conn`] for reads and [`Store::write`] for write
+//! transactions, which are always `BEGIN IMMEDIATE` so a writer takes the lock up front and waits
+//! for it under `busy_timeout` instead of failing with `SQLITE_BUSY` on upgrade. Async callers go
+//! through [`Store::run`], which moves the work onto a blocking thread: no async task ever holds a
+//! connection.
+//!
+//! Invariant: only this crate's store, visits, outbox and websites modules touch rusqlite.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use tokio::sync::broadcast;
+
+use crate::error::{Error, Result};
+use crate::time::{Clock, SystemClock, Timestamp};
+
+/// The migrations, embedded in the binary, applied in order, each once.
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "core", include_str!("../migrations/0001_core.sql"))];
+
+/// How hard SQLite works to keep the last commits after a power cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Synchronous {
+    /// WAL + `synchronous=NORMAL`: the database is never corrupted, and a crash of the process
+    /// loses nothing; a power cut or OS crash may lose the last transactions committed since the
+    /// last checkpoint (they are in the WAL but not yet fsynced). The default: far fewer fsyncs.
+    #[default]
+    Normal,
+    /// WAL + `synchronous=FULL`: every commit is fsynced, so it survives a power cut too.
+    Full,
+}
+
+impl std::str::FromStr for Synchronous {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "normal" => Ok(Synchronous::Normal),
+            "full" => Ok(Synchronous::Full),
+            other => Err(Error::InvalidConfig(format!(
+                "synchronous must be `normal` or `full`, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Options for opening the database.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// `synchronous` pragma for every connection.
+    pub synchronous: Synchronous,
+    /// How long a connection waits for another writer before giving up.
+    pub busy_timeout: Duration,
+    /// Largest number of pooled connections.
+    pub pool_size: u32,
+    /// Where "now" comes from.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            synchronous: Synchronous::Normal,
+            busy_timeout: Duration::from_secs(10),
+            pool_size: 8,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// What changed, sent to subscribers after the transaction that changed it committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Visits were added (and maybe websites with them).
+    Visits,
+    /// A website's category changed.
+    Websites,
+    /// An outbox job changed state.
+    Outbox,
+    /// The worker paused or resumed.
+    Worker,
+}
+
+/// A handle on the database. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct Store {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+    changes: broadcast::Sender<Change>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default database file: `sitetrail.db` in the user's data directory.
+pub fn default_db_path() -> Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("app", "Sitetrail", "sitetrail").ok_or_else(|| {
+        Error::InvalidConfig("no home directory found; pass --db PATH or set SITETRAIL_DB".into())
+    })?;
+    Ok(dirs.data_dir().join("sitetrail.db"))
+}
+
+fn configure(conn: &mut Connection, sync: Synchronous, busy: Duration) -> rusqlite::Result<()> {
+    // busy_timeout first, so that switching to WAL waits for other processes instead of failing.
+    conn.busy_timeout(busy)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!("journal_mode is {mode}, expected wal")),
+        ));
+    }
+    let sync = match sync {
+        Synchronous::Normal => "NORMAL",
+        Synchronous::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(path, StoreOptions::default())
+    }
+
+    /// Opens (creating if needed) the database at `path`, sets the pragmas on every pooled
+    /// connection and applies pending migrations.
+    pub fn open_with(path: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        let open_err = |reason: String| Error::Open {
+            path: path.clone(),
+            reason,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+        }
+        let (sync, busy) = (opts.synchronous, opts.busy_timeout);
+        let manager = SqliteConnectionManager::file(&path).with_init(move |c| configure(c, sync, busy));
+        let pool = r2d2::Pool::builder()
+            .max_size(opts.pool_size.max(1))
+            .min_idle(Some(1))
+            .connection_timeout(Duration::from_secs(30))
+            .build(manager)
+            .map_err(|e| open_err(e.to_string()))?;
+        let (changes, _) = broadcast::channel(256);
+        let mut conn = pool.get().map_err(|e| open_err(e.to_string()))?;
+        migrate(&mut conn).map_err(|e| open_err(e.to_string()))?;
+        drop(conn);
+        Ok(Store {
+            pool,
+            path,
+            clock: opts.clock,
+            changes,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// "Now", from the store's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// A pooled connection. Blocking: never call from async code (use [`Store::run`]).
+    pub fn conn(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `f` with a pooled connection (for reads).
+    pub fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.conn()?;
+        f(&conn)
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction, committing if it returns `Ok` and rolling back
+    /// otherwise. Subscribers hear of `change` only after the commit.
+    pub fn write<T>(
+        &self,
+        change: Option<Change>,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        if let Some(c) = change {
+            self.notify(c);
+        }
+        Ok(out)
+    }
+
+    /// Tells subscribers that `change` happened (call only after it committed).
+    pub fn notify(&self, change: Change) {
+        // No subscriber is fine: nobody is listening.
+        let _ = self.changes.send(change);
+    }
+
+    /// A receiver of committed changes.
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Runs blocking database work on tokio's blocking pool, for async callers.
+    pub async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| Error::Task(e.to_string()))?
+    }
+}
+
+/// Applies every migration not yet recorded in `schema_migrations`, each in its own
+/// `BEGIN IMMEDIATE` transaction so that several processes opening a new file at once apply each
+/// migration exactly once.
+fn migrate(conn: &mut Connection) -> Result<()> {
+    conn.execute_batch(
+        r#"CREATE TABLE IF NOT EXISTS schema_migrations (
+               version    INTEGER NOT NULL PRIMARY KEY,
+               name       TEXT    NOT NULL,
+               applied_at INTEGER NOT NULL
+           )"#,
+    )?;
+    for &(version, name, sql) in MIGRATIONS {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let done: bool = tx.query_row(
+            r#"SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?1)"#,
+            [version],
+            |r| r.get(0),
+        )?;
+        if !done {
+            tx.execute_batch(sql)?;
+            tx.execute(
+                r#"INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)"#,
+                rusqlite::params![version, name, Timestamp::now()],
+            )?;
+        }
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_file_is_embedded_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        assert_eq!(
+            files.len(),
+            MIGRATIONS.len(),
+            "a migration file is not listed in MIGRATIONS"
+        );
+        for (i, (file, &(version, name, _))) in files.iter().zip(MIGRATIONS).enumerate() {
+            assert_eq!(version, i as i64 + 1);
+            assert_eq!(file, &format!("{version:04}_{name}.sql"));
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Timestamps and the clock.
+//!
+//! Every timestamp in the database is an INTEGER of microseconds since the Unix epoch, UTC. The
+//! store reads "now" through a [`Clock`] so tests can move time by hand instead of sleeping.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+
+/// Microseconds since the Unix epoch, UTC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// The current wall-clock time.
+    pub fn now() -> Self {
+        Timestamp(Utc::now().timestamp_micros())
+    }
+
+    /// Microseconds since the epoch.
+    pub fn as_micros(self) -> i64 {
+        self.0
+    }
+
+    /// This time plus `d` (saturating).
+    pub fn plus(self, d: Duration) -> Self {
+        Timestamp(
+            self.0
+                .saturating_add(i64::try_from(d.as_micros()).unwrap_or(i64::MAX)),
+        )
+    }
+
+    /// This time minus `d` (saturating).
+    pub fn minus(self, d: Duration) -> Self {
+        Timestamp(
+            self.0
+                .saturating_sub(i64::try_from(d.as_micros()).unwrap_or(i64::MAX)),
+        )
+    }
+
+    /// Whole milliseconds from `earlier` to `self` (negative if `earlier` is later).
+    pub fn millis_since(self, earlier: Timestamp) -> i64 {
+        (self.0 - earlier.0) / 1000
+    }
+
+    /// Parses an RFC 3339 date-time ("2026-11-29T10:00:00Z", any offset).
+    pub fn parse_rfc3339(s: &str) -> Option<Self> {
+        DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| Timestamp(t.with_timezone(&Utc).timestamp_micros()))
+    }
+
+    /// RFC 3339 in UTC with microsecond precision, e.g. `2026-11-29T10:00:00.000000Z`.
+    pub fn to_rfc3339(self) -> String {
+        match DateTime::<Utc>::from_timestamp_micros(self.0) {
+            Some(t) => t.to_rfc3339_opts(SecondsFormat::Micros, true),
+            None => format!("@{}us", self.0),
+        }
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl ToSql for Timestamp {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.0))
+    }
+}
+
+impl FromSql for Timestamp {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        i64::column_result(value).map(Timestamp)
+    }
+}
+
+/// Where the store gets "now" from.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current time.
+    fn now(&self) -> Timestamp;
+}
+
+/// The real clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that only moves when told to; for tests.
+#[derive(Debug, Clone)]
+pub struct ManualClock(Arc<AtomicI64>);
+
+impl ManualClock {
+    /// A clock stopped at `start`.
+    pub fn new(start: Timestamp) -> Self {
+        ManualClock(Arc::new(AtomicI64::new(start.0)))
+    }
+
+    /// Moves the clock forward by `d`.
+    pub fn advance(&self, d: Duration) {
+        let micros = i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        self.0.fetch_add(micros, Ordering::SeqCst);
+    }
+
+    /// Sets the clock to `t`.
+    pub fn set(&self, t: Timestamp) {
+        self.0.store(t.0, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trip_keeps_microseconds() {
+        let t = Timestamp::parse_rfc3339("2026-11-29T10:00:00.123456+01:00").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-29T09:00:00.123456Z");
+        assert_eq!(Timestamp::parse_rfc3339("yesterday"), None);
+    }
+
+    #[test]
+    fn manual_clock_moves_only_when_told() {
+        let c = ManualClock::new(Timestamp(1_000));
+        assert_eq!(c.now(), Timestamp(1_000));
+        c.advance(Duration::from_millis(2));
+        assert_eq!(c.now(), Timestamp(3_000));
+    }
+}

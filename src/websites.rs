@@ -1,0 +1,138 @@
+//! Websites and their categories: listing them, and the user's own choices.
+//!
+//! A category the user sets (`category_source = 'user'`) is final: the worker only writes a
+//! category where there is none, and setting one settles the website's outbox job in the same
+//! transaction so a worker holding it is stale.
+
+use rusqlite::{named_params, Connection, OptionalExtension};
+
+use crate::category::{Category, CategorySource};
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::ids::WebsiteId;
+use crate::outbox;
+use crate::store::{Change, Store};
+use crate::time::Timestamp;
+
+/// A website row.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Website {
+    /// Its id.
+    pub id: WebsiteId,
+    /// Its normalised domain.
+    pub domain: String,
+    /// Its favicon, if known.
+    pub favicon_url: Option<String>,
+    /// Its category id, once classified.
+    pub category: Option<String>,
+    /// Who set the category: `ai`, `builtin` or `user`.
+    pub category_source: Option<String>,
+    /// When it was classified.
+    pub classified_at: Option<Timestamp>,
+    /// When it was first seen.
+    pub created_at: Timestamp,
+    /// Row version.
+    pub version: i64,
+}
+
+/// Which websites to list.
+#[derive(Clone, Debug, Default)]
+pub struct WebsiteFilter {
+    /// Only websites in this category.
+    pub category: Option<Category>,
+    /// Only websites without a category.
+    pub uncategorized: bool,
+}
+
+fn website_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Website> {
+    Ok(Website {
+        id: r.get("id")?,
+        domain: r.get("domain")?,
+        favicon_url: r.get("favicon_url")?,
+        category: r.get("category")?,
+        category_source: r.get("category_source")?,
+        classified_at: r.get("classified_at")?,
+        created_at: r.get("created_at")?,
+        version: r.get("version")?,
+    })
+}
+
+/// Websites matching `filter`, by domain.
+pub fn list_websites(conn: &Connection, filter: &WebsiteFilter) -> Result<Vec<Website>> {
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT id, domain, favicon_url, category, category_source, classified_at, created_at, version
+           FROM website
+           WHERE (:category IS NULL OR category = :category)
+             AND (:uncategorized = 0 OR category IS NULL)
+           ORDER BY domain"#,
+    )?;
+    let rows = stmt.query_map(
+        named_params! { ":category": filter.category.map(Category::id), ":uncategorized": filter.uncategorized },
+        website_from_row,
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The website with `domain`.
+pub fn get_website_by_domain(conn: &Connection, domain: &Domain) -> Result<Website> {
+    conn.prepare_cached(
+        r#"SELECT id, domain, favicon_url, category, category_source, classified_at, created_at, version
+           FROM website WHERE domain = :domain"#,
+    )?
+    .query_row(named_params! { ":domain": domain.as_str() }, website_from_row)
+    .optional()?
+    .ok_or_else(|| Error::NotFound {
+        what: "website",
+        key: domain.to_string(),
+    })
+}
+
+impl Store {
+    /// Websites matching `filter`.
+    pub fn websites(&self, filter: &WebsiteFilter) -> Result<Vec<Website>> {
+        self.with_conn(|c| list_websites(c, filter))
+    }
+
+    /// The website named by `domain` (typed as a person would: `WWW.Example.com` works).
+    pub fn website(&self, domain: &str) -> Result<Website> {
+        let domain = Domain::parse(domain)?;
+        self.with_conn(|c| get_website_by_domain(c, &domain))
+    }
+
+    /// Sets the user's own category for `domain`; the AI never overwrites it. The website's
+    /// classification job is settled in the same transaction.
+    pub fn set_user_category(&self, domain: &str, category: Category) -> Result<Website> {
+        let domain = Domain::parse(domain)?;
+        let now = self.now();
+        self.write(Some(Change::Websites), |tx| {
+            let site = get_website_by_domain(tx, &domain)?;
+            tx.prepare_cached(
+                r#"UPDATE website
+                   SET category = :category, category_source = :source, classified_at = :now,
+                       version = version + 1
+                   WHERE id = :id"#,
+            )?
+            .execute(named_params! {
+                ":id": site.id, ":category": category.id(), ":source": CategorySource::User.as_str(), ":now": now,
+            })?;
+            outbox::settle_job_for_website(tx, site.id)?;
+            get_website_by_domain(tx, &domain)
+        })
+    }
+
+    /// Clears `domain`'s category (whoever set it) and queues it to be classified again.
+    pub fn reclassify(&self, domain: &str) -> Result<Website> {
+        let domain = Domain::parse(domain)?;
+        self.write(Some(Change::Websites), |tx| {
+            let site = get_website_by_domain(tx, &domain)?;
+            tx.prepare_cached(
+                r#"UPDATE website
+                   SET category = NULL, category_source = NULL, classified_at = NULL, version = version + 1
+                   WHERE id = :id"#,
+            )?
+            .execute(named_params! { ":id": site.id })?;
+            outbox::requeue_job_for_website(tx, site.id)?;
+            get_website_by_domain(tx, &domain)
+        })
+    }
+}
