@@ -1,0 +1,84 @@
+//! Helpers shared by the integration tests: temp databases, the CLI binary, polling.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sitetrail::{NewVisit, Store, Timestamp};
+
+/// A database file in its own temp dir (removed on drop).
+pub struct TempDb {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl TempDb {
+    pub fn new() -> TempDb {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("sitetrail.db");
+        TempDb { dir, path }
+    }
+
+    pub fn open(&self) -> Store {
+        Store::open(&self.path).expect("open store")
+    }
+}
+
+/// The `sitetrail` binary built for this test run, pointed at `db`.
+pub fn cli(db: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sitetrail"));
+    c.arg("--db").arg(db);
+    c.env_remove("SITETRAIL_DB")
+        .env_remove("SITETRAIL_PROVIDER")
+        .env_remove("SITETRAIL_LOG");
+    c
+}
+
+/// Runs `cmd`, asserts it succeeded, returns stdout.
+pub fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run sitetrail");
+    assert!(
+        out.status.success(),
+        "command failed: {:?}\nstdout: {}\nstderr: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+/// Polls `cond` every 10 ms until it holds or `timeout` passes; returns whether it held.
+pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Records a live visit to `url` now.
+pub fn visit(store: &Store, url: &str) -> sitetrail::visits::Recorded {
+    store
+        .record_visit(&NewVisit {
+            url,
+            title: None,
+            visited_at: Timestamp::now(),
+            source: "test",
+            source_visit_id: None,
+        })
+        .expect("record visit")
+}
+
+/// Counts rows of `table`.
+pub fn count(store: &Store, table: &str) -> i64 {
+    store
+        .with_conn(|c| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?))
+        .expect("count")
+}

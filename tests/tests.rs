@@ -1,0 +1,5 @@
+//! The one integration-test binary; each module tests one area against real SQLite files.
+
+mod common;
+
+mod core_store;
