@@ -2,4 +2,5 @@
 
 mod common;
 
+mod core_outbox;
 mod core_store;

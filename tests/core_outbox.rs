@@ -1,0 +1,318 @@
+//! The outbox state machine: claim order, retry delay, max attempts, timeouts, version guards,
+//! and the claim's query plan.
+
+use std::time::Duration;
+
+use rusqlite::TransactionBehavior;
+use sitetrail::category::{Category, CategorySource};
+use sitetrail::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
+use sitetrail::{Store, Timestamp};
+
+use crate::common::{visit, TempDb};
+
+const T0: Timestamp = Timestamp(1_800_000_000_000_000);
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn policy(limit: usize) -> ClaimPolicy {
+    ClaimPolicy {
+        limit,
+        processing_timeout: TIMEOUT,
+    }
+}
+
+fn claim_at(store: &Store, now: Timestamp) -> Option<ClaimedJob> {
+    store
+        .write(None, |tx| outbox::claim_jobs(tx, now, policy(1)))
+        .unwrap()
+        .pop()
+}
+
+fn fail_at(store: &Store, job: &ClaimedJob, now: Timestamp, retry_in: Duration, max: u32) -> FailOutcome {
+    store
+        .write(None, |tx| {
+            outbox::fail_job(tx, job, "boom", max, now, now.plus(retry_in))
+        })
+        .unwrap()
+}
+
+fn complete(store: &Store, job: &ClaimedJob, now: Timestamp) -> WriteOutcome {
+    store
+        .write(None, |tx| {
+            outbox::complete_job(tx, job, Some((Category::News, CategorySource::Ai)), now)
+        })
+        .unwrap()
+}
+
+fn seeded(domains: &[&str]) -> (TempDb, Store) {
+    let db = TempDb::new();
+    let store = db.open();
+    for d in domains {
+        visit(&store, &format!("https://{d}/"));
+    }
+    (db, store)
+}
+
+#[test]
+fn never_attempted_jobs_come_first_oldest_first_and_failed_ones_go_behind() {
+    let (_db, store) = seeded(&["a.example", "b.example", "c.example"]);
+    let a = claim_at(&store, T0).unwrap();
+    assert_eq!(a.domain, "a.example");
+    assert_eq!((a.attempt_count, a.previous_attempted_at), (1, None));
+    assert_eq!(
+        fail_at(&store, &a, T0, Duration::ZERO, 5),
+        FailOutcome::WillRetry(T0)
+    );
+    // a is due again at once, but b and c were never attempted: they go first.
+    let later = T0.plus(Duration::from_secs(1));
+    assert_eq!(claim_at(&store, later).unwrap().domain, "b.example");
+    assert_eq!(claim_at(&store, later).unwrap().domain, "c.example");
+    let again = claim_at(&store, later).unwrap();
+    assert_eq!((again.domain.as_str(), again.attempt_count), ("a.example", 2));
+}
+
+#[test]
+fn the_retry_delay_is_honoured() {
+    let (_db, store) = seeded(&["a.example"]);
+    let a = claim_at(&store, T0).unwrap();
+    fail_at(&store, &a, T0, Duration::from_secs(30), 5);
+    assert_eq!(
+        claim_at(&store, T0.plus(Duration::from_secs(29))),
+        None,
+        "claimed before its retry delay"
+    );
+    let a2 = claim_at(&store, T0.plus(Duration::from_secs(30))).unwrap();
+    assert_eq!(a2.attempt_count, 2);
+}
+
+#[test]
+fn among_retries_the_oldest_attempt_goes_first() {
+    let (_db, store) = seeded(&["a.example", "b.example"]);
+    let a = claim_at(&store, T0).unwrap();
+    let b = claim_at(&store, T0).unwrap();
+    // b fails first, a later: b's attempt is older, so b is retried first.
+    fail_at(&store, &b, T0.plus(Duration::from_secs(1)), Duration::ZERO, 5);
+    fail_at(&store, &a, T0.plus(Duration::from_secs(2)), Duration::ZERO, 5);
+    let next = T0.plus(Duration::from_secs(3));
+    assert_eq!(claim_at(&store, next).unwrap().domain, "b.example");
+    assert_eq!(claim_at(&store, next).unwrap().domain, "a.example");
+}
+
+#[test]
+fn max_attempts_leaves_the_job_failed_with_its_last_error_and_retry_resets_it() {
+    let (_db, store) = seeded(&["a.example"]);
+    let mut now = T0;
+    for attempt in 1..=3 {
+        let job = claim_at(&store, now).unwrap();
+        assert_eq!(job.attempt_count, attempt);
+        let message = format!("error number {attempt} {}", "x".repeat(2000));
+        let out = store
+            .write(None, |tx| outbox::fail_job(tx, &job, &message, 3, now, now))
+            .unwrap();
+        assert_eq!(
+            out == FailOutcome::Failed,
+            attempt == 3,
+            "attempt {attempt}: {out:?}"
+        );
+        now = now.plus(Duration::from_secs(1));
+    }
+    assert_eq!(
+        claim_at(&store, now.plus(Duration::from_secs(3600))),
+        None,
+        "FAILED jobs are never claimed"
+    );
+    let failed = store.failed_jobs().unwrap();
+    assert_eq!(failed.len(), 1);
+    let msg = failed[0].last_error_message.as_deref().unwrap();
+    assert!(msg.starts_with("error number 3"), "{msg}");
+    assert_eq!(msg.chars().count(), outbox::MAX_ERROR_CHARS);
+    assert_eq!(failed[0].attempt_count, 3);
+
+    store.retry_jobs(&[failed[0].id]).unwrap();
+    let job = store.job(failed[0].id).unwrap();
+    assert_eq!(
+        (job.attempt_count, job.attempted_at, job.last_error_message),
+        (0, None, None)
+    );
+    assert_eq!(claim_at(&store, now).unwrap().attempt_count, 1);
+}
+
+#[test]
+fn a_processing_job_is_reclaimed_after_the_timeout_only() {
+    let (_db, store) = seeded(&["a.example"]);
+    let first = claim_at(&store, T0).unwrap();
+    assert_eq!(
+        claim_at(&store, T0.plus(TIMEOUT - Duration::from_millis(1))),
+        None
+    );
+    let second = claim_at(&store, T0.plus(TIMEOUT)).unwrap();
+    assert_eq!(second.id, first.id);
+    assert_eq!(second.attempt_count, 2);
+    assert!(second.version > first.version);
+}
+
+#[test]
+fn a_stale_workers_late_result_is_rejected_by_version() {
+    let (_db, store) = seeded(&["a.example"]);
+    let stale = claim_at(&store, T0).unwrap();
+    let fresh = claim_at(&store, T0.plus(TIMEOUT)).unwrap();
+    assert_eq!(complete(&store, &stale, T0.plus(TIMEOUT)), WriteOutcome::Stale);
+    assert_eq!(
+        store.website("a.example").unwrap().category,
+        None,
+        "the stale write must not land"
+    );
+    assert_eq!(fail_at(&store, &stale, T0, Duration::ZERO, 1), FailOutcome::Stale);
+    assert_eq!(complete(&store, &fresh, T0.plus(TIMEOUT)), WriteOutcome::Applied);
+    let site = store.website("a.example").unwrap();
+    assert_eq!(
+        (site.category.as_deref(), site.category_source.as_deref()),
+        (Some("news"), Some("ai"))
+    );
+    // And once COMPLETED, nothing writes it again.
+    assert_eq!(complete(&store, &fresh, T0.plus(TIMEOUT)), WriteOutcome::Stale);
+}
+
+#[test]
+fn a_users_category_is_never_overwritten_by_a_job_in_flight() {
+    let (_db, store) = seeded(&["a.example"]);
+    let job = claim_at(&store, T0).unwrap();
+    store.set_user_category("a.example", Category::Shopping).unwrap();
+    assert_eq!(complete(&store, &job, T0), WriteOutcome::Stale);
+    let site = store.website("a.example").unwrap();
+    assert_eq!(
+        (site.category.as_deref(), site.category_source.as_deref()),
+        (Some("shopping"), Some("user"))
+    );
+    assert_eq!(store.queue_status().unwrap().completed, 1);
+}
+
+#[test]
+fn a_job_claimed_after_the_user_categorised_carries_the_existing_category() {
+    let (_db, store) = seeded(&["a.example"]);
+    // The user categorises, then sends it back to be classified while a category is set by hand.
+    store.set_user_category("a.example", Category::Games).unwrap();
+    store
+        .with_conn(|c| {
+            c.execute(
+                "UPDATE website_category_classification_outbox SET status = 'PENDING', version = version + 1",
+                [],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let job = claim_at(&store, T0).unwrap();
+    assert_eq!(job.existing_category.as_deref(), Some("games"));
+}
+
+#[test]
+fn giving_a_job_back_restores_it_as_never_attempted() {
+    let (_db, store) = seeded(&["a.example"]);
+    let job = claim_at(&store, T0).unwrap();
+    assert_eq!(
+        store.write(None, |tx| outbox::release_job(tx, &job)).unwrap(),
+        WriteOutcome::Applied
+    );
+    let view = store.job(job.id).unwrap();
+    assert_eq!((view.attempt_count, view.attempted_at), (0, None));
+    assert_eq!(claim_at(&store, T0).unwrap().attempt_count, 1);
+}
+
+#[test]
+fn retry_refuses_unknown_and_in_flight_jobs() {
+    let (_db, store) = seeded(&["a.example"]);
+    let job = claim_at(&store, T0).unwrap();
+    let unknown = sitetrail::ids::OutboxId::new();
+    let err = store.retry_jobs(&[unknown]).unwrap_err();
+    assert!(
+        err.to_string().contains(&unknown.to_string()) && err.to_string().contains("not found"),
+        "{err}"
+    );
+    let err = store.retry_jobs(&[job.id]).unwrap_err();
+    assert!(err.to_string().contains("PROCESSING"), "{err}");
+}
+
+#[test]
+fn reclassify_clears_the_category_and_requeues() {
+    let (_db, store) = seeded(&["a.example"]);
+    let job = claim_at(&store, T0).unwrap();
+    complete(&store, &job, T0);
+    let site = store.reclassify("A.example").unwrap();
+    assert_eq!(site.category, None);
+    let again = claim_at(&store, T0).unwrap();
+    assert_eq!(
+        (again.id, again.attempt_count, again.existing_category),
+        (job.id, 1, None)
+    );
+}
+
+#[test]
+fn status_counts_every_state() {
+    let (_db, store) = seeded(&["a.example", "b.example", "c.example", "d.example"]);
+    let a = claim_at(&store, T0).unwrap();
+    complete(&store, &a, T0);
+    let b = claim_at(&store, T0).unwrap();
+    fail_at(&store, &b, T0, Duration::ZERO, 1);
+    let _c = claim_at(&store, T0).unwrap();
+    let s = store.queue_status().unwrap();
+    assert_eq!((s.pending, s.processing, s.completed, s.failed), (1, 1, 1, 1));
+    assert!(s.oldest_pending_age_ms.is_some());
+}
+
+/// The claim queries must be served by the partial indexes at any table size: no table scan, no
+/// temporary B-tree for the ORDER BY.
+#[test]
+fn the_claim_never_scans_or_sorts() {
+    let (_db, store) = seeded(&["a.example"]);
+    let plans = store
+        .with_conn(|c| {
+            let mut out = Vec::new();
+            for sql in outbox::CLAIM_QUERIES {
+                let explain = format!("EXPLAIN QUERY PLAN {sql}");
+                let mut stmt = c.prepare(&explain)?;
+                let n = stmt.parameter_count();
+                let params: Vec<i64> = vec![0; n];
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(params), |r| {
+                        r.get::<_, String>("detail")
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                out.push(rows.join(" | "));
+            }
+            Ok(out)
+        })
+        .unwrap();
+    assert_eq!(plans.len(), 2);
+    for plan in &plans {
+        // Walking a partial index in order ("SCAN ... USING INDEX outbox_fresh_idx") reads only live
+        // jobs and stops at the LIMIT; a scan of the table or of any other index would not.
+        for step in plan.split(" | ") {
+            let on_partial_index = step.contains("USING INDEX outbox_fresh_idx")
+                || step.contains("USING INDEX outbox_retry_idx")
+                || step.contains("USING COVERING INDEX outbox_fresh_idx")
+                || step.contains("USING COVERING INDEX outbox_retry_idx");
+            assert!(on_partial_index, "claim step does not use a claim index: {plan}");
+        }
+        assert!(!plan.contains("TEMP B-TREE"), "claim sorts: {plan}");
+    }
+    assert!(
+        plans[0].contains("outbox_fresh_idx") && plans[1].contains("outbox_retry_idx"),
+        "{plans:?}"
+    );
+}
+
+#[test]
+fn claims_from_two_transactions_never_overlap() {
+    let (_db, store) = seeded(&["a.example", "b.example"]);
+    let mut conn1 = store.conn().unwrap();
+    let tx1 = conn1
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .unwrap();
+    let got1 = outbox::claim_jobs(&tx1, T0, policy(1)).unwrap();
+    tx1.commit().unwrap();
+    let got2 = store
+        .write(None, |tx| outbox::claim_jobs(tx, T0, policy(5)))
+        .unwrap();
+    assert_eq!(got1.len(), 1);
+    assert_eq!(got2.len(), 1);
+    assert_ne!(got1[0].id, got2[0].id);
+}
