@@ -326,9 +326,9 @@ fn run_worker(store: Store, args: WorkerArgs) -> Result<()> {
         batch_size: args.batch_size,
         ..WorkerConfig::default()
     };
-    let mut classifier: Arc<dyn Classifier> = match args.provider.as_str() {
-        _ => Arc::new(Builtin),
-    };
+    // `--provider` is checked by clap against the providers this build has.
+    debug_assert_eq!(args.provider, "builtin");
+    let mut classifier: Arc<dyn Classifier> = Arc::new(Builtin);
     if let Some(ms) = args.simulate_latency_ms {
         classifier = Arc::new(sitetrail::classify::WithLatency::new(
             classifier,

@@ -272,5 +272,5 @@ fn processes_opening_a_new_file_at_once_migrate_it_once() {
         count(&store, "schema_migrations"),
         sitetrail::store::MIGRATIONS.len() as i64
     );
-    let _ = run_ok(&mut cli(&db.path).args(["status"]));
+    let _ = run_ok(cli(&db.path).args(["status"]));
 }

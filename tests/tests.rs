@@ -2,5 +2,8 @@
 
 mod common;
 
+mod core_cli;
 mod core_outbox;
+mod core_processes;
 mod core_store;
+mod core_worker;

@@ -1,0 +1,205 @@
+//! The CLI's contract for scripts: commands, flags, JSON keys, errors and exit codes.
+
+use serde_json::Value;
+
+use crate::common::{cli, run_ok, TempDb};
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+#[test]
+fn visit_then_worker_then_websites_and_status() {
+    let db = TempDb::new();
+    let out = run_ok(cli(&db.path).args([
+        "visit",
+        "https://WWW.GitHub.com/rust-lang",
+        "--title",
+        "Rust",
+        "--at",
+        "2026-11-29T10:00:00+01:00",
+        "--source",
+        "script",
+        "--json",
+    ]));
+    let rec = json(&out);
+    assert_eq!(rec["domain"], "github.com");
+    assert_eq!(rec["new_website"], true);
+    run_ok(cli(&db.path).args(["visit", "http://mail.example.org/inbox"]));
+
+    let status = json(&run_ok(cli(&db.path).args(["status", "--json"])));
+    for key in [
+        "pending",
+        "processing",
+        "completed",
+        "failed",
+        "oldest_pending_age_ms",
+    ] {
+        assert!(status.get(key).is_some(), "status --json lacks {key}: {status}");
+    }
+    assert_eq!(status["pending"], 2);
+    assert!(status["oldest_pending_age_ms"].is_i64());
+
+    run_ok(cli(&db.path).args([
+        "worker",
+        "--until-idle",
+        "--provider",
+        "builtin",
+        "--fixed-delay-ms",
+        "0",
+    ]));
+    let status = json(&run_ok(cli(&db.path).args(["status", "--json"])));
+    assert_eq!(
+        (status["pending"].as_i64(), status["completed"].as_i64()),
+        (Some(0), Some(2))
+    );
+    assert!(status["oldest_pending_age_ms"].is_null());
+
+    let sites = json(&run_ok(cli(&db.path).args([
+        "websites",
+        "--json",
+        "--category",
+        "dev_tech",
+    ])));
+    let sites = sites.as_array().unwrap();
+    assert_eq!(sites.len(), 1);
+    assert_eq!(sites[0]["domain"], "github.com");
+    assert_eq!(sites[0]["category_source"], "builtin");
+    assert!(
+        sites[0]["created_at"].as_str().unwrap().ends_with('Z'),
+        "timestamps are RFC 3339"
+    );
+    assert_eq!(
+        sites[0]["id"].as_str().unwrap().len(),
+        36,
+        "ids are hyphenated UUIDs"
+    );
+
+    let visit_time: String = db
+        .open()
+        .with_conn(|c| {
+            Ok(
+                c.query_row("SELECT visited_at FROM visit WHERE source = 'script'", [], |r| {
+                    r.get::<_, i64>(0)
+                })?,
+            )
+        })
+        .map(|t| sitetrail::Timestamp(t).to_rfc3339())
+        .unwrap();
+    assert_eq!(visit_time, "2026-11-29T09:00:00.000000Z");
+}
+
+#[test]
+fn categorize_is_the_users_and_uncategorized_lists_the_rest() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args(["visit", "https://a.example/"]));
+    run_ok(cli(&db.path).args(["visit", "https://b.example/"]));
+    run_ok(cli(&db.path).args(["categorize", "WWW.A.example", "shopping"]));
+    let sites = json(&run_ok(cli(&db.path).args([
+        "websites",
+        "--json",
+        "--uncategorized",
+    ])));
+    let domains: Vec<&str> = sites
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(domains, ["b.example"]);
+    let mine = json(&run_ok(cli(&db.path).args([
+        "websites",
+        "--json",
+        "--category",
+        "shopping",
+    ])));
+    assert_eq!(mine[0]["category_source"], "user");
+}
+
+#[test]
+fn failed_and_retry_by_id_and_all() {
+    let db = TempDb::new();
+    let store = db.open();
+    run_ok(cli(&db.path).args(["visit", "https://a.example/"]));
+    run_ok(cli(&db.path).args(["visit", "https://b.example/"]));
+    store
+        .with_conn(|c| {
+            c.execute(
+                "UPDATE website_category_classification_outbox
+                 SET status = 'FAILED', attempt_count = 5, attempted_at = 1, last_error_message = 'HTTP 500'",
+                [],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let failed = json(&run_ok(cli(&db.path).args(["failed", "--json"])));
+    let failed = failed.as_array().unwrap();
+    assert_eq!(failed.len(), 2);
+    for key in [
+        "id",
+        "website_id",
+        "domain",
+        "attempt_count",
+        "attempted_at",
+        "last_error_message",
+    ] {
+        assert!(failed[0].get(key).is_some(), "failed --json lacks {key}");
+    }
+    assert_eq!(failed[0]["last_error_message"], "HTTP 500");
+    let first = failed[0]["id"].as_str().unwrap().to_owned();
+    run_ok(cli(&db.path).args(["retry", &first]));
+    assert_eq!(
+        json(&run_ok(cli(&db.path).args(["failed", "--json"])))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let out = run_ok(cli(&db.path).args(["retry", "--all-failed"]));
+    assert!(out.contains('1'), "{out}");
+    let status = json(&run_ok(cli(&db.path).args(["status", "--json"])));
+    assert_eq!(
+        (status["pending"].as_i64(), status["failed"].as_i64()),
+        (Some(2), Some(0))
+    );
+}
+
+#[test]
+fn errors_go_to_stderr_with_a_nonzero_exit_and_name_the_input() {
+    let db = TempDb::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["visit", "ftp://files.example/"], "ftp://files.example/"),
+        (
+            &["visit", "https://ok.example/", "--at", "yesterday"],
+            "yesterday",
+        ),
+        (&["retry", "01890000-0000-7000-8000-000000000000"], "not found"),
+        (&["retry", "nope"], "nope"),
+        (&["categorize", "unknown.example", "news"], "unknown.example"),
+        (&["categorize", "unknown.example", "weather"], "weather"),
+        (&["websites", "--category", "weather"], "weather"),
+        (&["reclassify", "unknown.example"], "not found"),
+    ];
+    for (args, expect) in cases {
+        let out = cli(&db.path).args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(
+            stderr.contains(expect),
+            "{args:?}: stderr {stderr:?} should mention {expect:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+}
+
+#[test]
+fn the_database_path_comes_from_sitetrail_db() {
+    let db = TempDb::new();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitetrail"))
+        .args(["visit", "https://env.example/"])
+        .env("SITETRAIL_DB", &db.path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(db.open().website("env.example").unwrap().domain, "env.example");
+}

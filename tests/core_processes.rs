@@ -1,0 +1,153 @@
+//! Several worker processes on one file, and a worker killed mid-job: the guarantees that only
+//! hold across processes, tested with the real `sitetrail` binary.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::{cli, run_ok, visit, wait_for, TempDb};
+
+/// Counts "classifier call" log lines per domain in a worker's stderr.
+fn count_calls(stderr: &str, calls: &mut HashMap<String, usize>) {
+    for line in stderr.lines().filter(|l| l.contains("classifier call")) {
+        let domain = line
+            .split("domain=")
+            .nth(1)
+            .expect("domain field")
+            .split_whitespace()
+            .next()
+            .unwrap();
+        *calls.entry(domain.to_owned()).or_default() += 1;
+    }
+}
+
+#[test]
+fn several_worker_processes_never_claim_the_same_job_twice() {
+    let db = TempDb::new();
+    let store = db.open();
+    let jobs = 40;
+    for i in 0..jobs {
+        visit(&store, &format!("https://site{i}.example/"));
+    }
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            cli(&db.path)
+                .args([
+                    "worker",
+                    "--until-idle",
+                    "--fixed-delay-ms",
+                    "0",
+                    "--simulate-latency-ms",
+                    "15",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut calls = HashMap::new();
+    let mut busy_workers = 0;
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let before = calls.values().sum::<usize>();
+        count_calls(&stderr, &mut calls);
+        if calls.values().sum::<usize>() > before {
+            busy_workers += 1;
+        }
+    }
+    assert!(busy_workers >= 2, "the workers did not run side by side");
+    assert_eq!(calls.len(), jobs);
+    assert!(
+        calls.values().all(|&n| n == 1),
+        "a job was classified twice: {calls:?}"
+    );
+    let s = store.queue_status().unwrap();
+    assert_eq!((s.completed, s.pending, s.processing), (jobs as i64, 0, 0));
+    let max_attempts: i64 = store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT max(attempt_count) FROM website_category_classification_outbox",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(max_attempts, 1, "every job was claimed exactly once");
+}
+
+#[test]
+fn a_worker_killed_mid_job_loses_nothing_and_another_completes_it_after_the_timeout() {
+    let db = TempDb::new();
+    let store = db.open();
+    visit(&store, "https://github.com/");
+    let mut doomed = cli(&db.path)
+        .args([
+            "worker",
+            "--simulate-latency-ms",
+            "60000",
+            "--processing-timeout-ms",
+            "500",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(Duration::from_secs(15), || store
+            .queue_status()
+            .unwrap()
+            .processing
+            == 1),
+        "the worker never claimed the job"
+    );
+    // SIGKILL: no chance to clean up.
+    doomed.kill().unwrap();
+    doomed.wait().unwrap();
+    assert_eq!(
+        store.queue_status().unwrap().processing,
+        1,
+        "the job stays claimed by the dead worker"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    run_ok(cli(&db.path).args([
+        "worker",
+        "--until-idle",
+        "--fixed-delay-ms",
+        "10",
+        "--processing-timeout-ms",
+        "500",
+    ]));
+    let w = store.website("github.com").unwrap();
+    assert_eq!(
+        (w.category.as_deref(), w.category_source.as_deref()),
+        (Some("dev_tech"), Some("builtin"))
+    );
+    let (status, attempts): (String, i64) = store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT status, attempt_count FROM website_category_classification_outbox",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
+        .unwrap();
+    assert_eq!((status.as_str(), attempts), ("COMPLETED", 2));
+}
+
+#[test]
+fn worker_until_idle_exits_once_nothing_is_pending_or_processing() {
+    let db = TempDb::new();
+    let store = db.open();
+    visit(&store, "https://a.example/");
+    visit(&store, "https://b.example/");
+    let out = cli(&db.path)
+        .args(["worker", "--until-idle", "--fixed-delay-ms", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let s = store.queue_status().unwrap();
+    assert_eq!((s.pending, s.processing, s.completed), (0, 0, 2));
+}
