@@ -78,9 +78,45 @@ id_type!(
     WebsiteId
 );
 id_type!(
-    /// The id of a `visit` row.
+    /// The id of a `visit` row: a UUIDv7 whose timestamp is the visit's `visited_at`, so the
+    /// primary key sorts visits by time.
     VisitId
 );
+
+impl VisitId {
+    /// A new id for a visit made at `visited_at` (milliseconds from it, random bits after).
+    pub fn at(visited_at: crate::time::Timestamp) -> Self {
+        let (secs, nanos) = unix_parts(visited_at);
+        VisitId(Uuid::new_v7(uuid::Timestamp::from_unix(
+            uuid::NoContext,
+            secs,
+            nanos,
+        )))
+    }
+
+    /// The smallest id a visit made at or after `t` can have (for time-range queries).
+    pub fn lower_bound(t: crate::time::Timestamp) -> Self {
+        VisitId(bound(t, 0x00))
+    }
+
+    /// The largest id a visit made before `t`'s next millisecond can have.
+    pub fn upper_bound(t: crate::time::Timestamp) -> Self {
+        VisitId(bound(t, 0xff))
+    }
+}
+
+fn unix_parts(t: crate::time::Timestamp) -> (u64, u32) {
+    let micros = t.as_micros().max(0) as u64;
+    (micros / 1_000_000, ((micros % 1_000_000) * 1_000) as u32)
+}
+
+/// A v7-shaped UUID for millisecond `t` with every other bit set to `fill`.
+fn bound(t: crate::time::Timestamp, fill: u8) -> Uuid {
+    let millis = (t.as_micros().max(0) / 1_000) as u64;
+    let mut bytes = [fill; 16];
+    bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
+    Uuid::from_bytes(bytes)
+}
 id_type!(
     /// The id of a `website_category_classification_outbox` row.
     OutboxId
@@ -97,6 +133,21 @@ mod tests {
         assert_eq!(s.len(), 36);
         assert_eq!(s.parse::<OutboxId>().unwrap(), id);
         assert!("not-an-id".parse::<OutboxId>().is_err());
+    }
+
+    #[test]
+    fn visit_ids_sort_by_visit_time_and_fall_within_their_bounds() {
+        use crate::time::Timestamp;
+        let early = Timestamp::parse_rfc3339("2020-01-01T00:00:00Z").unwrap();
+        let late = Timestamp::parse_rfc3339("2026-11-29T10:00:00.5Z").unwrap();
+        let (a, b) = (VisitId::at(late), VisitId::at(early));
+        assert!(
+            b < a,
+            "an earlier visit sorts first whatever order the ids were made in"
+        );
+        assert!(VisitId::lower_bound(late) <= a && a <= VisitId::upper_bound(late));
+        assert!(VisitId::upper_bound(early) < VisitId::lower_bound(late));
+        assert_eq!(a.0.get_version_num(), 7);
     }
 
     #[test]

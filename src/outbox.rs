@@ -6,7 +6,7 @@
 //! job, so a worker whose job was reclaimed after a timeout cannot write its stale result.
 //!
 //! Invariants: a claim is one short `BEGIN IMMEDIATE` transaction that commits at once; the claim
-//! queries are served by the partial indexes `outbox_fresh_idx` and `outbox_retry_idx`, so their
+//! queries are served by the partial index `outbox_live_idx` (COMPLETED jobs are not in it), so their
 //! cost does not grow with the number of COMPLETED jobs (a test checks `EXPLAIN QUERY PLAN`).
 
 use std::time::Duration;
@@ -108,53 +108,68 @@ pub enum FailOutcome {
     Stale,
 }
 
-/// The claim's first query: never-attempted PENDING jobs, oldest first (`outbox_fresh_idx`).
+/// The claim's first query: never-attempted PENDING jobs, oldest first.
 const CLAIM_FRESH_SQL: &str = r#"SELECT id FROM website_category_classification_outbox
-    INDEXED BY outbox_fresh_idx
-    WHERE status = 'PENDING' AND attempted_at IS NULL
-    ORDER BY created_at, id
-    LIMIT :limit"#;
+    INDEXED BY outbox_live_idx
+    WHERE status <> 'COMPLETED' AND status = 'PENDING' AND attempted_at IS NULL
+    ORDER BY created_at"#;
 
-/// The claim's second query: due retries and timed-out PROCESSING jobs, oldest attempt first
-/// (`outbox_retry_idx`). Rows not yet due are skipped while walking the index; they are the live
-/// set of failed jobs, never the COMPLETED history.
-const CLAIM_RETRY_SQL: &str = r#"SELECT id FROM website_category_classification_outbox
-    INDEXED BY outbox_retry_idx
-    WHERE status IN ('PENDING', 'PROCESSING') AND attempted_at IS NOT NULL
-      AND attempted_at <= :now
-      AND CASE status
-            WHEN 'PENDING' THEN coalesce(next_attempt_at, attempted_at) <= :now
-            ELSE attempted_at <= :timeout_cutoff
-          END
-    ORDER BY attempted_at, id
-    LIMIT :limit"#;
+/// The claim's second query: attempted PENDING jobs whose retry time has come, oldest attempt
+/// first. Jobs not yet due are stepped over while walking the index; they are the live set of
+/// failed jobs, never the COMPLETED history.
+const CLAIM_RETRY_SQL: &str = r#"SELECT id, attempted_at FROM website_category_classification_outbox
+    INDEXED BY outbox_live_idx
+    WHERE status <> 'COMPLETED' AND status = 'PENDING' AND attempted_at IS NOT NULL
+      AND attempted_at <= :now AND coalesce(next_attempt_at, attempted_at) <= :now
+    ORDER BY attempted_at"#;
 
-/// `INDEXED BY` pins the partial indexes: the planner has no statistics on a young file and would
-/// otherwise pick `outbox_status_idx` and sort.
-///
-/// The claim's read queries, for plan checks (`EXPLAIN QUERY PLAN` must show index searches only).
-pub const CLAIM_QUERIES: [&str; 2] = [CLAIM_FRESH_SQL, CLAIM_RETRY_SQL];
+/// The claim's third query: PROCESSING jobs older than the processing timeout (their worker died).
+const CLAIM_TIMED_OUT_SQL: &str = r#"SELECT id, attempted_at FROM website_category_classification_outbox
+    INDEXED BY outbox_live_idx
+    WHERE status <> 'COMPLETED' AND status = 'PROCESSING' AND attempted_at <= :cutoff
+    ORDER BY attempted_at"#;
 
-/// Claims up to `policy.limit` jobs in one `BEGIN IMMEDIATE` transaction: never-attempted
+/// The claim's read queries, for plan checks (`EXPLAIN QUERY PLAN` must show a search of
+/// `outbox_live_idx`, no table scan and no sort). `INDEXED BY` pins the index: without statistics
+/// on a young file the planner could choose another plan and sort.
+pub const CLAIM_QUERIES: [&str; 3] = [CLAIM_FRESH_SQL, CLAIM_RETRY_SQL, CLAIM_TIMED_OUT_SQL];
+
+/// Claims up to `policy.limit` jobs in the caller's `BEGIN IMMEDIATE` transaction: never-attempted
 /// `PENDING` jobs first (oldest `created_at`), then, oldest `attempted_at` first, `PENDING` jobs
 /// whose retry time has come and `PROCESSING` jobs older than the processing timeout.
 pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> Result<Vec<ClaimedJob>> {
-    let limit = i64::try_from(policy.limit.max(1)).unwrap_or(i64::MAX);
+    // No `LIMIT :n` in the SQL: a bound LIMIT makes SQLite re-prepare the statement on every run
+    // (its planner looks at the value). The rows come lazily in index order, so taking the first
+    // `limit` of them reads no more than a LIMIT would.
+    let limit = policy.limit.max(1);
     let mut ids: Vec<OutboxId> = tx
         .prepare_cached(CLAIM_FRESH_SQL)?
-        .query_map(named_params! { ":limit": limit }, |r| r.get("id"))?
+        .query_map([], |r| r.get("id"))?
+        .take(limit)
         .collect::<rusqlite::Result<_>>()?;
-    let remaining = limit - ids.len() as i64;
+    let remaining = limit - ids.len();
     if remaining > 0 {
-        let timeout_cutoff = now.minus(policy.processing_timeout);
-        let retry: Vec<OutboxId> = tx
+        let read = |r: &rusqlite::Row<'_>| {
+            Ok((
+                r.get::<_, Timestamp>("attempted_at")?,
+                r.get::<_, OutboxId>("id")?,
+            ))
+        };
+        let mut due: Vec<(Timestamp, OutboxId)> = tx
             .prepare_cached(CLAIM_RETRY_SQL)?
-            .query_map(
-                named_params! { ":now": now, ":timeout_cutoff": timeout_cutoff, ":limit": remaining },
-                |r| r.get("id"),
-            )?
+            .query_map(named_params! { ":now": now }, read)?
+            .take(remaining)
             .collect::<rusqlite::Result<_>>()?;
-        ids.extend(retry);
+        let cutoff = now.minus(policy.processing_timeout);
+        let timed_out: Vec<(Timestamp, OutboxId)> = tx
+            .prepare_cached(CLAIM_TIMED_OUT_SQL)?
+            .query_map(named_params! { ":cutoff": cutoff }, read)?
+            .take(remaining)
+            .collect::<rusqlite::Result<_>>()?;
+        // Both lists are sorted by attempted_at; the oldest attempts of the two go first.
+        due.extend(timed_out);
+        due.sort();
+        ids.extend(due.into_iter().take(remaining).map(|(_, id)| id));
     }
 
     let mut claim = tx.prepare_cached(
@@ -345,7 +360,9 @@ pub struct JobView {
 pub fn get_queue_status(conn: &Connection, now: Timestamp) -> Result<QueueStatus> {
     let mut status = QueueStatus::default();
     let mut stmt = conn.prepare_cached(
-        r#"SELECT status, count(*) AS n FROM website_category_classification_outbox GROUP BY status"#,
+        r#"SELECT status, count(*) AS n FROM website_category_classification_outbox INDEXED BY outbox_live_idx
+           WHERE status <> 'COMPLETED'
+           GROUP BY status"#,
     )?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
@@ -353,17 +370,22 @@ pub fn get_queue_status(conn: &Connection, now: Timestamp) -> Result<QueueStatus
         match JobStatus::parse(&row.get::<_, String>("status")?) {
             Some(JobStatus::Pending) => status.pending = n,
             Some(JobStatus::Processing) => status.processing = n,
-            Some(JobStatus::Completed) => status.completed = n,
+            Some(JobStatus::Completed) => {}
             Some(JobStatus::Failed) => status.failed = n,
             None => {}
         }
     }
     let oldest: Option<Timestamp> = conn
         .prepare_cached(
-            r#"SELECT min(created_at) AS t FROM website_category_classification_outbox
-               WHERE status = 'PENDING'"#,
+            r#"SELECT min(created_at) AS t FROM website_category_classification_outbox INDEXED BY outbox_live_idx
+               WHERE status <> 'COMPLETED' AND status = 'PENDING'"#,
         )?
         .query_row([], |r| r.get("t"))?;
+    // COMPLETED jobs are not in the live index; the total is a count of the smallest B-tree.
+    let total: i64 = conn
+        .prepare_cached(r#"SELECT count(*) FROM website_category_classification_outbox"#)?
+        .query_row([], |r| r.get(0))?;
+    status.completed = total - status.pending - status.processing - status.failed;
     status.oldest_pending_age_ms = oldest.map(|t| now.millis_since(t).max(0));
     Ok(status)
 }
@@ -372,9 +394,10 @@ pub fn get_queue_status(conn: &Connection, now: Timestamp) -> Result<QueueStatus
 pub fn list_failed_jobs(conn: &Connection) -> Result<Vec<FailedJob>> {
     let mut stmt = conn.prepare_cached(
         r#"SELECT o.id, o.website_id, w.domain, o.attempt_count, o.attempted_at, o.last_error_message
-           FROM website_category_classification_outbox o JOIN website w ON w.id = o.website_id
-           WHERE o.status = 'FAILED'
-           ORDER BY o.attempted_at DESC, o.id"#,
+           FROM website_category_classification_outbox o INDEXED BY outbox_live_idx
+           JOIN website w ON w.id = o.website_id
+           WHERE o.status <> 'COMPLETED' AND o.status = 'FAILED'
+           ORDER BY o.attempted_at DESC"#,
     )?;
     let rows = stmt.query_map([], |r| {
         Ok(FailedJob {
@@ -454,7 +477,10 @@ fn reset_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
 /// Puts every FAILED job back at the front of the queue; returns how many.
 pub fn retry_all_failed_jobs(tx: &Transaction<'_>) -> Result<usize> {
     let ids: Vec<OutboxId> = tx
-        .prepare_cached(r#"SELECT id FROM website_category_classification_outbox WHERE status = 'FAILED'"#)?
+        .prepare_cached(
+            r#"SELECT id FROM website_category_classification_outbox INDEXED BY outbox_live_idx
+               WHERE status <> 'COMPLETED' AND status = 'FAILED'"#,
+        )?
         .query_map([], |r| r.get("id"))?
         .collect::<rusqlite::Result<_>>()?;
     for &id in &ids {
@@ -499,8 +525,8 @@ pub fn settle_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Re
 pub fn has_live_jobs(conn: &Connection) -> Result<bool> {
     Ok(conn
         .prepare_cached(
-            r#"SELECT EXISTS (SELECT 1 FROM website_category_classification_outbox
-                              WHERE status IN ('PENDING', 'PROCESSING'))"#,
+            r#"SELECT EXISTS (SELECT 1 FROM website_category_classification_outbox INDEXED BY outbox_live_idx
+                              WHERE status <> 'COMPLETED' AND status IN ('PENDING', 'PROCESSING'))"#,
         )?
         .query_row([], |r| r.get(0))?)
 }

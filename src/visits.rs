@@ -65,35 +65,47 @@ pub fn record_visit_in(tx: &Transaction<'_>, visit: &NewVisit<'_>, now: Timestam
     if visit.source.trim().is_empty() {
         return Err(Error::InvalidConfig("a visit's source must not be empty".into()));
     }
-    let new_id = WebsiteId::new();
-    let inserted_website = tx
-        .prepare_cached(
-            r#"INSERT INTO website (id, domain, created_at, version)
-               VALUES (:id, :domain, :now, 0)
-               ON CONFLICT (domain) DO NOTHING"#,
-        )?
-        .execute(named_params! { ":id": new_id, ":domain": domain.as_str(), ":now": now })?
-        == 1;
-    let website_id = if inserted_website {
-        tx.prepare_cached(
-            r#"INSERT INTO website_category_classification_outbox
-                   (id, website_id, status, attempt_count, attempted_at, created_at, version)
-               VALUES (:id, :website_id, 'PENDING', 0, NULL, :now, 0)"#,
-        )?
-        .execute(named_params! { ":id": OutboxId::new(), ":website_id": new_id, ":now": now })?;
-        new_id
-    } else {
-        tx.prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
-            .query_row(named_params! { ":domain": domain.as_str() }, |r| r.get("id"))?
+    // Inside this BEGIN IMMEDIATE transaction no other writer can add the domain between the
+    // lookup and the insert; the lookup first spares the common case (a known website) an insert
+    // attempt, and ON CONFLICT keeps the insert safe regardless.
+    let existing: Option<WebsiteId> = tx
+        .prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
+        .query_row(named_params! { ":domain": domain.as_str() }, |r| r.get("id"))
+        .optional()?;
+    let (website_id, inserted_website) = match existing {
+        Some(id) => (id, false),
+        None => {
+            let new_id = WebsiteId::new();
+            let inserted = tx
+                .prepare_cached(
+                    r#"INSERT INTO website (id, domain, created_at, version)
+                       VALUES (:id, :domain, :now, 0)
+                       ON CONFLICT (domain) DO NOTHING"#,
+                )?
+                .execute(named_params! { ":id": new_id, ":domain": domain.as_str(), ":now": now })?
+                == 1;
+            if !inserted {
+                return Err(Error::Conflict(format!(
+                    "website {domain} appeared inside a write transaction"
+                )));
+            }
+            tx.prepare_cached(
+                r#"INSERT INTO website_category_classification_outbox
+                       (id, website_id, status, attempt_count, attempted_at, created_at, version)
+                   VALUES (:id, :website_id, 'PENDING', 0, NULL, :now, 0)"#,
+            )?
+            .execute(named_params! { ":id": OutboxId::new(), ":website_id": new_id, ":now": now })?;
+            (new_id, true)
+        }
     };
 
-    let visit_id = VisitId::new();
+    let visit_id = VisitId::at(visit.visited_at);
     let title = clean_title(visit.title);
     let inserted =
         tx.prepare_cached(
             r#"INSERT INTO visit (id, website_id, url, title, visited_at, source, source_visit_id)
                VALUES (:id, :website_id, :url, :title, :visited_at, :source, :source_visit_id)
-               ON CONFLICT (source, source_visit_id) DO NOTHING"#,
+               ON CONFLICT (source, source_visit_id) WHERE source_visit_id IS NOT NULL DO NOTHING"#,
         )?
         .execute(named_params! {
             ":id": visit_id,

@@ -288,6 +288,11 @@ impl Worker {
                 }
                 Err(e) => warn!(error = %e, "worker tick failed; will try again"),
             }
+            if wait.is_zero() {
+                // tokio's timer has millisecond resolution: a zero sleep would still cost ~1 ms.
+                tokio::task::yield_now().await;
+                continue;
+            }
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = stop.wait_for(|s| *s) => break,
