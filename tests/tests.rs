@@ -3,6 +3,7 @@
 mod common;
 
 mod core_cli;
+mod core_history;
 mod core_outbox;
 mod core_processes;
 mod core_store;

@@ -1,0 +1,273 @@
+//! Reading history: keyset-paginated visit pages with search and filters, and the summaries the
+//! app's overview shows (visits per category, top websites).
+//!
+//! A visit's id is a UUIDv7 made from its `visited_at`, so `ORDER BY id DESC` is newest first and
+//! a page continues from the last id seen (never OFFSET): every page costs the same at any depth.
+//! Time ranges become id ranges ([`VisitId::lower_bound`], [`VisitId::upper_bound`]).
+
+use rusqlite::{named_params, Connection};
+
+use crate::category::Category;
+use crate::error::{Error, Result};
+use crate::ids::{VisitId, WebsiteId};
+use crate::store::Store;
+use crate::time::Timestamp;
+
+/// Largest page the history query returns.
+pub const MAX_PAGE: usize = 500;
+
+/// Which category a history query keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CategoryFilter {
+    /// Websites in this category.
+    Is(Category),
+    /// Websites not classified yet.
+    Uncategorized,
+}
+
+/// A history query.
+#[derive(Clone, Debug, Default)]
+pub struct HistoryQuery {
+    /// Text to find in the domain, URL or title (case-insensitive for ASCII).
+    pub search: Option<String>,
+    /// Only visits to websites in this category.
+    pub category: Option<CategoryFilter>,
+    /// Only visits at or after this time.
+    pub from: Option<Timestamp>,
+    /// Only visits at or before this time.
+    pub to: Option<Timestamp>,
+    /// Continue after this visit (the `next_cursor` of the previous page).
+    pub before: Option<VisitId>,
+    /// Rows per page (1..=[`MAX_PAGE`]).
+    pub limit: usize,
+}
+
+/// One visit with its website.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HistoryRow {
+    /// The visit.
+    pub visit_id: VisitId,
+    /// The page.
+    pub url: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// When.
+    pub visited_at: Timestamp,
+    /// Where the visit came from (`cli`, an importer's source, ...).
+    pub source: String,
+    /// The website.
+    pub website_id: WebsiteId,
+    /// Its domain.
+    pub domain: String,
+    /// Its category id, once classified.
+    pub category: Option<String>,
+    /// Who set the category.
+    pub category_source: Option<String>,
+}
+
+/// A page of history, newest first.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct HistoryPage {
+    /// The visits.
+    pub rows: Vec<HistoryRow>,
+    /// Pass as `before` to get the next page; `None` at the end.
+    pub next_cursor: Option<VisitId>,
+}
+
+/// Visits per category in a time window.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CategoryCount {
+    /// The category id, or `None` for websites not classified yet.
+    pub category: Option<String>,
+    /// Visits in the window.
+    pub visits: i64,
+    /// Distinct websites visited in the window.
+    pub websites: i64,
+}
+
+/// A website and its visits in a time window.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TopWebsite {
+    /// The website.
+    pub website_id: WebsiteId,
+    /// Its domain.
+    pub domain: String,
+    /// Its category.
+    pub category: Option<String>,
+    /// Who set it.
+    pub category_source: Option<String>,
+    /// Visits in the window.
+    pub visits: i64,
+}
+
+/// `%text%` for LIKE, with `%`, `_` and `\` in the text matched literally.
+fn like_pattern(text: &str) -> String {
+    let mut p = String::with_capacity(text.len() + 2);
+    p.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+/// The history page query. Rows come newest first straight off the visit primary key (a test
+/// checks the plan: no sort), each joined to its website by primary key.
+pub const HISTORY_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+           w.id AS website_id, w.domain, w.category, w.category_source
+    FROM visit v JOIN website w ON w.id = v.website_id
+    WHERE v.id >= :low AND v.id <= :high
+      AND (:before IS NULL OR v.id < :before)
+      AND (:category IS NULL OR w.category = :category)
+      AND (:uncategorized = 0 OR w.category IS NULL)
+      AND (:search IS NULL
+           OR w.domain LIKE :search ESCAPE '\'
+           OR v.title LIKE :search ESCAPE '\'
+           OR v.url LIKE :search ESCAPE '\')
+    ORDER BY v.id DESC"#;
+
+/// One page of history matching `q`, newest first.
+pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> {
+    if q.limit == 0 || q.limit > MAX_PAGE {
+        return Err(Error::InvalidConfig(format!(
+            "a history page holds 1 to {MAX_PAGE} rows, not {}",
+            q.limit
+        )));
+    }
+    if let (Some(from), Some(to)) = (q.from, q.to) {
+        if from > to {
+            return Err(Error::InvalidConfig(
+                "the date range ends before it starts".into(),
+            ));
+        }
+    }
+    let search = q
+        .search
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(like_pattern);
+    let low = q
+        .from
+        .map(VisitId::lower_bound)
+        .unwrap_or(VisitId(uuid::Uuid::nil()));
+    let high =
+        q.to.map(VisitId::upper_bound)
+            .unwrap_or(VisitId(uuid::Uuid::max()));
+    let (category, uncategorized) = match q.category {
+        Some(CategoryFilter::Is(c)) => (Some(c.id()), false),
+        Some(CategoryFilter::Uncategorized) => (None, true),
+        None => (None, false),
+    };
+    let mut stmt = conn.prepare_cached(HISTORY_SQL)?;
+    let rows = stmt.query_map(
+        named_params! {
+            ":low": low, ":high": high, ":before": q.before, ":category": category,
+            ":uncategorized": uncategorized, ":search": search,
+        },
+        |r| {
+            Ok(HistoryRow {
+                visit_id: r.get("id")?,
+                url: r.get("url")?,
+                title: r.get("title")?,
+                visited_at: r.get("visited_at")?,
+                source: r.get("source")?,
+                website_id: r.get("website_id")?,
+                domain: r.get("domain")?,
+                category: r.get("category")?,
+                category_source: r.get("category_source")?,
+            })
+        },
+    )?;
+    // One row more than asked tells whether there is a next page; rows are read lazily.
+    let mut rows: Vec<HistoryRow> = rows.take(q.limit + 1).collect::<rusqlite::Result<_>>()?;
+    let next_cursor = if rows.len() > q.limit {
+        rows.truncate(q.limit);
+        rows.last().map(|r| r.visit_id)
+    } else {
+        None
+    };
+    Ok(HistoryPage { rows, next_cursor })
+}
+
+/// Visits and websites per category since `since`, most visited first.
+pub fn list_category_counts(conn: &Connection, since: Timestamp) -> Result<Vec<CategoryCount>> {
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT w.category, count(*) AS visits, count(DISTINCT w.id) AS websites
+           FROM visit v JOIN website w ON w.id = v.website_id
+           WHERE v.id >= :low
+           GROUP BY w.category
+           ORDER BY visits DESC, w.category"#,
+    )?;
+    let rows = stmt.query_map(named_params! { ":low": VisitId::lower_bound(since) }, |r| {
+        Ok(CategoryCount {
+            category: r.get("category")?,
+            visits: r.get("visits")?,
+            websites: r.get("websites")?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The `n` most visited websites since `since`.
+pub fn list_top_websites(conn: &Connection, since: Timestamp, n: usize) -> Result<Vec<TopWebsite>> {
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT w.id, w.domain, w.category, w.category_source, count(*) AS visits
+           FROM visit v JOIN website w ON w.id = v.website_id
+           WHERE v.id >= :low
+           GROUP BY w.id
+           ORDER BY visits DESC, w.domain"#,
+    )?;
+    let rows = stmt.query_map(named_params! { ":low": VisitId::lower_bound(since) }, |r| {
+        Ok(TopWebsite {
+            website_id: r.get("id")?,
+            domain: r.get("domain")?,
+            category: r.get("category")?,
+            category_source: r.get("category_source")?,
+            visits: r.get("visits")?,
+        })
+    })?;
+    Ok(rows.take(n).collect::<rusqlite::Result<_>>()?)
+}
+
+/// Counts visits.
+pub fn count_visits(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(r#"SELECT count(*) FROM visit"#)?
+        .query_row([], |r| r.get(0))?)
+}
+
+impl Store {
+    /// One page of history.
+    pub fn history(&self, q: &HistoryQuery) -> Result<HistoryPage> {
+        self.with_conn(|c| list_history(c, q))
+    }
+
+    /// Visits per category since `since`.
+    pub fn category_counts(&self, since: Timestamp) -> Result<Vec<CategoryCount>> {
+        self.with_conn(|c| list_category_counts(c, since))
+    }
+
+    /// The `n` most visited websites since `since`.
+    pub fn top_websites(&self, since: Timestamp, n: usize) -> Result<Vec<TopWebsite>> {
+        self.with_conn(|c| list_top_websites(c, since, n))
+    }
+
+    /// Number of visits.
+    pub fn visit_count(&self) -> Result<i64> {
+        self.with_conn(count_visits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_match_wildcards_literally() {
+        assert_eq!(like_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+    }
+}
