@@ -12,6 +12,7 @@ use serde_json::json;
 
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::Classifier;
+use sitetrail::export::{ExportFormat, ExportKind};
 use sitetrail::ids::OutboxId;
 use sitetrail::websites::WebsiteFilter;
 use sitetrail::worker::{RetryPolicy, Worker, WorkerConfig};
@@ -101,12 +102,36 @@ enum Command {
         /// The website's domain.
         domain: String,
     },
+    /// Writes history or categories to a CSV or JSON file.
+    Export {
+        /// What to export.
+        #[arg(value_enum)]
+        what: ExportWhat,
+        /// File format.
+        #[arg(long, value_enum, default_value = "csv")]
+        format: ExportAs,
+        /// The file to write (replaced only once the export is complete).
+        #[arg(long, short, value_name = "PATH")]
+        output: PathBuf,
+    },
     /// Lists the category ids and their names.
     Categories {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ExportWhat {
+    History,
+    Categories,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ExportAs {
+    Csv,
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -299,6 +324,18 @@ fn run(cli: Cli) -> Result<()> {
         Command::Reclassify { domain } => {
             let w = store.reclassify(&domain)?;
             println!("{} queued to be classified again", w.domain);
+        }
+        Command::Export { what, format, output } => {
+            let kind = match what {
+                ExportWhat::History => ExportKind::History,
+                ExportWhat::Categories => ExportKind::Categories,
+            };
+            let format = match format {
+                ExportAs::Csv => ExportFormat::Csv,
+                ExportAs::Json => ExportFormat::Json,
+            };
+            let n = store.export(kind, format, &output)?;
+            println!("exported {n} row(s) to {}", output.display());
         }
         Command::Categories { json } => {
             if json {

@@ -11,6 +11,7 @@ pub mod category;
 pub mod classify;
 pub mod domain;
 pub mod error;
+pub mod export;
 pub mod history;
 pub mod ids;
 pub mod outbox;

@@ -203,3 +203,47 @@ fn the_database_path_comes_from_sitetrail_db() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(db.open().website("env.example").unwrap().domain, "env.example");
 }
+
+#[test]
+fn export_writes_csv_and_json_and_refuses_a_missing_folder() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args([
+        "visit",
+        "https://a.example/x",
+        "--title",
+        "Quote \"this\", please",
+    ]));
+    run_ok(cli(&db.path).args(["visit", "https://b.example/"]));
+    run_ok(cli(&db.path).args(["categorize", "a.example", "news"]));
+    let csv_path = db.dir.path().join("history.csv");
+    run_ok(
+        cli(&db.path)
+            .args(["export", "history", "--format", "csv", "--output"])
+            .arg(&csv_path),
+    );
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    assert!(headers.iter().any(|h| h == "category"), "{headers:?}");
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    let title_col = headers.iter().position(|h| h == "title").unwrap();
+    assert_eq!(&rows[0][title_col], "Quote \"this\", please");
+
+    let json_path = db.dir.path().join("categories.json");
+    run_ok(
+        cli(&db.path)
+            .args(["export", "categories", "--format", "json", "-o"])
+            .arg(&json_path),
+    );
+    let sites = json(&std::fs::read_to_string(&json_path).unwrap());
+    assert_eq!(sites.as_array().unwrap().len(), 2);
+    assert_eq!(sites[0]["domain"], "a.example");
+    assert_eq!(sites[0]["category_source"], "user");
+
+    let out = cli(&db.path)
+        .args(["export", "history", "-o", "/nonexistent/dir/h.csv"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir/h.csv"));
+}
