@@ -172,43 +172,42 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
         ids.extend(due.into_iter().take(remaining).map(|(_, id)| id));
     }
 
+    // Read each job's row, then update it guarded by the version just read. No RETURNING: SQLite
+    // runs RETURNING through an ephemeral table, a B-tree opened and closed per statement.
+    let mut read = tx.prepare_cached(
+        r#"SELECT o.website_id, o.attempt_count, o.version, o.attempted_at, o.next_attempt_at,
+                  w.domain, w.category
+           FROM website_category_classification_outbox o JOIN website w ON w.id = o.website_id
+           WHERE o.id = :id"#,
+    )?;
     let mut claim = tx.prepare_cached(
         r#"UPDATE website_category_classification_outbox
            SET status = 'PROCESSING', attempt_count = attempt_count + 1,
                attempted_at = :now, version = version + 1
-           WHERE id = :id
-           RETURNING website_id, attempt_count, version"#,
-    )?;
-    let mut read_before = tx.prepare_cached(
-        r#"SELECT o.attempted_at, o.next_attempt_at, w.domain, w.category
-           FROM website_category_classification_outbox o JOIN website w ON w.id = o.website_id
-           WHERE o.id = :id"#,
+           WHERE id = :id AND version = :version"#,
     )?;
     let mut jobs = Vec::with_capacity(ids.len());
     for id in ids {
-        let (previous_attempted_at, previous_next_attempt_at, domain, existing_category) = read_before
-            .query_row(named_params! { ":id": id }, |r| {
-                Ok((
-                    r.get("attempted_at")?,
-                    r.get("next_attempt_at")?,
-                    r.get("domain")?,
-                    r.get("category")?,
-                ))
-            })?;
-        let (website_id, attempt_count, version) = claim
-            .query_row(named_params! { ":id": id, ":now": now }, |r| {
-                Ok((r.get("website_id")?, r.get("attempt_count")?, r.get("version")?))
-            })?;
-        jobs.push(ClaimedJob {
-            id,
-            website_id,
-            domain,
-            existing_category,
-            attempt_count,
-            version,
-            previous_attempted_at,
-            previous_next_attempt_at,
-        });
+        let job = read.query_row(named_params! { ":id": id }, |r| {
+            Ok(ClaimedJob {
+                id,
+                website_id: r.get("website_id")?,
+                domain: r.get("domain")?,
+                existing_category: r.get("category")?,
+                attempt_count: r.get::<_, i64>("attempt_count")? + 1,
+                version: r.get::<_, i64>("version")? + 1,
+                previous_attempted_at: r.get("attempted_at")?,
+                previous_next_attempt_at: r.get("next_attempt_at")?,
+            })
+        })?;
+        // Inside this BEGIN IMMEDIATE transaction nobody else can have changed the row.
+        let updated = claim.execute(named_params! { ":id": id, ":now": now, ":version": job.version - 1 })?;
+        if updated != 1 {
+            return Err(Error::Conflict(format!(
+                "outbox job {id} changed during its claim"
+            )));
+        }
+        jobs.push(job);
     }
     Ok(jobs)
 }
@@ -258,27 +257,24 @@ pub fn fail_job(
     retry_at: Timestamp,
 ) -> Result<FailOutcome> {
     let message = truncate_chars(message, MAX_ERROR_CHARS);
-    let status: Option<String> = tx
+    let max = i64::from(max_attempts.max(1));
+    let n = tx
         .prepare_cached(
             r#"UPDATE website_category_classification_outbox
                SET status = CASE WHEN attempt_count >= :max THEN 'FAILED' ELSE 'PENDING' END,
                    attempted_at = :now, next_attempt_at = :retry_at,
                    last_error_message = :message, version = version + 1
-               WHERE id = :id AND version = :version AND status = 'PROCESSING'
-               RETURNING status"#,
+               WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
         )?
-        .query_row(
-            named_params! {
-                ":id": job.id, ":version": job.version, ":max": i64::from(max_attempts.max(1)),
-                ":now": now, ":retry_at": retry_at, ":message": message,
-            },
-            |r| r.get("status"),
-        )
-        .optional()?;
-    Ok(match status.as_deref() {
-        None => FailOutcome::Stale,
-        Some("FAILED") => FailOutcome::Failed,
-        Some(_) => FailOutcome::WillRetry(retry_at),
+        .execute(named_params! {
+            ":id": job.id, ":version": job.version, ":max": max,
+            ":now": now, ":retry_at": retry_at, ":message": message,
+        })?;
+    // The version guard means the row still has the attempt_count read at claim.
+    Ok(match n {
+        0 => FailOutcome::Stale,
+        _ if job.attempt_count >= max => FailOutcome::Failed,
+        _ => FailOutcome::WillRetry(retry_at),
     })
 }
 
