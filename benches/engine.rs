@@ -273,23 +273,27 @@ fn main() {
     drop(rt);
     println!("{rounds} alternating rounds of {ops} (a), {ops} (b) and {c_ops} (c) operations; medians:");
     println!("(a) trivial write transactions: {:>8.0} /s", median(ra));
-    println!(
+    if want("b") {
+        println!(
         "(b) record_visit:               {:>8.0} /s   = {:.0}% of (a)  (target >= 70%); per CPU second {:.0}% of (a)",
         median(rb),
         100.0 * median(ratio_b),
         100.0 * median(cpu_b)
     );
-    println!(
+    }
+    if want("c") {
+        println!(
         "(c) claim + complete:           {:>8.0} /s   = {:.0}% of (a)  (target >= 40%); per CPU second {:.0}% of (a)",
         median(rc),
         100.0 * median(ratio_c),
         100.0 * median(cpu_c)
     );
-    println!(
-        "    the same through Worker::run:            = {:.0}% of (a); per CPU second {:.0}% of (a)",
-        100.0 * median(rw),
-        100.0 * median(cpu_w)
-    );
+        println!(
+            "    the same through Worker::run:            = {:.0}% of (a); per CPU second {:.0}% of (a)",
+            100.0 * median(rw),
+            100.0 * median(cpu_w)
+        );
+    }
     if !want("d") {
         return;
     }
