@@ -84,14 +84,22 @@ id_type!(
 );
 
 impl VisitId {
-    /// A new id for a visit made at `visited_at` (milliseconds from it, random bits after).
+    /// A new id for a visit made at `visited_at`: a UUIDv7 whose 48-bit timestamp is the visit's
+    /// millisecond and whose next 12 bits are its microsecond within it (RFC 9562, section 6.2,
+    /// method 3), then random bits. Ids therefore sort by visit time to the microsecond, and
+    /// visits recorded in time order append to the end of the primary key.
     pub fn at(visited_at: crate::time::Timestamp) -> Self {
-        let (secs, nanos) = unix_parts(visited_at);
-        VisitId(Uuid::new_v7(uuid::Timestamp::from_unix(
-            uuid::NoContext,
-            secs,
-            nanos,
-        )))
+        let micros = visited_at.as_micros().max(0) as u64;
+        let (millis, sub_ms) = (micros / 1_000, (micros % 1_000) as u16);
+        let fraction = ((u32::from(sub_ms) * 4096) / 1000) as u16; // 0..=4091, in 12 bits
+        let random = *Uuid::new_v4().as_bytes();
+        let mut bytes = [0u8; 16];
+        bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
+        bytes[6] = 0x70 | (fraction >> 8) as u8;
+        bytes[7] = fraction as u8;
+        bytes[8] = 0x80 | (random[8] & 0x3f);
+        bytes[9..].copy_from_slice(&random[9..]);
+        VisitId(Uuid::from_bytes(bytes))
     }
 
     /// The smallest id a visit made at or after `t` can have (for time-range queries).
@@ -103,11 +111,6 @@ impl VisitId {
     pub fn upper_bound(t: crate::time::Timestamp) -> Self {
         VisitId(bound(t, 0xff))
     }
-}
-
-fn unix_parts(t: crate::time::Timestamp) -> (u64, u32) {
-    let micros = t.as_micros().max(0) as u64;
-    (micros / 1_000_000, ((micros % 1_000_000) * 1_000) as u32)
 }
 
 /// A v7-shaped UUID for millisecond `t` with every other bit set to `fill`.
@@ -148,6 +151,10 @@ mod tests {
         assert!(VisitId::lower_bound(late) <= a && a <= VisitId::upper_bound(late));
         assert!(VisitId::upper_bound(early) < VisitId::lower_bound(late));
         assert_eq!(a.0.get_version_num(), 7);
+        assert_eq!(a.0.get_variant(), uuid::Variant::RFC4122);
+        // Microseconds apart in the same millisecond still sort by time.
+        let (x, y) = (Timestamp(1_000_000_000_001), Timestamp(1_000_000_000_002));
+        assert!(VisitId::at(x) < VisitId::at(y));
     }
 
     #[test]
