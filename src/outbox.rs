@@ -487,7 +487,7 @@ pub fn retry_all_failed_jobs(tx: &Transaction<'_>) -> Result<usize> {
 
 /// Resets the job of `website_id` to never-attempted `PENDING` (used when the user sends a website
 /// back to be classified again). Bumping the version makes any worker holding it stale.
-pub fn requeue_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Result<()> {
+pub fn requeue_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId, now: Timestamp) -> Result<()> {
     let id: Option<OutboxId> = tx
         .prepare_cached(r#"SELECT id FROM website_category_classification_outbox WHERE website_id = :w"#)?
         .query_row(named_params! { ":w": website_id }, |r| r.get("id"))
@@ -500,7 +500,7 @@ pub fn requeue_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> R
                        (id, website_id, status, attempt_count, attempted_at, created_at, version)
                    VALUES (:id, :w, 'PENDING', 0, NULL, :now, 0)"#,
             )?
-            .execute(named_params! { ":id": OutboxId::new(), ":w": website_id, ":now": Timestamp::now() })?;
+            .execute(named_params! { ":id": OutboxId::new(), ":w": website_id, ":now": now })?;
             Ok(())
         }
     }

@@ -123,6 +123,7 @@ impl Store {
     /// Clears `domain`'s category (whoever set it) and queues it to be classified again.
     pub fn reclassify(&self, domain: &str) -> Result<Website> {
         let domain = Domain::parse(domain)?;
+        let now = self.now();
         self.write(Some(Change::Websites), |tx| {
             let site = get_website_by_domain(tx, &domain)?;
             tx.prepare_cached(
@@ -131,7 +132,7 @@ impl Store {
                    WHERE id = :id"#,
             )?
             .execute(named_params! { ":id": site.id })?;
-            outbox::requeue_job_for_website(tx, site.id)?;
+            outbox::requeue_job_for_website(tx, site.id, now)?;
             get_website_by_domain(tx, &domain)
         })
     }
