@@ -1,12 +1,20 @@
 //! Classifiers: from a batch of domains to their categories.
 //!
 //! [`Classifier`] is the seam between the worker and whatever answers: the offline
-//! [`builtin::Builtin`] rules here, HTTP providers elsewhere. A classifier either answers the
+//! [`builtin::Builtin`] rules, the OpenAI-compatible [`openai::OpenAi`] and the local
+//! [`ollama::Ollama`] providers (over reqwest, errors classified in [`http`]), and the
+//! [`privacy::PrivacyRouter`] that keeps private hosts away from remote providers. A classifier either answers the
 //! batch, one verdict per domain in order (a single domain may fail on its own), or fails the
 //! whole batch with a [`ClassifyError`] whose variant tells the worker whether the failure is the
 //! job's fault (it costs an attempt) or not (offline, rate limited, bad credentials: it doesn't).
 
 pub mod builtin;
+pub mod http;
+pub mod ollama;
+pub mod openai;
+pub mod privacy;
+pub mod prompt;
+pub mod secret;
 
 use std::time::Duration;
 

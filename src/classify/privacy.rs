@@ -1,0 +1,196 @@
+//! The privacy router: decides which hosts may be sent to a remote provider.
+//!
+//! [`PrivacyRouter`] wraps a remote classifier. Hosts that name something on the user's own
+//! machine or network (`localhost`, IP addresses, single-label names, `.local`, `.internal`,
+//! `.lan`, `.localdomain`, `.home.arpa`) and hosts on the user's exclusion list (exact domains and
+//! `*.suffix` patterns) are classified by the local classifier (the built-in rules) instead and
+//! never leave the machine. Only host names are ever passed on: the classifier trait carries no
+//! path, query or title.
+
+use std::collections::HashSet;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{Classifier, ClassifyError, DomainOutcome};
+use crate::error::{Error, Result};
+
+/// Suffixes of names that only mean something inside a private network.
+const PRIVATE_SUFFIXES: &[&str] = &[
+    "local",
+    "internal",
+    "lan",
+    "localdomain",
+    "home.arpa",
+    "localhost",
+];
+
+/// True if `host` names the user's machine or private network: it must never be sent out.
+pub fn is_private_host(host: &str) -> bool {
+    let h = host.trim().trim_end_matches('.').to_ascii_lowercase();
+    let bare = h.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<IpAddr>().is_ok() {
+        return true;
+    }
+    if h == "localhost" || !h.contains('.') {
+        return true;
+    }
+    PRIVATE_SUFFIXES
+        .iter()
+        .any(|s| h == *s || h.ends_with(&format!(".{s}")))
+}
+
+/// The user's exclusion list: exact domains (`bank.example`) and suffix patterns
+/// (`*.corp.example`, which matches `corp.example` itself and every name under it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Exclusions {
+    exact: HashSet<String>,
+    suffixes: Vec<String>,
+}
+
+impl Exclusions {
+    /// Parses `patterns`; a pattern with a space, a slash or a `*` anywhere but a leading `*.`
+    /// is refused with an error naming it.
+    pub fn parse<S: AsRef<str>>(patterns: &[S]) -> Result<Exclusions> {
+        let mut out = Exclusions::default();
+        for p in patterns {
+            let raw = p.as_ref();
+            let p = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+            let (suffix, name) = match p.strip_prefix("*.") {
+                Some(rest) => (true, rest.to_owned()),
+                None => (false, p.strip_prefix("www.").unwrap_or(&p).to_owned()),
+            };
+            if name.is_empty() || name.contains(['*', '/', ' ', ':', '?', '#', '@']) {
+                return Err(Error::InvalidConfig(format!(
+                    "exclusion {raw:?} must be a domain (`bank.example`) or a suffix pattern (`*.corp.example`)"
+                )));
+            }
+            if suffix {
+                out.suffixes.push(name);
+            } else {
+                out.exact.insert(name);
+            }
+        }
+        Ok(out)
+    }
+
+    /// True if `host` is excluded.
+    pub fn matches(&self, host: &str) -> bool {
+        let h = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        self.exact.contains(&h)
+            || self
+                .suffixes
+                .iter()
+                .any(|s| h == *s || h.ends_with(&format!(".{s}")))
+    }
+
+    /// True if there are no exclusions.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.suffixes.is_empty()
+    }
+}
+
+/// Sends public hosts to `remote` and everything else to `local`.
+pub struct PrivacyRouter {
+    remote: Arc<dyn Classifier>,
+    local: Arc<dyn Classifier>,
+    exclusions: Exclusions,
+}
+
+impl PrivacyRouter {
+    /// Routes between `remote` and `local` with the user's `exclusions`.
+    pub fn new(remote: Arc<dyn Classifier>, local: Arc<dyn Classifier>, exclusions: Exclusions) -> Self {
+        PrivacyRouter {
+            remote,
+            local,
+            exclusions,
+        }
+    }
+
+    /// True if `host` may be sent to the remote provider.
+    pub fn may_send(&self, host: &str) -> bool {
+        !is_private_host(host) && !self.exclusions.matches(host)
+    }
+}
+
+#[async_trait]
+impl Classifier for PrivacyRouter {
+    fn name(&self) -> &str {
+        self.remote.name()
+    }
+
+    async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
+        let (remote_idx, local_idx): (Vec<usize>, Vec<usize>) =
+            (0..domains.len()).partition(|&i| self.may_send(&domains[i]));
+        let pick = |idx: &[usize]| idx.iter().map(|&i| domains[i].clone()).collect::<Vec<_>>();
+        let mut out: Vec<Option<DomainOutcome>> = vec![None; domains.len()];
+        for (idx, classifier) in [(&local_idx, &self.local), (&remote_idx, &self.remote)] {
+            if idx.is_empty() {
+                continue;
+            }
+            let asked = pick(idx);
+            let answers = classifier.classify(&asked).await?;
+            if answers.len() != asked.len() {
+                return Err(ClassifyError::Transient(format!(
+                    "{} answered {} results for {} domains",
+                    classifier.name(),
+                    answers.len(),
+                    asked.len()
+                )));
+            }
+            for (&i, a) in idx.iter().zip(answers) {
+                out[i] = Some(a);
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err("no classifier answered".into())))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_hosts_are_recognised() {
+        for h in [
+            "localhost",
+            "127.0.0.1",
+            "[::1]",
+            "::1",
+            "10.1.2.3",
+            "router",
+            "nas.local",
+            "git.internal",
+            "printer.lan",
+            "app.localhost",
+            "box.home.arpa",
+        ] {
+            assert!(is_private_host(h), "{h}");
+        }
+        for h in [
+            "example.com",
+            "localhost.example.com",
+            "internal.example.org",
+            "lan.party",
+        ] {
+            assert!(!is_private_host(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn exclusions_match_exact_and_suffix() {
+        let ex = Exclusions::parse(&["Bank.Example", "*.corp.example", "www.clinic.example"]).unwrap();
+        assert!(ex.matches("bank.example"));
+        assert!(!ex.matches("online.bank.example"));
+        assert!(ex.matches("corp.example"));
+        assert!(ex.matches("wiki.eu.corp.example"));
+        assert!(!ex.matches("notcorp.example"));
+        assert!(ex.matches("clinic.example"));
+        assert!(Exclusions::parse(&["a*.example"]).is_err());
+        assert!(Exclusions::parse(&["https://x.example/"]).is_err());
+    }
+}
