@@ -7,7 +7,8 @@
 //! through [`Store::run`], which moves the work onto a blocking thread: no async task ever holds a
 //! connection.
 //!
-//! Invariant: only this crate's store, visits, outbox and websites modules touch rusqlite.
+//! Invariant: only this crate's store, visits, outbox, websites and worker_state modules touch
+//! rusqlite.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +22,14 @@ use crate::error::{Error, Result};
 use crate::time::{Clock, SystemClock, Timestamp};
 
 /// The migrations, embedded in the binary, applied in order, each once.
-pub const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "core", include_str!("../migrations/0001_core.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "core", include_str!("../migrations/0001_core.sql")),
+    (
+        2,
+        "worker_state",
+        include_str!("../migrations/0002_worker_state.sql"),
+    ),
+];
 
 /// How hard SQLite works to keep the last commits after a power cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

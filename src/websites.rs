@@ -87,6 +87,24 @@ pub fn get_website_by_domain(conn: &Connection, domain: &Domain) -> Result<Websi
     })
 }
 
+/// The user's own categories (`category_source = 'user'`), `domain → category`, for the
+/// built-in classifier's first rule. A stored value outside the taxonomy is skipped.
+pub fn list_user_categories(conn: &Connection) -> Result<std::collections::HashMap<String, Category>> {
+    let mut stmt =
+        conn.prepare_cached(r#"SELECT domain, category FROM website WHERE category_source = 'user'"#)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>("domain")?, r.get::<_, String>("category")?))
+    })?;
+    let mut out = std::collections::HashMap::new();
+    for row in rows {
+        let (domain, category) = row?;
+        if let Ok(c) = category.parse::<Category>() {
+            out.insert(domain, c);
+        }
+    }
+    Ok(out)
+}
+
 impl Store {
     /// Websites matching `filter`.
     pub fn websites(&self, filter: &WebsiteFilter) -> Result<Vec<Website>> {

@@ -8,7 +8,22 @@
 //! The promise is at-least-once processing with an idempotent final write: a worker that dies
 //! mid-job leaves the job `PROCESSING`, and another worker reclaims it after the processing
 //! timeout; the stale worker's late write is rejected by the version guard.
+//!
+//! Failures that are not the jobs' fault never cost an attempt: the jobs are given back
+//! untouched ([`outbox::release_job`]) and the whole worker pauses, the pause recorded in
+//! `worker_state` for every process to see ([`crate::worker_state`]): offline → growing backoff
+//! (1 s doubling up to a cap), resumes by itself; rate limited → waits as long as the provider
+//! asked; needs the user (bad key, no quota, unknown model) → waits for `sitetrail resume` or a
+//! restart with new settings. Failures that are the jobs' fault cost an attempt and send the jobs
+//! back with exponential backoff and jitter ([`RetryPolicy`]); a batch that failed as a whole for a
+//! transient reason also makes the worker wait before its next call, so an outage cannot burn
+//! through the whole queue. `max_requests_per_minute` paces calls on top of the fixed delay.
 
+mod pacing;
+
+pub use pacing::{Backoff, RequestPacer};
+
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +35,7 @@ use crate::classify::{Classifier, ClassifyError, DomainOutcome};
 use crate::error::{Error, Result};
 use crate::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
 use crate::store::{Change, Store};
+use crate::worker_state::PauseKind;
 
 /// How long a failed job waits before its next attempt: `base * factor^(attempt-1)`, capped at
 /// `max`, then spread by up to `±jitter` (a fraction) so that jobs that failed together do not
@@ -53,13 +69,21 @@ impl RetryPolicy {
         let raw = self.base.as_secs_f64() * self.factor.max(1.0).powi(exp);
         let capped = raw.min(self.max.max(self.base).as_secs_f64());
         let spread = if self.jitter > 0.0 {
-            // A cheap uniform draw in [-1, 1) from the time-ordered id's random bits.
-            let r = uuid::Uuid::new_v4().as_u128() as u64 as f64 / u64::MAX as f64;
-            (r * 2.0 - 1.0) * self.jitter.min(1.0)
+            (fastrand::f64() * 2.0 - 1.0) * self.jitter.min(1.0)
         } else {
             0.0
         };
         Duration::from_secs_f64((capped * (1.0 + spread)).max(0.0))
+    }
+
+    /// Exponential backoff with ±20% jitter: `base * factor^(attempt-1)`, capped at `max`.
+    pub fn exponential(base: Duration, factor: f64, max: Duration) -> Self {
+        RetryPolicy {
+            base,
+            factor,
+            max,
+            jitter: 0.2,
+        }
     }
 }
 
@@ -78,6 +102,14 @@ pub struct WorkerConfig {
     pub batch_size: usize,
     /// On shutdown, how long a classification in flight may take before its jobs are given back.
     pub shutdown_grace: Duration,
+    /// Most classifier calls a minute (a token bucket on top of the fixed delay); `None`: no limit.
+    pub max_requests_per_minute: Option<u32>,
+    /// While the provider is unreachable: first wait, doubled after each failed try...
+    pub offline_backoff_first: Duration,
+    /// ...up to this. Also used for a rate limit that does not say how long to wait.
+    pub offline_backoff_max: Duration,
+    /// How often a paused worker checks whether the user resumed it from another process.
+    pub pause_poll: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -89,6 +121,10 @@ impl Default for WorkerConfig {
             max_attempts: 5,
             batch_size: 1,
             shutdown_grace: Duration::from_secs(10),
+            max_requests_per_minute: None,
+            offline_backoff_first: Duration::from_secs(1),
+            offline_backoff_max: Duration::from_secs(300),
+            pause_poll: Duration::from_secs(1),
         }
     }
 }
@@ -107,6 +143,21 @@ impl WorkerConfig {
         if self.processing_timeout.is_zero() {
             return Err(Error::InvalidConfig(
                 "processing timeout must be more than 0".into(),
+            ));
+        }
+        if self.max_requests_per_minute == Some(0) {
+            return Err(Error::InvalidConfig(
+                "max requests per minute must be at least 1 (leave it unset for no limit)".into(),
+            ));
+        }
+        if !(self.retry.factor >= 1.0 && self.retry.factor <= 100.0) {
+            return Err(Error::InvalidConfig(
+                "retry factor must be between 1 and 100".into(),
+            ));
+        }
+        if self.offline_backoff_first.is_zero() || self.pause_poll.is_zero() {
+            return Err(Error::InvalidConfig(
+                "offline backoff and pause poll must be more than 0".into(),
             ));
         }
         Ok(())
@@ -133,6 +184,9 @@ pub struct Worker {
     store: Store,
     classifier: Arc<dyn Classifier>,
     config: WorkerConfig,
+    pacer: Option<RequestPacer>,
+    /// Batches in a row that failed as a whole for a transient reason (0 after any answer).
+    failed_batches: AtomicU32,
 }
 
 impl Worker {
@@ -142,7 +196,9 @@ impl Worker {
         Ok(Worker {
             store,
             classifier,
+            pacer: config.max_requests_per_minute.map(RequestPacer::per_minute),
             config,
+            failed_batches: AtomicU32::new(0),
         })
     }
 
@@ -178,8 +234,18 @@ impl Worker {
             for d in &domains {
                 info!(provider = self.classifier.name(), domain = %d, "classifier call");
             }
-            self.classify_unless_stopped(&domains, stop).await
+            match self.wait_for_slot(stop).await {
+                true => self.classify_unless_stopped(&domains, stop).await,
+                false => Err(Stopped),
+            }
         };
+        match &answer {
+            Ok(_) => self.failed_batches.store(0, Ordering::Relaxed),
+            Err(Failed(ClassifyError::Transient(_))) => {
+                self.failed_batches.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {}
+        }
 
         let config = self.config.clone();
         let blocked = self
@@ -237,6 +303,21 @@ impl Worker {
         })
     }
 
+    /// Waits for the request pacer's next slot; false if `stop` turned true meanwhile.
+    async fn wait_for_slot(&self, stop: &mut watch::Receiver<bool>) -> bool {
+        let Some(pacer) = &self.pacer else {
+            return true;
+        };
+        let wait = pacer.reserve();
+        if wait.is_zero() {
+            return true;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => true,
+            _ = stop.wait_for(|s| *s) => false,
+        }
+    }
+
     async fn classify_unless_stopped(
         &self,
         domains: &[String],
@@ -260,31 +341,62 @@ impl Worker {
     }
 
     /// Runs ticks until `stop` turns true (or, with `until_idle`, until no job is PENDING or
-    /// PROCESSING). Database errors are logged and retried after the fixed delay.
+    /// PROCESSING). Database errors are logged and retried after the fixed delay. A worker that
+    /// starts clears a pause left by an earlier run: it may have new settings.
     pub async fn run(self, mut stop: watch::Receiver<bool>, until_idle: bool) -> Result<()> {
-        let mut blocked_for = Duration::ZERO;
+        if let Err(e) = self.store.run(|s| s.resume_worker()).await {
+            warn!(error = %e, "cannot clear the previous pause state");
+        }
+        let mut offline = Backoff::new(self.config.offline_backoff_first, self.config.offline_backoff_max);
+        let mut paused = false;
         loop {
             if *stop.borrow() {
                 break;
             }
             let mut wait = self.config.fixed_delay;
-            match self.tick(&mut stop).await {
+            let tick = self.tick(&mut stop).await;
+            if !matches!(tick, Ok(Tick::Blocked(_)) | Err(_)) {
+                offline.reset();
+                if paused {
+                    paused = false;
+                    info!("classifier available again; worker resumed");
+                    self.set_running().await;
+                }
+            }
+            match tick {
                 Ok(Tick::Idle) => {
-                    blocked_for = Duration::ZERO;
                     if until_idle && !self.store.run(|s| s.with_conn(outbox::has_live_jobs)).await? {
                         break;
                     }
                 }
-                Ok(Tick::Worked { .. }) => blocked_for = Duration::ZERO,
+                Ok(Tick::Worked { .. }) => {
+                    let failed = self.failed_batches.load(Ordering::Relaxed);
+                    if failed > 0 {
+                        // The provider failed a whole batch: give it time before the next call.
+                        wait = wait.max(self.config.retry.delay(i64::from(failed)));
+                    }
+                }
                 Ok(Tick::Blocked(e)) => {
-                    blocked_for = match e {
-                        ClassifyError::RateLimited {
-                            retry_after: Some(d), ..
-                        } => d,
-                        _ => (blocked_for * 2).clamp(Duration::from_secs(1), Duration::from_secs(300)),
+                    let (kind, reason, pause_for) = match e {
+                        ClassifyError::RateLimited { retry_after, message } => {
+                            let d = retry_after.unwrap_or_else(|| offline.next_wait());
+                            (PauseKind::RateLimited, message, Some(d))
+                        }
+                        ClassifyError::NeedsUser(m) => (PauseKind::NeedsUser, m, None),
+                        other => (PauseKind::Offline, other.to_string(), Some(offline.next_wait())),
                     };
-                    warn!(error = %e, wait_ms = blocked_for.as_millis() as u64, "classifier unavailable; pausing");
-                    wait = wait.max(blocked_for);
+                    warn!(
+                        reason = %reason,
+                        wait_ms = pause_for.map(|d| d.as_millis() as u64),
+                        "classifier unavailable; worker paused (no attempt counted)"
+                    );
+                    paused = true;
+                    self.set_paused(kind, &reason, pause_for).await;
+                    if self.wait_paused(pause_for, &mut stop).await {
+                        offline.reset();
+                        info!("resumed by the user");
+                    }
+                    continue;
                 }
                 Err(e) => warn!(error = %e, "worker tick failed; will try again"),
             }
@@ -300,6 +412,50 @@ impl Worker {
         }
         info!("worker stopped");
         Ok(())
+    }
+
+    async fn set_paused(&self, kind: PauseKind, reason: &str, pause_for: Option<Duration>) {
+        let reason = reason.to_owned();
+        let r = self
+            .store
+            .run(move |s| {
+                let until = pause_for.map(|d| s.now().plus(d));
+                s.pause_worker(kind, &reason, until)
+            })
+            .await;
+        if let Err(e) = r {
+            warn!(error = %e, "cannot record the pause");
+        }
+    }
+
+    async fn set_running(&self) {
+        if let Err(e) = self.store.run(|s| s.resume_worker()).await {
+            warn!(error = %e, "cannot record the resume");
+        }
+    }
+
+    /// Sleeps `pause_for` (for ever if `None`) or until stopped, checking every `pause_poll`
+    /// whether the user resumed the worker (the pause was cleared, maybe by another process).
+    /// Returns true if the user resumed it.
+    async fn wait_paused(&self, pause_for: Option<Duration>, stop: &mut watch::Receiver<bool>) -> bool {
+        let end = pause_for.map(|d| tokio::time::Instant::now() + d);
+        loop {
+            let now = tokio::time::Instant::now();
+            let step = match end {
+                Some(end) if end <= now => return false,
+                Some(end) => (end - now).min(self.config.pause_poll),
+                None => self.config.pause_poll,
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(step) => {}
+                _ = stop.wait_for(|s| *s) => return false,
+            }
+            match self.store.run(|s| s.worker_state()).await {
+                Ok(state) if !state.is_paused() => return true,
+                Ok(_) => {}
+                Err(e) => warn!(error = %e, "cannot read the pause state"),
+            }
+        }
     }
 
     /// Starts the worker on the current tokio runtime.

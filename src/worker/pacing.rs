@@ -1,0 +1,106 @@
+//! Pacing for the worker: the request-rate limit it imposes on itself and the growing wait while
+//! a provider is unreachable.
+//!
+//! [`RequestPacer`] is a token bucket holding one token, refilled every `60 s / limit`: calls
+//! are spaced evenly and never exceed the limit in any window, so draining a queue takes exactly
+//! `calls / limit` minutes. [`Backoff`] doubles from its first wait up to its cap and starts over
+//! after a success.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// A token bucket of capacity one: at most `limit` calls per minute, evenly spaced.
+#[derive(Debug)]
+pub struct RequestPacer {
+    interval: Duration,
+    next: Mutex<Option<Instant>>,
+}
+
+impl RequestPacer {
+    /// At most `per_minute` calls a minute (at least 1).
+    pub fn per_minute(per_minute: u32) -> RequestPacer {
+        RequestPacer {
+            interval: Duration::from_secs(60) / per_minute.max(1),
+            next: Mutex::new(None),
+        }
+    }
+
+    /// The spacing between calls.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Takes the next slot and returns how long to wait for it (zero if it is free now).
+    pub fn reserve(&self) -> Duration {
+        let now = Instant::now();
+        // A poisoned lock only means another thread panicked mid-update; the value is still a time.
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = next.map_or(now, |n| n.max(now));
+        *next = Some(slot + self.interval);
+        slot - now
+    }
+}
+
+/// A wait that doubles on each failure, from `first` up to `max`.
+#[derive(Clone, Copy, Debug)]
+pub struct Backoff {
+    first: Duration,
+    max: Duration,
+    current: Option<Duration>,
+}
+
+impl Backoff {
+    /// Starts at `first`, doubles, never exceeds `max`.
+    pub fn new(first: Duration, max: Duration) -> Backoff {
+        Backoff {
+            first,
+            max: max.max(first),
+            current: None,
+        }
+    }
+
+    /// The wait after one more failure.
+    pub fn next_wait(&mut self) -> Duration {
+        let next = match self.current {
+            None => self.first,
+            Some(d) => (d * 2).min(self.max),
+        };
+        self.current = Some(next);
+        next
+    }
+
+    /// Starts over after a success.
+    pub fn reset(&mut self) {
+        self.current = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap_and_resets() {
+        let mut b = Backoff::new(Duration::from_secs(1), Duration::from_secs(5));
+        let waits: Vec<u64> = (0..5).map(|_| b.next_wait().as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 5, 5]);
+        b.reset();
+        assert_eq!(b.next_wait(), Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_pacer_spaces_calls_evenly() {
+        let p = RequestPacer::per_minute(600);
+        assert_eq!(p.reserve(), Duration::ZERO);
+        assert_eq!(p.reserve(), Duration::from_millis(100));
+        assert_eq!(p.reserve(), Duration::from_millis(200));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(
+            p.reserve(),
+            Duration::ZERO,
+            "an idle pacer does not bank slots beyond one"
+        );
+    }
+}
