@@ -10,12 +10,13 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
-use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::Classifier;
+use sitetrail::domain::Domain;
 use sitetrail::export::{ExportFormat, ExportKind};
 use sitetrail::ids::OutboxId;
+use sitetrail::settings::{Environment, Overrides, Provider, Resolved, Settings};
 use sitetrail::websites::WebsiteFilter;
-use sitetrail::worker::{RetryPolicy, Worker, WorkerConfig};
+use sitetrail::worker::Worker;
 use sitetrail::{Category, Error, NewVisit, Result, Store, Timestamp};
 
 #[derive(Parser, Debug)]
@@ -28,6 +29,9 @@ struct Cli {
     /// The database file [default: sitetrail.db in the user's data directory].
     #[arg(long, global = true, env = "SITETRAIL_DB", value_name = "PATH")]
     db: Option<PathBuf>,
+    /// The settings file [default: settings.json in the user's config directory].
+    #[arg(long, global = true, env = "SITETRAIL_SETTINGS", value_name = "PATH")]
+    settings: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -120,6 +124,62 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Prints the category a provider gives each domain, without touching the database (for
+    /// trying settings). Private and excluded hosts are answered by the built-in rules.
+    Classify(ClassifyArgs),
+    /// Resumes a worker paused because the provider needs you (bad key, no quota, unknown
+    /// model), or cuts short an offline or rate-limit pause.
+    Resume,
+}
+
+/// Which provider and how to reach it; each flag overrides the environment and saved settings.
+#[derive(Args, Debug)]
+struct ProviderArgs {
+    /// The classifier [default: saved setting, else builtin].
+    #[arg(long, env = "SITETRAIL_PROVIDER", value_parser = ["builtin", "openai", "ollama"])]
+    provider: Option<String>,
+    /// The provider's base URL [default: https://api.openai.com/v1 or http://127.0.0.1:11434].
+    #[arg(long, env = "SITETRAIL_BASE_URL", value_name = "URL")]
+    base_url: Option<String>,
+    /// The model [default: gpt-4o-mini or llama3.2].
+    #[arg(long, env = "SITETRAIL_MODEL", value_name = "NAME")]
+    model: Option<String>,
+    /// Never send matching hosts to a remote provider: a domain or `*.suffix` (repeatable;
+    /// added to the saved exclusions).
+    #[arg(long, value_name = "PATTERN", num_args = 1..)]
+    exclude: Vec<String>,
+    /// Longest wait to connect to the provider (ms) [default: 10000].
+    #[arg(long, value_name = "N")]
+    connect_timeout_ms: Option<u64>,
+    /// Longest wait for a whole provider call (ms) [default: 120000].
+    #[arg(long, value_name = "N")]
+    request_timeout_ms: Option<u64>,
+}
+
+impl ProviderArgs {
+    fn overrides(&self) -> Result<Overrides> {
+        Ok(Overrides {
+            provider: self.provider.as_deref().map(str::parse::<Provider>).transpose()?,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            exclusions: self.exclude.clone(),
+            connect_timeout_ms: self.connect_timeout_ms,
+            request_timeout_ms: self.request_timeout_ms,
+            ..Overrides::default()
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+struct ClassifyArgs {
+    /// Domains (or URLs) to classify.
+    #[arg(required = true, value_name = "DOMAIN")]
+    domains: Vec<String>,
+    #[command(flatten)]
+    provider: ProviderArgs,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -139,28 +199,53 @@ struct WorkerArgs {
     /// Exit once no job is PENDING or PROCESSING.
     #[arg(long)]
     until_idle: bool,
-    /// The classifier.
-    #[arg(long, env = "SITETRAIL_PROVIDER", default_value = "builtin", value_parser = ["builtin"])]
-    provider: String,
-    /// Sleep between ticks (ms).
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    fixed_delay_ms: u64,
-    /// Delay before a failed job is retried (ms).
-    #[arg(long, value_name = "N", default_value_t = 30_000)]
-    retry_delay_ms: u64,
-    /// A job PROCESSING for longer than this is reclaimed (ms).
-    #[arg(long, value_name = "N", default_value_t = 300_000)]
-    processing_timeout_ms: u64,
-    /// Attempts before a job is FAILED.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    max_attempts: u32,
-    /// Jobs claimed and classified together per tick.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    batch_size: usize,
+    #[command(flatten)]
+    provider: ProviderArgs,
+    /// Sleep between ticks (ms) [default: 1000].
+    #[arg(long, value_name = "N")]
+    fixed_delay_ms: Option<u64>,
+    /// Delay before a failed job is retried the first time (ms); later retries grow by
+    /// --retry-factor up to --retry-max-delay-ms, with ±20% jitter [default: 30000].
+    #[arg(long, value_name = "N")]
+    retry_delay_ms: Option<u64>,
+    /// Growth of the retry delay per failed attempt [default: 2].
+    #[arg(long, value_name = "F")]
+    retry_factor: Option<f64>,
+    /// Longest retry delay (ms) [default: 1800000].
+    #[arg(long, value_name = "N")]
+    retry_max_delay_ms: Option<u64>,
+    /// A job PROCESSING for longer than this is reclaimed (ms) [default: 300000].
+    #[arg(long, value_name = "N")]
+    processing_timeout_ms: Option<u64>,
+    /// Attempts before a job is FAILED [default: 5].
+    #[arg(long, value_name = "N")]
+    max_attempts: Option<u32>,
+    /// Jobs claimed and classified together per call [default: 1 for builtin, 20 otherwise].
+    #[arg(long, value_name = "N")]
+    batch_size: Option<usize>,
+    /// Most classifier calls per minute, evenly spaced [default: no limit].
+    #[arg(long, value_name = "N")]
+    max_requests_per_minute: Option<u32>,
     /// Adds this much latency to every classifier call (ms): simulates a slow provider, for
     /// tests and demos.
     #[arg(long, value_name = "N", hide = true)]
     simulate_latency_ms: Option<u64>,
+}
+
+impl WorkerArgs {
+    fn overrides(&self) -> Result<Overrides> {
+        Ok(Overrides {
+            fixed_delay_ms: self.fixed_delay_ms,
+            retry_base_ms: self.retry_delay_ms,
+            retry_factor: self.retry_factor,
+            retry_max_ms: self.retry_max_delay_ms,
+            processing_timeout_ms: self.processing_timeout_ms,
+            max_attempts: self.max_attempts,
+            batch_size: self.batch_size,
+            max_requests_per_minute: self.max_requests_per_minute,
+            ..self.provider.overrides()?
+        })
+    }
 }
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
@@ -202,9 +287,23 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
+/// Loads the settings file and applies the environment and `overrides` (CLI > env > file).
+fn resolve_settings(path: Option<PathBuf>, overrides: &Overrides) -> Result<Resolved> {
+    let path = match path {
+        Some(p) => p,
+        None => sitetrail::settings::default_settings_path()?,
+    };
+    Settings::load(&path)?.resolve(&Environment::from_process(), overrides)
+}
+
 fn run(cli: Cli) -> Result<()> {
+    // `classify` never opens the database.
+    let command = match cli.command {
+        Command::Classify(args) => return run_classify(cli.settings, args),
+        other => other,
+    };
     let store = open(cli.db)?;
-    match cli.command {
+    match command {
         Command::Visit {
             url,
             title,
@@ -238,11 +337,16 @@ fn run(cli: Cli) -> Result<()> {
                 println!("recorded visit to {}{new}", rec.domain);
             }
         }
-        Command::Worker(args) => run_worker(store, args)?,
+        Command::Worker(args) => run_worker(store, cli.settings, args)?,
         Command::Status { json } => {
             let s = store.queue_status()?;
+            let w = store.worker_state()?;
             if json {
-                print_json(&s)?;
+                let mut v = serde_json::to_value(&s).map_err(|e| Error::Io(e.into()))?;
+                v["paused_kind"] = json!(w.paused_kind);
+                v["paused_reason"] = json!(w.paused_reason);
+                v["paused_until"] = json!(w.paused_until);
+                print_json(&v)?;
             } else {
                 println!(
                     "pending {}  processing {}  completed {}  failed {}",
@@ -251,8 +355,23 @@ fn run(cli: Cli) -> Result<()> {
                 if let Some(age) = s.oldest_pending_age_ms {
                     println!("oldest pending job: {:.1} s old", age as f64 / 1000.0);
                 }
+                if let Some(reason) = &w.paused_reason {
+                    let until = w
+                        .paused_until
+                        .map(|t| format!(" until {}", t.to_rfc3339()))
+                        .unwrap_or_else(|| " until you run `sitetrail resume`".into());
+                    println!("worker paused{until}: {reason}");
+                }
             }
         }
+        Command::Resume => match store.resume_worker()? {
+            Some(w) => println!(
+                "worker resumed (it was paused: {})",
+                w.paused_reason.unwrap_or_default()
+            ),
+            None => println!("the worker was not paused"),
+        },
+        Command::Classify(_) => unreachable!("classify is handled before the database is opened"),
         Command::Failed { json } => {
             let jobs = store.failed_jobs()?;
             if json {
@@ -354,18 +473,22 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-fn run_worker(store: Store, args: WorkerArgs) -> Result<()> {
-    let config = WorkerConfig {
-        fixed_delay: Duration::from_millis(args.fixed_delay_ms),
-        retry: RetryPolicy::fixed(Duration::from_millis(args.retry_delay_ms)),
-        processing_timeout: Duration::from_millis(args.processing_timeout_ms),
-        max_attempts: args.max_attempts,
-        batch_size: args.batch_size,
-        ..WorkerConfig::default()
-    };
-    // `--provider` is checked by clap against the providers this build has.
-    debug_assert_eq!(args.provider, "builtin");
-    let mut classifier: Arc<dyn Classifier> = Arc::new(Builtin);
+fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
+    let resolved = resolve_settings(settings, &args.overrides()?)?;
+    let user = store.with_conn(sitetrail::websites::list_user_categories)?;
+    let (mut classifier, config) = resolved.build(user)?;
+    tracing::info!(
+        provider = resolved.settings.provider.as_str(),
+        base_url = resolved
+            .settings
+            .provider
+            .is_remote()
+            .then(|| resolved.base_url()),
+        model = resolved.settings.provider.is_remote().then(|| resolved.model()),
+        batch_size = config.batch_size,
+        max_requests_per_minute = config.max_requests_per_minute,
+        "worker starting"
+    );
     if let Some(ms) = args.simulate_latency_ms {
         classifier = Arc::new(sitetrail::classify::WithLatency::new(
             classifier,
@@ -385,6 +508,47 @@ fn run_worker(store: Store, args: WorkerArgs) -> Result<()> {
         });
         worker.run(stop_rx, args.until_idle).await
     })
+}
+
+fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
+    let resolved = resolve_settings(settings, &args.provider.overrides()?)?;
+    let domains = args
+        .domains
+        .iter()
+        .map(|d| Domain::parse(d).map(|d| d.as_str().to_owned()))
+        .collect::<Result<Vec<_>>>()?;
+    // The database is not opened, so the user's own categories do not apply here.
+    let classifier: Arc<dyn Classifier> = resolved.classifier(Default::default())?;
+    let batch = resolved.worker_config().batch_size;
+    let rt = tokio::runtime::Runtime::new()?;
+    let mut rows = Vec::with_capacity(domains.len());
+    for chunk in domains.chunks(batch) {
+        let outcomes = rt.block_on(classifier.classify(chunk))?;
+        for (domain, outcome) in chunk.iter().zip(outcomes) {
+            rows.push(match outcome {
+                Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source, "error": null}),
+                Err(e) => json!({"domain": domain, "category": null, "source": null, "error": e}),
+            });
+        }
+    }
+    if args.json {
+        return print_json(&rows);
+    }
+    for r in &rows {
+        match r["category"].as_str() {
+            Some(c) => println!(
+                "{}\t{c}\t({})",
+                r["domain"].as_str().unwrap_or(""),
+                r["source"].as_str().unwrap_or("")
+            ),
+            None => println!(
+                "{}\t-\t{}",
+                r["domain"].as_str().unwrap_or(""),
+                r["error"].as_str().unwrap_or("")
+            ),
+        }
+    }
+    Ok(())
 }
 
 async fn wait_for_signal() {

@@ -15,11 +15,13 @@ pub mod export;
 pub mod history;
 pub mod ids;
 pub mod outbox;
+pub mod settings;
 pub mod store;
 pub mod time;
 pub mod visits;
 pub mod websites;
 pub mod worker;
+pub mod worker_state;
 
 pub use category::{Category, CategorySource};
 pub use error::{Error, Result};
