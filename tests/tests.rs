@@ -8,3 +8,7 @@ mod core_outbox;
 mod core_processes;
 mod core_store;
 mod core_worker;
+
+mod fake_ai;
+
+mod classify_providers;
