@@ -418,10 +418,7 @@ impl Worker {
         let reason = reason.to_owned();
         let r = self
             .store
-            .run(move |s| {
-                let until = pause_for.map(|d| s.now().plus(d));
-                s.pause_worker(kind, &reason, until)
-            })
+            .run(move |s| s.pause_worker(kind, &reason, pause_for))
             .await;
         if let Err(e) = r {
             warn!(error = %e, "cannot record the pause");

@@ -6,6 +6,8 @@
 //! process, and a running worker that sees it cleared tries again at once. Subscribers hear
 //! [`Change::Worker`] after each commit that changed it.
 
+use std::time::Duration;
+
 use rusqlite::{named_params, Connection, Transaction};
 
 use crate::error::Result;
@@ -124,9 +126,11 @@ impl Store {
         self.with_conn(get_worker_state)
     }
 
-    /// Records that the worker paused, and tells subscribers.
-    pub fn pause_worker(&self, kind: PauseKind, reason: &str, until: Option<Timestamp>) -> Result<()> {
+    /// Records that the worker paused for `pause_for` (`None`: until the user resumes it), and
+    /// tells subscribers.
+    pub fn pause_worker(&self, kind: PauseKind, reason: &str, pause_for: Option<Duration>) -> Result<()> {
         let now = self.now();
+        let until = pause_for.map(|d| now.plus(d));
         self.write(Some(Change::Worker), |tx| {
             update_worker_paused(tx, kind, reason, until, now)
         })

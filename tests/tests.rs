@@ -12,3 +12,4 @@ mod core_worker;
 mod fake_ai;
 
 mod classify_providers;
+mod worker_failures;
