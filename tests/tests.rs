@@ -11,5 +11,6 @@ mod core_worker;
 
 mod fake_ai;
 
+mod classify_cli;
 mod classify_providers;
 mod worker_failures;
