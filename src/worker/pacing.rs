@@ -1,28 +1,35 @@
 //! Pacing for the worker: the request-rate limit it imposes on itself and the growing wait while
 //! a provider is unreachable.
 //!
-//! [`RequestPacer`] is a token bucket holding one token, refilled every `60 s / limit`: calls
-//! are spaced evenly and never exceed the limit in any window, so draining a queue takes exactly
-//! `calls / limit` minutes. [`Backoff`] doubles from its first wait up to its cap and starts over
-//! after a success.
+//! [`RequestPacer`] is a token bucket refilled with one token every `60 s / limit` that holds
+//! at most one second's worth of calls (at least one), and starts with one token. Calls are
+//! spaced evenly; a call that took longer than the spacing is caught up on afterwards instead of
+//! lost, so draining a queue takes `calls / limit` minutes, not more. From the start, calls never
+//! run ahead of `limit` per minute; in any 60 s window there are at most `limit + limit / 60`.
+//! [`Backoff`] doubles from its first wait up to its cap and starts over after a success.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// A token bucket of capacity one: at most `limit` calls per minute, evenly spaced.
+/// A token bucket: at most `limit` calls per minute, evenly spaced, with up to one second of
+/// calls banked to catch up after slow ones.
 #[derive(Debug)]
 pub struct RequestPacer {
     interval: Duration,
+    /// How far behind `now` the next slot may lie: the bucket's capacity less one token.
+    catch_up: Duration,
     next: Mutex<Option<Instant>>,
 }
 
 impl RequestPacer {
     /// At most `per_minute` calls a minute (at least 1).
     pub fn per_minute(per_minute: u32) -> RequestPacer {
+        let interval = Duration::from_secs(60) / per_minute.max(1);
         RequestPacer {
-            interval: Duration::from_secs(60) / per_minute.max(1),
+            interval,
+            catch_up: Duration::from_secs(1).saturating_sub(interval),
             next: Mutex::new(None),
         }
     }
@@ -37,9 +44,10 @@ impl RequestPacer {
         let now = Instant::now();
         // A poisoned lock only means another thread panicked mid-update; the value is still a time.
         let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = next.map_or(now, |n| n.max(now));
+        let earliest = now.checked_sub(self.catch_up).unwrap_or(now);
+        let slot = next.map_or(now, |n| n.max(earliest));
         *next = Some(slot + self.interval);
-        slot - now
+        slot.saturating_duration_since(now)
     }
 }
 
@@ -96,11 +104,15 @@ mod tests {
         assert_eq!(p.reserve(), Duration::ZERO);
         assert_eq!(p.reserve(), Duration::from_millis(100));
         assert_eq!(p.reserve(), Duration::from_millis(200));
-        tokio::time::advance(Duration::from_secs(1)).await;
-        assert_eq!(
-            p.reserve(),
-            Duration::ZERO,
-            "an idle pacer does not bank slots beyond one"
-        );
+        // Idle for a long time: at most one second of calls (10) go at once, then spacing again.
+        tokio::time::advance(Duration::from_secs(5)).await;
+        let waits: Vec<u128> = (0..12).map(|_| p.reserve().as_millis()).collect();
+        assert_eq!(waits, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100, 200]);
+        // A slow limit never banks more than one call.
+        let slow = RequestPacer::per_minute(30);
+        assert_eq!(slow.reserve(), Duration::ZERO);
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(slow.reserve(), Duration::ZERO);
+        assert_eq!(slow.reserve(), Duration::from_secs(2));
     }
 }
