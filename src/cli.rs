@@ -144,9 +144,9 @@ struct ProviderArgs {
     /// The model [default: gpt-4o-mini or llama3.2].
     #[arg(long, env = "SITETRAIL_MODEL", value_name = "NAME")]
     model: Option<String>,
-    /// Never send matching hosts to a remote provider: a domain or `*.suffix` (repeatable;
-    /// added to the saved exclusions).
-    #[arg(long, value_name = "PATTERN", num_args = 1..)]
+    /// Never send matching hosts to a remote provider: a domain or `*.suffix`; repeat the flag
+    /// for more (added to the saved exclusions).
+    #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
     /// Longest wait to connect to the provider (ms) [default: 10000].
     #[arg(long, value_name = "N")]

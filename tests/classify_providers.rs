@@ -396,3 +396,31 @@ async fn private_and_excluded_hosts_never_reach_the_remote_provider() {
         .unwrap();
     assert_eq!(bodies(&server).await.len(), 1);
 }
+
+/// A resolver that cannot resolve anything, as when the network or DNS is down.
+struct NoDns;
+
+impl reqwest::dns::Resolve for NoDns {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move { Err(format!("failed to lookup address information: {host}").into()) })
+    }
+}
+
+#[tokio::test]
+async fn a_dns_failure_is_offline() {
+    let client = reqwest::Client::builder()
+        .dns_resolver(std::sync::Arc::new(NoDns))
+        .build()
+        .unwrap();
+    let e = client
+        .post("http://api.provider.example/v1/chat/completions")
+        .send()
+        .await
+        .unwrap_err();
+    let mapped = sitetrail::classify::http::send_error("openai", &e, None);
+    assert!(
+        matches!(&mapped, ClassifyError::Offline(m) if m.contains("lookup")),
+        "{mapped:?}"
+    );
+}
