@@ -14,7 +14,7 @@ use sitetrail::classify::Classifier;
 use sitetrail::domain::Domain;
 use sitetrail::export::{ExportFormat, ExportKind};
 use sitetrail::ids::OutboxId;
-use sitetrail::settings::{Environment, Overrides, Provider, Resolved, Settings};
+use sitetrail::settings::{Overrides, Provider, Resolved};
 use sitetrail::websites::WebsiteFilter;
 use sitetrail::worker::Worker;
 use sitetrail::{Category, Error, NewVisit, Result, Store, Timestamp};
@@ -289,11 +289,7 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
 
 /// Loads the settings file and applies the environment and `overrides` (CLI > env > file).
 fn resolve_settings(path: Option<PathBuf>, overrides: &Overrides) -> Result<Resolved> {
-    let path = match path {
-        Some(p) => p,
-        None => sitetrail::settings::default_settings_path()?,
-    };
-    Settings::load(&path)?.resolve(&Environment::from_process(), overrides)
+    sitetrail::settings::load_and_resolve(path.as_deref(), overrides)
 }
 
 fn run(cli: Cli) -> Result<()> {

@@ -217,6 +217,16 @@ pub fn default_settings_path() -> Result<PathBuf> {
     Ok(dirs.config_dir().join("settings.json"))
 }
 
+/// Loads the settings file (`path`, else [`default_settings_path`]) and applies the process
+/// environment and `overrides`: what the CLI and the app run with.
+pub fn load_and_resolve(path: Option<&Path>, overrides: &Overrides) -> Result<Resolved> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => default_settings_path()?,
+    };
+    Settings::load(&path)?.resolve(&Environment::from_process(), overrides)
+}
+
 impl Settings {
     /// Loads `path`: defaults if it does not exist, an error naming it if it is malformed.
     pub fn load(path: &Path) -> Result<Settings> {

@@ -249,10 +249,11 @@ async fn timeouts_are_transient_and_refused_connections_offline() {
     );
 
     let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // 127.0.0.3: no other test listens there, so the freed port stays closed.
+        let l = std::net::TcpListener::bind("127.0.0.3:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let e = openai(&format!("http://127.0.0.1:{port}/v1"))
+    let e = openai(&format!("http://127.0.0.3:{port}/v1"))
         .classify(&hosts(&["a.example"]))
         .await
         .unwrap_err();

@@ -30,8 +30,9 @@ async fn offline_for_a_long_time_loses_no_attempt_and_resumes_by_itself() {
     let db = TempDb::new();
     let store = db.open();
     seed(&store, 12);
-    // A port that refuses connections, and later the fake server on that same port.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // A port that refuses connections, and later the fake server on that same port. 127.0.0.2
+    // (still loopback) so that no other test's server, all on 127.0.0.1, can take the port.
+    let listener = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let worker = Worker::new(
