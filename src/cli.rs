@@ -277,7 +277,7 @@ fn open(db: Option<PathBuf>) -> Result<Store> {
         Some(p) => p,
         None => sitetrail::store::default_db_path()?,
     };
-    Store::open(path)
+    Store::open_with(path, sitetrail::store::StoreOptions::from_env()?)
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<()> {

@@ -81,6 +81,30 @@ impl Default for StoreOptions {
     }
 }
 
+impl StoreOptions {
+    /// The defaults, with `synchronous` taken from `SITETRAIL_SYNCHRONOUS` (`normal` or `full`)
+    /// when it is set: how the CLI and the app open the database.
+    pub fn from_env() -> Result<StoreOptions> {
+        StoreOptions::with_synchronous(std::env::var("SITETRAIL_SYNCHRONOUS").ok().as_deref())
+    }
+
+    /// The defaults, with `synchronous` parsed from `value` if given.
+    pub fn with_synchronous(value: Option<&str>) -> Result<StoreOptions> {
+        let synchronous = match value.map(str::trim).filter(|v| !v.is_empty()) {
+            Some(v) => v.parse().map_err(|_| {
+                Error::InvalidConfig(format!(
+                    "SITETRAIL_SYNCHRONOUS must be `normal` or `full`, not {v:?}"
+                ))
+            })?,
+            None => Synchronous::Normal,
+        };
+        Ok(StoreOptions {
+            synchronous,
+            ..StoreOptions::default()
+        })
+    }
+}
+
 /// What changed, sent to subscribers after the transaction that changed it committed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -276,6 +300,25 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn synchronous_comes_from_its_setting() {
+        assert_eq!(
+            StoreOptions::with_synchronous(None).unwrap().synchronous,
+            Synchronous::Normal
+        );
+        assert_eq!(
+            StoreOptions::with_synchronous(Some("FULL")).unwrap().synchronous,
+            Synchronous::Full
+        );
+        let err = StoreOptions::with_synchronous(Some("off"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("SITETRAIL_SYNCHRONOUS") && err.contains("off"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn every_migration_file_is_embedded_in_order() {

@@ -247,3 +247,20 @@ fn export_writes_csv_and_json_and_refuses_a_missing_folder() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir/h.csv"));
 }
+
+#[test]
+fn a_bad_synchronous_setting_is_refused_by_name() {
+    let db = TempDb::new();
+    let out = cli(&db.path)
+        .args(["status"])
+        .env("SITETRAIL_SYNCHRONOUS", "sometimes")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sometimes"));
+    run_ok(
+        cli(&db.path)
+            .args(["status"])
+            .env("SITETRAIL_SYNCHRONOUS", "full"),
+    );
+}
