@@ -151,3 +151,32 @@ fn worker_until_idle_exits_once_nothing_is_pending_or_processing() {
     let s = store.queue_status().unwrap();
     assert_eq!((s.pending, s.processing, s.completed), (0, 0, 2));
 }
+
+#[test]
+fn sigterm_stops_the_worker_after_the_job_in_flight() {
+    let db = TempDb::new();
+    let store = db.open();
+    visit(&store, "https://github.com/");
+    visit(&store, "https://example.org/");
+    let mut worker = cli(&db.path)
+        .args(["worker", "--simulate-latency-ms", "700", "--fixed-delay-ms", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(15), || store
+        .queue_status()
+        .unwrap()
+        .processing
+        == 1));
+    let pid = i32::try_from(worker.id()).unwrap();
+    // SAFETY: sending a signal to our own child process.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    let out = worker.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = store.queue_status().unwrap();
+    // The job in flight finished; the worker claimed nothing after the signal.
+    assert_eq!((s.completed, s.processing, s.pending), (1, 0, 1), "{s:?}");
+}
