@@ -158,7 +158,7 @@ fn sigterm_stops_the_worker_after_the_job_in_flight() {
     let store = db.open();
     visit(&store, "https://github.com/");
     visit(&store, "https://example.org/");
-    let mut worker = cli(&db.path)
+    let worker = cli(&db.path)
         .args(["worker", "--simulate-latency-ms", "700", "--fixed-delay-ms", "0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
