@@ -1,9 +1,10 @@
 //! Recording visits: the write path that never waits for the AI.
 //!
 //! A visit, its website (if the domain is new) and that website's classification job are written
-//! in one transaction, so a website never exists without its outbox row. Importers call
-//! [`record_visit_in`] many times inside one transaction; the CLI and the app call
-//! [`Store::record_visit`].
+//! in one transaction, so a website never exists without its outbox row. The CLI and the app call
+//! [`Store::record_visit`]; [`record_visit_in`] is the same inside a caller's transaction. It is
+//! [`get_or_insert_website_in`] then [`insert_visit_in`], which importers call directly so they
+//! can skip the website lookup for a domain already seen in the same import.
 
 use rusqlite::{named_params, OptionalExtension, Transaction};
 
@@ -62,9 +63,39 @@ pub fn clean_title(title: Option<&str>) -> Option<String> {
 /// website if its domain is new, and only then its `PENDING` outbox row, then the visit.
 pub fn record_visit_in(tx: &Transaction<'_>, visit: &NewVisit<'_>, now: Timestamp) -> Result<Recorded> {
     let domain = Domain::from_url(visit.url)?;
+    record_visit_for_domain_in(tx, visit, &domain, now)
+}
+
+/// [`record_visit_in`] for a caller that already derived `domain` from `visit.url`. `domain` must
+/// be `Domain::from_url(visit.url)`.
+pub fn record_visit_for_domain_in(
+    tx: &Transaction<'_>,
+    visit: &NewVisit<'_>,
+    domain: &Domain,
+    now: Timestamp,
+) -> Result<Recorded> {
     if visit.source.trim().is_empty() {
         return Err(Error::InvalidConfig("a visit's source must not be empty".into()));
     }
+    let (website_id, new_website) = get_or_insert_website_in(tx, domain, now)?;
+    let (visit_id, inserted) = insert_visit_in(tx, visit, website_id)?;
+    Ok(Recorded {
+        visit_id,
+        website_id,
+        domain: domain.as_str().to_owned(),
+        new_website,
+        inserted,
+    })
+}
+
+/// The first half of [`record_visit_in`]: the website of `domain`, inserted with its `PENDING`
+/// outbox row if the domain is new. Returns its id and whether it was inserted. An importer calls
+/// this only for domains it has not seen in the current import, then [`insert_visit_in`].
+pub fn get_or_insert_website_in(
+    tx: &Transaction<'_>,
+    domain: &Domain,
+    now: Timestamp,
+) -> Result<(WebsiteId, bool)> {
     // Inside this BEGIN IMMEDIATE transaction no other writer can add the domain between the
     // lookup and the insert; the lookup first spares the common case (a known website) an insert
     // attempt, and ON CONFLICT keeps the insert safe regardless.
@@ -72,33 +103,40 @@ pub fn record_visit_in(tx: &Transaction<'_>, visit: &NewVisit<'_>, now: Timestam
         .prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
         .query_row(named_params! { ":domain": domain.as_str() }, |r| r.get("id"))
         .optional()?;
-    let (website_id, inserted_website) = match existing {
-        Some(id) => (id, false),
-        None => {
-            let new_id = WebsiteId::new();
-            let inserted = tx
-                .prepare_cached(
-                    r#"INSERT INTO website (id, domain, created_at, version)
-                       VALUES (:id, :domain, :now, 0)
-                       ON CONFLICT (domain) DO NOTHING"#,
-                )?
-                .execute(named_params! { ":id": new_id, ":domain": domain.as_str(), ":now": now })?
-                == 1;
-            if !inserted {
-                return Err(Error::Conflict(format!(
-                    "website {domain} appeared inside a write transaction"
-                )));
-            }
-            tx.prepare_cached(
-                r#"INSERT INTO website_category_classification_outbox
-                       (id, website_id, status, attempt_count, attempted_at, created_at, version)
-                   VALUES (:id, :website_id, 'PENDING', 0, NULL, :now, 0)"#,
-            )?
-            .execute(named_params! { ":id": OutboxId::new(), ":website_id": new_id, ":now": now })?;
-            (new_id, true)
-        }
-    };
+    if let Some(id) = existing {
+        return Ok((id, false));
+    }
+    let new_id = WebsiteId::new();
+    let inserted = tx
+        .prepare_cached(
+            r#"INSERT INTO website (id, domain, created_at, version)
+               VALUES (:id, :domain, :now, 0)
+               ON CONFLICT (domain) DO NOTHING"#,
+        )?
+        .execute(named_params! { ":id": new_id, ":domain": domain.as_str(), ":now": now })?
+        == 1;
+    if !inserted {
+        return Err(Error::Conflict(format!(
+            "website {domain} appeared inside a write transaction"
+        )));
+    }
+    tx.prepare_cached(
+        r#"INSERT INTO website_category_classification_outbox
+               (id, website_id, status, attempt_count, attempted_at, created_at, version)
+           VALUES (:id, :website_id, 'PENDING', 0, NULL, :now, 0)"#,
+    )?
+    .execute(named_params! { ":id": OutboxId::new(), ":website_id": new_id, ":now": now })?;
+    Ok((new_id, true))
+}
 
+/// The second half of [`record_visit_in`]: inserts the visit for `website_id` unless (`source`,
+/// `source_visit_id`) is already stored. Returns the visit's id (the existing one's if it was
+/// stored before) and whether it was inserted.
+pub fn insert_visit_in(
+    tx: &Transaction<'_>,
+    visit: &NewVisit<'_>,
+    website_id: WebsiteId,
+) -> Result<(Option<VisitId>, bool)> {
     let visit_id = VisitId::at(visit.visited_at);
     let title = clean_title(visit.title);
     let inserted =
@@ -116,23 +154,17 @@ pub fn record_visit_in(tx: &Transaction<'_>, visit: &NewVisit<'_>, now: Timestam
             ":source": visit.source,
             ":source_visit_id": visit.source_visit_id,
         })? == 1;
-    let visit_id = if inserted {
-        Some(visit_id)
-    } else {
-        tx.prepare_cached(r#"SELECT id FROM visit WHERE source = :source AND source_visit_id = :svid"#)?
-            .query_row(
-                named_params! { ":source": visit.source, ":svid": visit.source_visit_id },
-                |r| r.get("id"),
-            )
-            .optional()?
-    };
-    Ok(Recorded {
-        visit_id,
-        website_id,
-        domain: domain.as_str().to_owned(),
-        new_website: inserted_website,
-        inserted,
-    })
+    if inserted {
+        return Ok((Some(visit_id), true));
+    }
+    let existing = tx
+        .prepare_cached(r#"SELECT id FROM visit WHERE source = :source AND source_visit_id = :svid"#)?
+        .query_row(
+            named_params! { ":source": visit.source, ":svid": visit.source_visit_id },
+            |r| r.get("id"),
+        )
+        .optional()?;
+    Ok((existing, false))
 }
 
 impl Store {
