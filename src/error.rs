@@ -50,6 +50,15 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A browser history file that cannot be imported as a whole (missing, unreadable, not an
+    /// intact SQLite database, or not the named browser's schema). Nothing of it was imported.
+    #[error("cannot import {path}: {problem}")]
+    Import {
+        /// The browser's file.
+        path: PathBuf,
+        /// What is wrong with it, and what to do where that helps.
+        problem: String,
+    },
     /// A SQL error.
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
@@ -96,6 +105,7 @@ impl Error {
             Error::Conflict(_) => "conflict",
             Error::InvalidConfig(_) => "invalid_config",
             Error::Open { .. } => "open",
+            Error::Import { .. } => "import",
             Error::Sql(_) | Error::Pool(_) => "database",
             Error::Io(_) => "io",
             Error::Classify(_) => "classifier",

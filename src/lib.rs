@@ -3,7 +3,7 @@
 //! The library behind the `sitetrail` CLI and the desktop app. See `ARCHITECTURE.md` for the
 //! bird's-eye view. In short: [`Store`] is the SQLite file; [`Store::record_visit`] writes a
 //! visit, its website and the website's classification job in one transaction; [`worker::Worker`]
-//! drains the [`outbox`] through a [`classify::Classifier`].
+//! drains the [`outbox`] through a [`classify::Classifier`]; [`import`] brings in the browsers' history.
 
 #![warn(missing_docs)]
 
@@ -14,6 +14,7 @@ pub mod error;
 pub mod export;
 pub mod history;
 pub mod ids;
+pub mod import;
 pub mod outbox;
 pub mod settings;
 pub mod store;

@@ -8,7 +8,7 @@
 //! connection.
 //!
 //! Invariant: only this crate's store, visits, outbox, websites and worker_state modules touch
-//! rusqlite.
+//! rusqlite, and the importers, which also read the browsers' own (copied) database files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +29,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "worker_state",
         include_str!("../migrations/0002_worker_state.sql"),
     ),
+    (3, "import", include_str!("../migrations/0003_import.sql")),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.
