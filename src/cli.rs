@@ -130,6 +130,12 @@ enum Command {
     /// Resumes a worker paused because the provider needs you (bad key, no quota, unknown
     /// model), or cuts short an offline or rate-limit pause.
     Resume,
+    /// Imports browsing history from a browser's own database; only visits added since the last
+    /// import are read.
+    Import(crate::cli_import::ImportArgs),
+    /// Runs the worker and re-imports every detected browser profile every few minutes, until
+    /// SIGINT/SIGTERM.
+    Daemon(crate::cli_import::DaemonArgs),
 }
 
 /// Which provider and how to reach it; each flag overrides the environment and saved settings.
@@ -195,10 +201,10 @@ enum ExportAs {
 }
 
 #[derive(Args, Debug)]
-struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// Exit once no job is PENDING or PROCESSING.
     #[arg(long)]
-    until_idle: bool,
+    pub(crate) until_idle: bool,
     #[command(flatten)]
     provider: ProviderArgs,
     /// Sleep between ticks (ms) [default: 1000].
@@ -251,7 +257,7 @@ impl WorkerArgs {
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let default_level = if matches!(cli.command, Command::Worker(_)) {
+    let default_level = if matches!(cli.command, Command::Worker(_) | Command::Daemon(_)) {
         "info"
     } else {
         "warn"
@@ -280,7 +286,7 @@ fn open(db: Option<PathBuf>) -> Result<Store> {
     Store::open_with(path, sitetrail::store::StoreOptions::from_env()?)
 }
 
-fn print_json(value: &impl serde::Serialize) -> Result<()> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value).map_err(|e| Error::Io(e.into()))?;
     writeln!(out)?;
@@ -334,6 +340,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Worker(args) => run_worker(store, cli.settings, args)?,
+        Command::Import(args) => crate::cli_import::run_import(&store, args)?,
+        Command::Daemon(args) => crate::cli_import::run_daemon(store, cli.settings, args)?,
         Command::Status { json } => {
             let s = store.queue_status()?;
             let w = store.worker_state()?;
@@ -470,6 +478,23 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
+    let worker = build_worker(store, settings, &args)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async move {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("stopping: finishing the job in flight (send the signal again to stop at once)");
+            let _ = stop_tx.send(true);
+            wait_for_signal().await;
+            std::process::exit(130);
+        });
+        worker.run(stop_rx, args.until_idle).await
+    })
+}
+
+/// The worker the `worker` and `daemon` commands run, from the settings and the worker options.
+pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &WorkerArgs) -> Result<Worker> {
     let resolved = resolve_settings(settings, &args.overrides()?)?;
     let user = store.with_conn(sitetrail::websites::list_user_categories)?;
     let (mut classifier, config) = resolved.build(user)?;
@@ -491,19 +516,7 @@ fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Resu
             Duration::from_millis(ms),
         ));
     }
-    let worker = Worker::new(store, classifier, config)?;
-    let rt = tokio::runtime::Runtime::new()?;
-    rt.block_on(async move {
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            wait_for_signal().await;
-            tracing::info!("stopping: finishing the job in flight (send the signal again to stop at once)");
-            let _ = stop_tx.send(true);
-            wait_for_signal().await;
-            std::process::exit(130);
-        });
-        worker.run(stop_rx, args.until_idle).await
-    })
+    Worker::new(store, classifier, config)
 }
 
 fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
@@ -547,7 +560,7 @@ fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
     Ok(())
 }
 
-async fn wait_for_signal() {
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -2,6 +2,7 @@
 //! them, never rename or remove them.
 
 mod cli;
+mod cli_import;
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -1,0 +1,316 @@
+//! The `import` and `daemon` commands: arguments, progress bar and output. The importing is done
+//! by `sitetrail::import`; this module turns its reports into text or JSON.
+//!
+//! Exit status: non-zero when a file is refused (or, with `--auto`, when any profile failed; the
+//! other profiles are still imported).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
+use sitetrail::{Error, Result, Store};
+
+use crate::cli::{build_worker, print_json, wait_for_signal, WorkerArgs};
+
+/// The browser family named on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum BrowserArg {
+    /// Chrome, Chromium, Edge, Brave, Vivaldi, Opera: `<profile>/History`.
+    #[value(
+        alias = "chromium",
+        alias = "edge",
+        alias = "brave",
+        alias = "vivaldi",
+        alias = "opera"
+    )]
+    Chrome,
+    /// Firefox, LibreWolf, Waterfox: `<profile>/places.sqlite`.
+    #[value(alias = "librewolf", alias = "waterfox")]
+    Firefox,
+    /// Safari: `~/Library/Safari/History.db`.
+    Safari,
+}
+
+impl From<BrowserArg> for Browser {
+    fn from(b: BrowserArg) -> Browser {
+        match b {
+            BrowserArg::Chrome => Browser::Chrome,
+            BrowserArg::Firefox => Browser::Firefox,
+            BrowserArg::Safari => Browser::Safari,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ImportArgs {
+    /// The browser family PATH belongs to.
+    #[arg(
+        value_enum,
+        required_unless_present = "auto",
+        conflicts_with = "auto",
+        requires = "path"
+    )]
+    browser: Option<BrowserArg>,
+    /// The history file: a Chrome-family `History`, Firefox `places.sqlite` or Safari `History.db`.
+    #[arg(value_name = "PATH")]
+    path: Option<PathBuf>,
+    /// Import every browser profile found on this computer.
+    #[arg(long)]
+    auto: bool,
+    /// Store the visits under this source name (default: the browser and a hash of the path).
+    #[arg(long, value_name = "NAME", conflicts_with = "auto")]
+    source: Option<String>,
+    /// Print a JSON summary.
+    #[arg(long)]
+    json: bool,
+    /// Browser visits per transaction.
+    #[arg(long, value_name = "N", default_value_t = import::DEFAULT_BATCH_SIZE, hide = true)]
+    batch_size: usize,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DaemonArgs {
+    #[command(flatten)]
+    worker: WorkerArgs,
+    /// Minutes between imports of every detected browser profile.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    import_interval_min: u64,
+    /// Milliseconds between imports; overrides --import-interval-min (for tests and demos).
+    #[arg(long, value_name = "N", hide = true)]
+    import_interval_ms: Option<u64>,
+}
+
+/// Runs `sitetrail import`.
+pub(crate) fn run_import(store: &Store, args: ImportArgs) -> Result<()> {
+    let opts = ImportOptions {
+        source: args.source.clone(),
+        batch_size: args.batch_size,
+        cancel: None,
+    };
+    if args.auto {
+        return run_auto_import(store, &opts, args.json);
+    }
+    let (Some(browser), Some(path)) = (args.browser, args.path) else {
+        return Err(Error::InvalidConfig(
+            "give a browser and a PATH, or --auto".into(),
+        ));
+    };
+    let bar = progress_bar(&path.display().to_string());
+    let result = import::import_file(store, browser.into(), &path, &opts, &mut |p| update(&bar, p));
+    bar.finish_and_clear();
+    let report = result?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn run_auto_import(store: &Store, opts: &ImportOptions, json: bool) -> Result<()> {
+    let profiles = import::detect_profiles();
+    if profiles.is_empty() && !json {
+        println!("no browser profiles found");
+    }
+    let mut bar: Option<(PathBuf, ProgressBar)> = None;
+    let results = import::import_detected(store, profiles, opts, &mut |profile, p| {
+        if bar.as_ref().is_none_or(|(path, _)| path != &profile.path) {
+            if let Some((_, old)) = bar.take() {
+                old.finish_and_clear();
+            }
+            let label = format!("{} {}", profile.product, profile.profile);
+            bar = Some((profile.path.clone(), progress_bar(&label)));
+        }
+        if let Some((_, b)) = &bar {
+            update(b, p);
+        }
+    });
+    if let Some((_, b)) = bar {
+        b.finish_and_clear();
+    }
+    let failed = results.iter().filter(|r| r.result.is_err()).count();
+    if json {
+        let list: Vec<_> = results
+            .iter()
+            .map(|r| match &r.result {
+                Ok(report) => json!({"profile": r.profile, "report": report}),
+                Err(e) => {
+                    json!({"profile": r.profile, "error": {"kind": e.kind(), "message": e.to_string()}})
+                }
+            })
+            .collect();
+        print_json(&list)?;
+    } else {
+        for r in &results {
+            println!("{} ({}):", r.profile.product, r.profile.profile);
+            match &r.result {
+                Ok(report) => print_report(report),
+                Err(e) => println!("  error: {e}"),
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(Error::Conflict(format!(
+            "{failed} of {} browser profile(s) could not be imported (see above)",
+            results.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr when it is a terminal; a hidden one otherwise.
+fn progress_bar(label: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} visits ({per_sec}, {eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(label.to_owned());
+    bar
+}
+
+fn update(bar: &ProgressBar, p: Progress) {
+    bar.set_length(p.total);
+    bar.set_position(p.read);
+}
+
+fn print_report(r: &ImportReport) {
+    println!(
+        "imported {}  skipped {}  new websites {}  ({} from {})",
+        r.imported,
+        r.skipped.total,
+        r.new_websites,
+        r.source,
+        r.path.display()
+    );
+    let s = &r.skipped;
+    let reasons: Vec<String> = [
+        (s.redirect, "redirect"),
+        (s.subframe, "subframe"),
+        (s.non_web, "not http(s)"),
+        (s.not_page, "not a page"),
+        (s.bad_url, "bad URL"),
+        (s.bad_timestamp, "bad timestamp"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    if !reasons.is_empty() {
+        println!("  skipped: {}", reasons.join(", "));
+    }
+    if r.already_present > 0 {
+        println!("  {} visit(s) were already imported", r.already_present);
+    }
+    if r.repaired_titles > 0 {
+        println!(
+            "  {} title(s) had invalid UTF-8 or control characters and were repaired",
+            r.repaired_titles
+        );
+    }
+}
+
+/// Runs `sitetrail daemon`: the worker, and an import of every detected profile at start and every
+/// interval, until SIGINT/SIGTERM. An import in progress stops after the batch in flight commits.
+pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonArgs) -> Result<()> {
+    if args.worker.until_idle {
+        return Err(Error::InvalidConfig(
+            "the daemon runs until SIGINT/SIGTERM; --until-idle is for `sitetrail worker`".into(),
+        ));
+    }
+    let interval = match args.import_interval_ms {
+        Some(ms) => Duration::from_millis(ms),
+        None => Duration::from_secs(args.import_interval_min.saturating_mul(60)),
+    };
+    if interval.is_zero() {
+        return Err(Error::InvalidConfig(
+            "the import interval must be at least 1 minute".into(),
+        ));
+    }
+    let worker = build_worker(store.clone(), settings, &args.worker)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async move {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let cancel_on_signal = cancel.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("stopping: finishing the job and import batch in flight (send the signal again to stop at once)");
+            cancel_on_signal.store(true, Ordering::Relaxed);
+            let _ = stop_tx.send(true);
+            wait_for_signal().await;
+            std::process::exit(130);
+        });
+        let importer = tokio::spawn(auto_import_loop(store, interval, stop_rx.clone(), cancel));
+        let worked = worker.run(stop_rx, false).await;
+        importer.await.map_err(|e| Error::Task(e.to_string()))?;
+        worked
+    })
+}
+
+async fn auto_import_loop(
+    store: Store,
+    interval: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    cancel: Arc<AtomicBool>,
+) {
+    tracing::info!(interval_s = interval.as_secs(), "auto-import every interval");
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        let opts = ImportOptions {
+            cancel: Some(cancel.clone()),
+            ..ImportOptions::default()
+        };
+        let results = store
+            .run(move |s| {
+                Ok(import::import_detected(
+                    s,
+                    import::detect_profiles(),
+                    &opts,
+                    &mut |_, _| {},
+                ))
+            })
+            .await;
+        match results {
+            Ok(results) => {
+                for r in results {
+                    log_profile(&r.profile, &r.result);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "auto-import failed; will try again"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.wait_for(|s| *s) => break,
+        }
+    }
+    tracing::info!("auto-import stopped");
+}
+
+fn log_profile(profile: &DetectedProfile, result: &Result<ImportReport>) {
+    match result {
+        Ok(r) => tracing::info!(
+            browser = %profile.product,
+            profile = %profile.profile,
+            imported = r.imported,
+            skipped = r.skipped.total,
+            new_websites = r.new_websites,
+            "imported"
+        ),
+        Err(e) => {
+            tracing::warn!(browser = %profile.product, profile = %profile.profile, error = %e, "import failed")
+        }
+    }
+}
