@@ -235,6 +235,17 @@ impl Store {
         f: impl FnOnce(&Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
         let mut conn = self.conn()?;
+        self.write_on(&mut conn, change, f)
+    }
+
+    /// [`Store::write`] on a connection the caller holds across several transactions (from
+    /// [`Store::conn`]): an importer keeps its page cache warm from one batch to the next.
+    pub fn write_on<T>(
+        &self,
+        conn: &mut Connection,
+        change: Option<Change>,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
