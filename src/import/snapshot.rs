@@ -32,6 +32,9 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// How many times the copy is retried when the browser changed the file while it was copied.
 const COPY_ATTEMPTS: usize = 3;
 
+/// Page cache of the read-only connection to the copy (KiB).
+const SNAPSHOT_CACHE_KIB: i64 = 16 * 1024;
+
 /// The tables and columns an importer reads; a file without them is refused before any row is read.
 pub(crate) type Schema = &'static [(&'static str, &'static [&'static str])];
 
@@ -67,6 +70,10 @@ impl Snapshot {
         .map_err(|e| refuse(describe_sqlite(&e)))?;
         check_integrity(&conn).map_err(refuse)?;
         check_schema(&conn, schema, hint).map_err(refuse)?;
+        // Visits are read in id order but their URLs are looked up all over the URL table: a
+        // bounded cache keeps most of it in memory for a large history.
+        conn.pragma_update(None, "cache_size", -SNAPSHOT_CACHE_KIB)
+            .map_err(|e| refuse(describe_sqlite(&e)))?;
         Ok(Snapshot { conn, _dir: dir })
     }
 

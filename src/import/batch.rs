@@ -1,0 +1,110 @@
+//! Writing one batch of browser visits, inside the batch's transaction.
+//!
+//! Each visit that passes the checks goes through the same two steps as `record_visit`
+//! ([`get_or_insert_website_in`], then [`insert_visit_in`]), so every new website gets its outbox
+//! row in the batch's transaction. Between the two, a [`WebsiteCache`] remembers the website of
+//! each domain already seen in this import, which saves a lookup for nearly every visit.
+//!
+//! Invariant: the cache never holds an id the database might not have. It is filled only by this
+//! import's own connection, dropped with a batch that fails (the import stops), and cleared when
+//! `PRAGMA data_version` shows that another connection committed since the last batch.
+
+use std::collections::HashMap;
+
+use rusqlite::Transaction;
+
+use crate::domain::Domain;
+use crate::error::Result;
+use crate::ids::WebsiteId;
+use crate::time::Timestamp;
+use crate::visits::{get_or_insert_website_in, insert_visit_in, NewVisit};
+
+use super::rows::{check_visit, read_title, RawVisit, SkipCounts};
+
+/// Most domains the cache holds; past this it starts over, so memory stays bounded whatever the
+/// number of hosts in a history.
+const MAX_CACHED_DOMAINS: usize = 100_000;
+
+/// What one committed batch did.
+#[derive(Default)]
+pub(super) struct Batch {
+    pub(super) read: u64,
+    pub(super) imported: u64,
+    pub(super) already_present: u64,
+    pub(super) new_websites: u64,
+    pub(super) skipped: SkipCounts,
+    pub(super) repaired_titles: u64,
+    pub(super) last_visit_id: Option<i64>,
+    pub(super) end_of_file: bool,
+}
+
+/// The website id of each domain this import has already stored a visit for.
+#[derive(Default)]
+pub(super) struct WebsiteCache {
+    ids: HashMap<Domain, WebsiteId>,
+    data_version: Option<i64>,
+}
+
+impl WebsiteCache {
+    /// Call at the start of each batch's transaction: forgets everything if another connection
+    /// committed since the last batch (it may have changed the `website` table).
+    pub(super) fn begin_batch(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        let version: i64 = tx.pragma_query_value(None, "data_version", |r| r.get(0))?;
+        if self.data_version != Some(version) || self.ids.len() >= MAX_CACHED_DOMAINS {
+            self.ids.clear();
+            self.data_version = Some(version);
+        }
+        Ok(())
+    }
+
+    fn website_in(
+        &mut self,
+        tx: &Transaction<'_>,
+        domain: Domain,
+        now: Timestamp,
+    ) -> Result<(WebsiteId, bool)> {
+        if let Some(&id) = self.ids.get(&domain) {
+            return Ok((id, false));
+        }
+        let (id, inserted) = get_or_insert_website_in(tx, &domain, now)?;
+        self.ids.insert(domain, id);
+        Ok((id, inserted))
+    }
+}
+
+/// Checks one browser visit and stores it, or counts why not. Only a database error is an error.
+pub(super) fn store_visit(
+    tx: &Transaction<'_>,
+    raw: &RawVisit<'_>,
+    source: &str,
+    now: Timestamp,
+    websites: &mut WebsiteCache,
+    batch: &mut Batch,
+) -> Result<()> {
+    let (url, visited_at, domain) = match check_visit(raw) {
+        Ok(ok) => ok,
+        Err(skip) => {
+            batch.skipped.add(skip);
+            return Ok(());
+        }
+    };
+    let (title, repaired) = read_title(raw.title);
+    let source_visit_id = raw.id.to_string();
+    let (website_id, new_website) = websites.website_in(tx, domain, now)?;
+    let visit = NewVisit {
+        url,
+        title: title.as_deref(),
+        visited_at,
+        source,
+        source_visit_id: Some(&source_visit_id),
+    };
+    let (_, inserted) = insert_visit_in(tx, &visit, website_id)?;
+    if inserted {
+        batch.imported += 1;
+        batch.repaired_titles += u64::from(repaired);
+    } else {
+        batch.already_present += 1;
+    }
+    batch.new_websites += u64::from(new_website);
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! What counts as a visit: the checks every source shares, and why a browser visit is skipped.
+//!
+//! A source module reads a row into a [`RawVisit`] (saying itself when the row is a subframe or a
+//! redirect); [`check_visit`] then refuses what is not an `http`/`https` page with a readable URL
+//! and a plausible time. Nothing here fails: a bad row is a [`Skip`], counted in [`SkipCounts`].
+
+use std::borrow::Cow;
+
+use rusqlite::types::ValueRef;
+
+use crate::domain::Domain;
+use crate::time::Timestamp;
+
+/// Earliest visit time accepted: 1990-01-01T00:00:00Z (before the web, so a bogus value).
+pub const MIN_VISIT_MICROS: i64 = 631_152_000_000_000;
+/// Latest visit time accepted (exclusive): 2200-01-01T00:00:00Z.
+pub const MAX_VISIT_MICROS: i64 = 7_258_118_400_000_000;
+
+/// Why a browser visit was not imported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// Not an `http`/`https` URL (`chrome://`, `about:`, `file:`, `data:`, extension pages...).
+    NonWeb,
+    /// A page loaded inside a frame of another page.
+    Subframe,
+    /// A URL that redirected elsewhere; the page it led to is imported.
+    Redirect,
+    /// Neither a page view nor a frame: a download, a keyword-generated search URL.
+    NotPage,
+    /// A URL that does not parse, has no host, is not UTF-8, is missing or is too long.
+    BadUrl,
+    /// A visit time missing, not a number or outside 1990..2200.
+    BadTimestamp,
+}
+
+/// How many visits were skipped, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SkipCounts {
+    /// All skipped visits.
+    pub total: u64,
+    /// See [`Skip::NonWeb`].
+    pub non_web: u64,
+    /// See [`Skip::Subframe`].
+    pub subframe: u64,
+    /// See [`Skip::Redirect`].
+    pub redirect: u64,
+    /// See [`Skip::NotPage`].
+    pub not_page: u64,
+    /// See [`Skip::BadUrl`].
+    pub bad_url: u64,
+    /// See [`Skip::BadTimestamp`].
+    pub bad_timestamp: u64,
+}
+
+impl SkipCounts {
+    pub(super) fn add(&mut self, skip: Skip) {
+        self.total += 1;
+        *match skip {
+            Skip::NonWeb => &mut self.non_web,
+            Skip::Subframe => &mut self.subframe,
+            Skip::Redirect => &mut self.redirect,
+            Skip::NotPage => &mut self.not_page,
+            Skip::BadUrl => &mut self.bad_url,
+            Skip::BadTimestamp => &mut self.bad_timestamp,
+        } += 1;
+    }
+
+    pub(super) fn merge(&mut self, other: &SkipCounts) {
+        self.total += other.total;
+        self.non_web += other.non_web;
+        self.subframe += other.subframe;
+        self.redirect += other.redirect;
+        self.not_page += other.not_page;
+        self.bad_url += other.bad_url;
+        self.bad_timestamp += other.bad_timestamp;
+    }
+}
+
+/// One browser visit as read, before the checks every source shares.
+pub(crate) struct RawVisit<'r> {
+    pub(super) id: i64,
+    pub(super) url: ValueRef<'r>,
+    pub(super) title: ValueRef<'r>,
+    /// `None` when missing, not a number or out of range.
+    pub(super) visited_at: Option<Timestamp>,
+    /// Set when the source itself says this is not a page view.
+    pub(super) skip: Option<Skip>,
+}
+
+/// `micros` (since the Unix epoch) as a timestamp, if it is in the accepted range.
+pub(super) fn timestamp_in_range(micros: i64) -> Option<Timestamp> {
+    (MIN_VISIT_MICROS..MAX_VISIT_MICROS)
+        .contains(&micros)
+        .then_some(Timestamp(micros))
+}
+
+/// The checks every source shares, in order: what the source says, the URL's bytes and scheme, the
+/// time, then the URL's host.
+pub(super) fn check_visit<'r>(raw: &RawVisit<'r>) -> std::result::Result<(&'r str, Timestamp, Domain), Skip> {
+    if let Some(skip) = raw.skip {
+        return Err(skip);
+    }
+    let url = match raw.url {
+        ValueRef::Text(b) | ValueRef::Blob(b) => std::str::from_utf8(b).map_err(|_| Skip::BadUrl)?,
+        _ => return Err(Skip::BadUrl),
+    };
+    match scheme(url) {
+        Some(s) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => {}
+        Some(_) => return Err(Skip::NonWeb),
+        None => return Err(Skip::BadUrl),
+    }
+    let visited_at = raw.visited_at.ok_or(Skip::BadTimestamp)?;
+    let domain = Domain::from_url(url).map_err(|_| Skip::BadUrl)?;
+    Ok((url, visited_at, domain))
+}
+
+/// The scheme of `url` (what comes before the first `:`), if it looks like one.
+fn scheme(url: &str) -> Option<&str> {
+    let url = url.trim_start_matches(|c: char| c <= ' ');
+    let (scheme, _) = url.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then_some(scheme)
+}
+
+/// The title as text, and whether it had to be repaired (invalid UTF-8, control characters, not
+/// text at all). The visit keeps a repaired title rather than being lost for it;
+/// `clean_title` turns control characters into spaces when it is stored.
+pub(super) fn read_title(value: ValueRef<'_>) -> (Option<Cow<'_, str>>, bool) {
+    match value {
+        ValueRef::Null => (None, false),
+        ValueRef::Text(b) | ValueRef::Blob(b) => {
+            let text = String::from_utf8_lossy(b);
+            let repaired = matches!(text, Cow::Owned(_))
+                || matches!(value, ValueRef::Blob(_))
+                || text.chars().any(char::is_control);
+            (Some(text), repaired)
+        }
+        ValueRef::Integer(_) | ValueRef::Real(_) => (None, true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_are_read_without_parsing() {
+        assert_eq!(scheme("https://a.example/"), Some("https"));
+        assert_eq!(scheme("  HTTP://a.example/"), Some("HTTP"));
+        assert_eq!(scheme("chrome-extension://abc/x.html"), Some("chrome-extension"));
+        assert_eq!(scheme("about:blank"), Some("about"));
+        assert_eq!(scheme("no scheme here"), None);
+        assert_eq!(scheme("/relative:path"), None);
+    }
+
+    #[test]
+    fn titles_are_repaired_not_dropped() {
+        assert_eq!(read_title(ValueRef::Null), (None, false));
+        let (t, repaired) = read_title(ValueRef::Text(b"Stadt M\xc3\xbcnchen"));
+        assert_eq!((t.as_deref(), repaired), (Some("Stadt München"), false));
+        let (t, repaired) = read_title(ValueRef::Text(b"bad \xff byte"));
+        assert_eq!((t.as_deref(), repaired), (Some("bad \u{fffd} byte"), true));
+        assert!(read_title(ValueRef::Text(b"bell\x07")).1);
+        assert_eq!(read_title(ValueRef::Integer(7)), (None, true));
+    }
+
+    #[test]
+    fn visit_times_outside_1990_to_2200_are_refused() {
+        assert_eq!(timestamp_in_range(MIN_VISIT_MICROS - 1), None);
+        assert_eq!(timestamp_in_range(MAX_VISIT_MICROS), None);
+        assert_eq!(
+            timestamp_in_range(1_795_941_531_135_765),
+            Some(Timestamp(1_795_941_531_135_765))
+        );
+    }
+}
