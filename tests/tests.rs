@@ -14,3 +14,9 @@ mod fake_ai;
 mod classify_cli;
 mod classify_providers;
 mod worker_failures;
+
+mod import_bad_input;
+mod import_cli;
+mod import_detect;
+mod import_fixtures;
+mod import_support;
