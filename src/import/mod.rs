@@ -45,19 +45,14 @@ pub use detect::{detect_profiles, DetectedProfile};
 pub use rows::{Skip, SkipCounts, MAX_VISIT_MICROS, MIN_VISIT_MICROS};
 
 /// Browser visits per transaction unless [`ImportOptions::batch_size`] says otherwise: large
-/// enough that each index page a batch touches is written once for many visits (the visit index by
-/// website takes visits all over its pages), small enough that a crash redoes little and other
-/// writers wait a fraction of a second (see docs/BENCHMARKS.md, "Import (issue 4)").
-pub const DEFAULT_BATCH_SIZE: usize = 20_000;
+/// enough that the commit cost is spread thin, small enough that a crash redoes little and other
+/// writers wait a small fraction of a second (see docs/BENCHMARKS.md, "Import (issue 4)").
+pub const DEFAULT_BATCH_SIZE: usize = 10_000;
 
-/// Page cache of the connection an import writes with (KiB): enough to keep the hot pages of the
-/// visit indexes of a large history, a fixed bound whatever the file's size.
-const IMPORT_CACHE_KIB: i64 = 64 * 1024;
-
-/// WAL pages between automatic checkpoints while importing (SQLite's default is 1,000): a page
-/// that several batches change is copied into the database file once per checkpoint, not once per
-/// batch. The WAL may grow to this many pages (64 MiB) meanwhile.
-const IMPORT_CHECKPOINT_PAGES: i64 = 16_384;
+/// Page cache of the connection an import writes with (KiB), kept across its batches: enough for
+/// the hot pages (the right edge of the visit table, the website index); a fixed bound whatever
+/// the file's size. Larger caches measured slower, not faster (docs/BENCHMARKS.md).
+const IMPORT_CACHE_KIB: i64 = 8 * 1024;
 
 /// A browser family: which schema the file has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -259,15 +254,12 @@ pub fn import_file(
     let path_text = path.to_string_lossy();
     let batch_size = opts.batch_size.max(1);
     progress(Progress { read: 0, total });
-    // One connection for every batch, with a larger page cache: the visit indexes' pages stay
+    // One connection for every batch, with its own page cache: the pages every batch touches stay
     // cached from one batch to the next instead of being read back from the file. The cache is
-    // bounded, so memory does not grow with the file, and is given back with the connection.
+    // bounded, so memory does not grow with the file, and is reset when the connection goes back.
     let mut conn = store.conn()?;
     let usual_cache: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0))?;
-    let usual_checkpoint: i64 = conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?;
     conn.pragma_update(None, "cache_size", -IMPORT_CACHE_KIB)?;
-    // Fewer, larger checkpoints: a page written by many batches is copied to the file once.
-    conn.pragma_update(None, "wal_autocheckpoint", IMPORT_CHECKPOINT_PAGES)?;
     let mut websites = WebsiteCache::default();
     let mut run_batches = || -> Result<()> {
         loop {
@@ -309,9 +301,7 @@ pub fn import_file(
     };
     let outcome = run_batches();
     // The connection goes back to the pool as it was (and the import's cached pages are freed).
-    let restored = conn
-        .pragma_update(None, "cache_size", usual_cache)
-        .and_then(|()| conn.pragma_update(None, "wal_autocheckpoint", usual_checkpoint));
+    let restored = conn.pragma_update(None, "cache_size", usual_cache);
     outcome?;
     restored?;
     Ok(report)
