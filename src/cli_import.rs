@@ -209,6 +209,9 @@ fn print_report(r: &ImportReport) {
     if !reasons.is_empty() {
         println!("  skipped: {}", reasons.join(", "));
     }
+    if r.rescanned {
+        println!("  the browser's history was cleared or replaced since the last import: read it all again");
+    }
     if r.already_present > 0 {
         println!("  {} visit(s) were already imported", r.already_present);
     }

@@ -246,7 +246,7 @@ fn bad_rows_are_skipped_and_counted_never_failing_the_import() {
     assert_eq!(count(&store, "visit"), 21);
 
     let source = default_source(Browser::Chrome, &history);
-    let title = |id: i64| stored_visit(&store, &source, &id.to_string()).and_then(|v| v.1);
+    let title = |id: i64| stored_visit(&store, &source, id).and_then(|v| v.1);
     assert_eq!(title(bad_title).as_deref(), Some("Munchen \u{fffd} City\u{fffd}"));
     assert_eq!(title(ctrl_title).as_deref(), Some("Tab and bell newline"));
     assert_eq!(title(blob_title).as_deref(), Some("Blob"));
@@ -264,7 +264,7 @@ fn a_failing_batch_rolls_back_whole_and_leaves_the_cursor_behind() {
     store
         .write(None, |tx| {
             tx.execute_batch(
-                r#"CREATE TRIGGER fail_visit_35 BEFORE INSERT ON visit WHEN NEW.source_visit_id = '35'
+                r#"CREATE TRIGGER fail_visit_35 BEFORE INSERT ON visit WHEN NEW.source_visit_id LIKE '35@%'
                    BEGIN SELECT RAISE(ABORT, 'injected failure'); END"#,
             )?;
             Ok(())
@@ -277,12 +277,12 @@ fn a_failing_batch_rolls_back_whole_and_leaves_the_cursor_behind() {
     assert_eq!(cursor_of(&store, &source), Some(32));
     assert_eq!(count(&store, "visit"), 12);
     assert_eq!(
-        stored_visit(&store, &source, "33"),
+        stored_visit(&store, &source, 33),
         None,
         "nothing of the failed batch"
     );
     assert_eq!(
-        stored_visit(&store, &source, "34"),
+        stored_visit(&store, &source, 34),
         None,
         "nothing of the failed batch"
     );

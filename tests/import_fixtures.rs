@@ -84,16 +84,27 @@ fn chromium_fixture_imports_exact_websites_and_visits() {
     // 13440415034673403 - 11644473600000000 µs after the Unix epoch.
     let source = default_source(Browser::Chrome, &history);
     assert_eq!(
-        stored_visit(&store, &source, "27"),
+        stored_visit(&store, &source, 27),
         Some((
             "http://xn--mnchen-3ya.example/".to_owned(),
             Some("Stadt München".to_owned()),
             1_795_941_434_673_403
         ))
     );
+    // Stored under the browser's id and the visit's time (Unix µs).
+    let key: String = store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT source_visit_id FROM visit WHERE url = 'http://xn--mnchen-3ya.example/'",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(key, "27@1795941434673403");
     // Visit 1 is the first (redirecting) visit of a chain: skipped. Visit 3 ends it: kept.
-    assert_eq!(stored_visit(&store, &source, "1"), None);
-    assert!(stored_visit(&store, &source, "3").is_some());
+    assert_eq!(stored_visit(&store, &source, 1), None);
+    assert!(stored_visit(&store, &source, 3).is_some());
 }
 
 #[test]
@@ -115,16 +126,16 @@ fn firefox_fixture_imports_exact_websites_and_visits() {
     // The redirect's landing page (visit 12, visit_date 1795941583253333 µs) is kept; the
     // shortener (visit 11) is not.
     assert_eq!(
-        stored_visit(&store, &source, "12"),
+        stored_visit(&store, &source, 12),
         Some((
             "http://landing.example.net/after".to_owned(),
             Some("landing.example.net — page /after".to_owned()),
             1_795_941_583_253_333
         ))
     );
-    assert_eq!(stored_visit(&store, &source, "11"), None);
+    assert_eq!(stored_visit(&store, &source, 11), None);
     // docs.example.dev has no title in moz_places.
-    assert_eq!(stored_visit(&store, &source, "6").map(|v| v.1), Some(None));
+    assert_eq!(stored_visit(&store, &source, 6).map(|v| v.1), Some(None));
 }
 
 #[test]
@@ -234,6 +245,80 @@ fn a_second_import_reads_only_new_visits() {
 }
 
 #[test]
+fn a_cleared_firefox_history_that_reuses_visit_ids_is_read_again() {
+    let db = TempDb::new();
+    let store = db.open();
+    let dir = tempfile::tempdir().unwrap();
+    let places = copy_fixture("firefox-places.sqlite", dir.path(), "places.sqlite");
+    assert_eq!(
+        import(&store, Browser::Firefox, &places).unwrap().last_visit_id,
+        17
+    );
+
+    // "Clear all history", then two new visits: Firefox's ids are not AUTOINCREMENT, so they start
+    // again at 1, below the cursor.
+    let browser = Connection::open(&places).unwrap();
+    browser.execute("DELETE FROM moz_historyvisits", []).unwrap();
+    browser
+        .execute(
+            "INSERT INTO moz_places (url, title, rev_host, guid) VALUES ('https://fresh.example.org/', 'Fresh', 'gro.elpmaxe.hserf.', 'freshguid001')",
+            [],
+        )
+        .unwrap();
+    browser
+        .execute_batch(
+            r#"INSERT INTO moz_historyvisits (from_visit, place_id, visit_date, visit_type, session, source)
+               VALUES (0, (SELECT id FROM moz_places WHERE url = 'https://fresh.example.org/'), 1795990000000000, 1, 0, 0),
+                      (0, (SELECT id FROM moz_places WHERE url = 'http://news.example.com/world'), 1795990001000000, 1, 0, 0);"#,
+        )
+        .unwrap();
+    let ids: Vec<i64> = browser
+        .prepare("SELECT id FROM moz_historyvisits ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(ids, vec![1, 2], "the ids were reused");
+    drop(browser);
+
+    let after = import(&store, Browser::Firefox, &places).unwrap();
+    assert!(after.rescanned, "the visit at the cursor (17) is gone");
+    assert_eq!((after.read, after.imported, after.new_websites), (2, 2, 1));
+    assert_eq!(after.last_visit_id, 2);
+    assert_eq!(
+        count(&store, "visit"),
+        18,
+        "old visits 1 and 2 and the new ones are all kept"
+    );
+
+    let again = import(&store, Browser::Firefox, &places).unwrap();
+    assert!(!again.rescanned);
+    assert_eq!((again.read, again.imported), (0, 0));
+}
+
+#[test]
+fn visits_deleted_at_the_cursor_cause_a_rescan_that_stores_nothing_twice() {
+    let db = TempDb::new();
+    let store = db.open();
+    let dir = tempfile::tempdir().unwrap();
+    let history = copy_fixture("chromium-History", dir.path(), "History");
+    import(&store, Browser::Chrome, &history).unwrap();
+
+    // "Clear the last hour": the newest visit (the cursor's) is deleted.
+    let browser = Connection::open(&history).unwrap();
+    browser.execute("DELETE FROM visits WHERE id = 42", []).unwrap();
+    drop(browser);
+
+    let after = import(&store, Browser::Chrome, &history).unwrap();
+    assert!(after.rescanned);
+    assert_eq!(after.read, 41);
+    assert_eq!((after.imported, after.already_present), (0, 17));
+    assert_eq!(after.last_visit_id, 41);
+    assert_eq!(count(&store, "visit"), 18);
+}
+
+#[test]
 fn source_names_can_be_chosen() {
     let db = TempDb::new();
     let store = db.open();
@@ -246,7 +331,7 @@ fn source_names_can_be_chosen() {
     let report =
         sitetrail::import::import_file(&store, Browser::Chrome, &history, &opts, &mut |_| {}).unwrap();
     assert_eq!(report.source, "chrome:work-laptop");
-    assert!(stored_visit(&store, "chrome:work-laptop", "3").is_some());
+    assert!(stored_visit(&store, "chrome:work-laptop", 3).is_some());
     assert_eq!(cursor_of(&store, "chrome:work-laptop"), Some(42));
 }
 
@@ -291,7 +376,7 @@ fn safari_history_imports_with_redirects_skipped() {
     );
     let source = default_source(Browser::Safari, &path);
     assert_eq!(
-        stored_visit(&store, &source, "1"),
+        stored_visit(&store, &source, 1),
         Some((
             "https://www.apple.example/mac".to_owned(),
             Some("Mac".to_owned()),

@@ -61,23 +61,25 @@ pub fn visits_per_website(store: &Store) -> Vec<(String, i64)> {
         .expect("visits per website")
 }
 
-/// The stored visit `(url, title, visited_at)` with this source and source visit id.
-pub fn stored_visit(
-    store: &Store,
-    source: &str,
-    source_visit_id: &str,
-) -> Option<(String, Option<String>, i64)> {
+/// The stored visit `(url, title, visited_at)` of browser visit `browser_id` under `source`
+/// (importers key visits `<browser id>@<visit time>`).
+pub fn stored_visit(store: &Store, source: &str, browser_id: i64) -> Option<(String, Option<String>, i64)> {
     store
         .with_conn(|c| {
             let mut stmt = c.prepare(
                 r#"SELECT url, title, visited_at FROM visit
-                   WHERE source = ?1 AND source_visit_id = ?2"#,
+                   WHERE source = ?1 AND source_visit_id LIKE ?2 || '@%'"#,
             )?;
-            let mut rows = stmt.query(params![source, source_visit_id])?;
-            Ok(match rows.next()? {
+            let mut rows = stmt.query(params![source, browser_id.to_string()])?;
+            let found = match rows.next()? {
                 Some(r) => Some((r.get("url")?, r.get("title")?, r.get("visited_at")?)),
                 None => None,
-            })
+            };
+            assert!(
+                rows.next()?.is_none(),
+                "two visits stored for browser visit {browser_id}"
+            );
+            Ok(found)
         })
         .expect("stored visit")
 }

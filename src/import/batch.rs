@@ -34,7 +34,8 @@ pub(super) struct Batch {
     pub(super) new_websites: u64,
     pub(super) skipped: SkipCounts,
     pub(super) repaired_titles: u64,
-    pub(super) last_visit_id: Option<i64>,
+    /// The last browser visit read, where the cursor moves with this batch.
+    pub(super) last: Option<super::cursor::CursorAt>,
     pub(super) end_of_file: bool,
 }
 
@@ -89,7 +90,10 @@ pub(super) fn store_visit(
         }
     };
     let (title, repaired) = read_title(raw.title);
-    let source_visit_id = raw.id.to_string();
+    // The browser's id with the visit's time: the same row always gives the same key (idempotent
+    // imports), and a browser that reuses an id after its history was cleared (Firefox does) gives
+    // a new visit a new key.
+    let source_visit_id = format!("{}@{}", raw.id, visited_at.as_micros());
     let (website_id, new_website) = websites.website_in(tx, domain, now)?;
     let visit = NewVisit {
         url,

@@ -31,6 +31,8 @@ pub(super) const SPEC: SourceSpec = SourceSpec {
         ("visits", &["id", "url", "visit_time", "transition"]),
     ],
     count_sql: r#"SELECT count(*) FROM visits WHERE id > :after"#,
+    probe_sql: r#"SELECT visit_time AS visit_time FROM visits WHERE id = :id"#,
+    time_key,
     rows_sql: r#"SELECT v.id AS id, v.visit_time AS visit_time, v.transition AS transition,
                         u.url AS url, u.title AS title
                  FROM visits AS v LEFT JOIN urls AS u ON u.id = v.url
@@ -56,15 +58,24 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
     } else {
         None
     };
-    let visited_at = match row.get_ref("visit_time")? {
-        ValueRef::Integer(t) => t.checked_sub(EPOCH_OFFSET_MICROS).and_then(timestamp_in_range),
-        _ => None,
-    };
+    let time = time_key(row.get_ref("visit_time")?);
+    let visited_at = time
+        .and_then(|t| t.checked_sub(EPOCH_OFFSET_MICROS))
+        .and_then(timestamp_in_range);
     Ok(RawVisit {
         id: row.get("id")?,
         url: row.get_ref("url")?,
         title: row.get_ref("title")?,
         visited_at,
+        time_key: time,
         skip,
     })
+}
+
+/// `visit_time` as stored: microseconds since 1601, an integer.
+fn time_key(value: ValueRef<'_>) -> Option<i64> {
+    match value {
+        ValueRef::Integer(t) => Some(t),
+        _ => None,
+    }
 }

@@ -23,40 +23,55 @@ pub struct Cursor {
     pub path: String,
     /// The highest visit id (in the browser's own table) already read.
     pub last_visit_id: i64,
+    /// That visit's time as the browser stores it (see [`super::SourceSpec`]), to notice a history
+    /// that was cleared or replaced since.
+    pub last_visit_time: Option<i64>,
     /// When a batch last moved it.
     pub updated_at: Timestamp,
 }
 
-/// The last visit id read from `source`, or 0 before its first import.
-pub fn get_last_visit_id(conn: &Connection, source: &str) -> Result<i64> {
+/// The last visit id read from `source` and that visit's time, or `None` before its first import.
+pub fn get_last_visit(conn: &Connection, source: &str) -> Result<Option<(i64, Option<i64>)>> {
     Ok(conn
-        .prepare_cached(r#"SELECT last_visit_id FROM import_cursor WHERE source = :source"#)?
-        .query_row(named_params! { ":source": source }, |r| r.get("last_visit_id"))
-        .optional()?
-        .unwrap_or(0))
+        .prepare_cached(r#"SELECT last_visit_id, last_visit_time FROM import_cursor WHERE source = :source"#)?
+        .query_row(named_params! { ":source": source }, |r| {
+            Ok((r.get("last_visit_id")?, r.get("last_visit_time")?))
+        })
+        .optional()?)
 }
 
-/// Moves `source`'s cursor to `last_visit_id`, in the caller's batch transaction.
+/// Where a cursor points: a browser visit id and that visit's time as the browser stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CursorAt {
+    /// The browser's visit id.
+    pub visit_id: i64,
+    /// Its time, as stored by the browser (`None` if it was not a number).
+    pub visit_time: Option<i64>,
+}
+
+/// Moves `source`'s cursor to `at`, in the caller's batch transaction.
 pub fn save_cursor_in(
     tx: &Transaction<'_>,
     source: &str,
     browser: Browser,
     path: &str,
-    last_visit_id: i64,
+    at: CursorAt,
     now: Timestamp,
 ) -> Result<()> {
     tx.prepare_cached(
-        r#"INSERT INTO import_cursor (source, browser, path, last_visit_id, updated_at)
-           VALUES (:source, :browser, :path, :last_visit_id, :now)
+        r#"INSERT INTO import_cursor (source, browser, path, last_visit_id, last_visit_time, updated_at)
+           VALUES (:source, :browser, :path, :last_visit_id, :last_visit_time, :now)
            ON CONFLICT (source) DO UPDATE
            SET browser = excluded.browser, path = excluded.path,
-               last_visit_id = excluded.last_visit_id, updated_at = excluded.updated_at"#,
+               last_visit_id = excluded.last_visit_id, last_visit_time = excluded.last_visit_time,
+               updated_at = excluded.updated_at"#,
     )?
     .execute(named_params! {
         ":source": source,
         ":browser": browser.as_str(),
         ":path": path,
-        ":last_visit_id": last_visit_id,
+        ":last_visit_id": at.visit_id,
+        ":last_visit_time": at.visit_time,
         ":now": now,
     })?;
     Ok(())
@@ -65,7 +80,8 @@ pub fn save_cursor_in(
 /// Every stored cursor, by source.
 pub fn list_cursors(conn: &Connection) -> Result<Vec<Cursor>> {
     let mut stmt = conn.prepare_cached(
-        r#"SELECT source, browser, path, last_visit_id, updated_at FROM import_cursor ORDER BY source"#,
+        r#"SELECT source, browser, path, last_visit_id, last_visit_time, updated_at
+           FROM import_cursor ORDER BY source"#,
     )?;
     let rows = stmt.query_map([], |r| {
         let browser: String = r.get("browser")?;
@@ -75,6 +91,7 @@ pub fn list_cursors(conn: &Connection) -> Result<Vec<Cursor>> {
             browser: browser.parse().unwrap_or(Browser::Chrome),
             path: r.get("path")?,
             last_visit_id: r.get("last_visit_id")?,
+            last_visit_time: r.get("last_visit_time")?,
             updated_at: r.get("updated_at")?,
         })
     })?;

@@ -28,6 +28,8 @@ pub(super) const SPEC: SourceSpec = SourceSpec {
         ),
     ],
     count_sql: r#"SELECT count(*) FROM moz_historyvisits WHERE id > :after"#,
+    probe_sql: r#"SELECT visit_date AS visit_time FROM moz_historyvisits WHERE id = :id"#,
+    time_key,
     // `moz_historyvisits_fromindex` (on from_visit) serves the EXISTS lookup in real profiles.
     rows_sql: r#"SELECT v.id AS id, v.visit_date AS visit_date, v.visit_type AS visit_type,
                         EXISTS (SELECT 1 FROM moz_historyvisits AS r
@@ -54,15 +56,21 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
     } else {
         None
     };
-    let visited_at = match row.get_ref("visit_date")? {
-        ValueRef::Integer(t) => timestamp_in_range(t),
-        _ => None,
-    };
+    let time = time_key(row.get_ref("visit_date")?);
     Ok(RawVisit {
         id: row.get("id")?,
         url: row.get_ref("url")?,
         title: row.get_ref("title")?,
-        visited_at,
+        visited_at: time.and_then(timestamp_in_range),
+        time_key: time,
         skip,
     })
+}
+
+/// `visit_date` as stored: microseconds since the Unix epoch, an integer.
+fn time_key(value: ValueRef<'_>) -> Option<i64> {
+    match value {
+        ValueRef::Integer(t) => Some(t),
+        _ => None,
+    }
 }

@@ -11,8 +11,11 @@
 //!   an [`Error::Import`], nothing stored.
 //! - Each batch, with the cursor moved past it, is one transaction: a failure or a crash loses at
 //!   most the batch in flight, and the cursor never runs ahead of the stored visits.
-//! - Importing is idempotent: a visit is stored under (`source`, its id in the browser), which is
-//!   unique, so reading a visit twice (cursor lost, `--source` reused) stores it once.
+//! - Importing is idempotent: a visit is stored under (`source`, `<its id in the browser>@<its
+//!   time>`), which is unique, so reading a visit twice (cursor lost, history re-read) stores it
+//!   once, and a browser that reuses ids after its history was cleared cannot hide a new visit.
+//! - The cursor also remembers the time of the visit it points at: when that visit is gone or
+//!   changed, the history was cleared or replaced, and the whole file is read again.
 //! - A bad row in an intact file (unreadable URL, non-web URL, timestamp out of range) is skipped
 //!   and counted; a title with invalid UTF-8 or control characters is repaired and counted. A row
 //!   never fails a batch; only a database error does.
@@ -31,13 +34,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use rusqlite::{named_params, Row};
+use rusqlite::types::ValueRef;
+use rusqlite::{named_params, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::store::{Change, Store};
 
 use batch::{Batch, WebsiteCache};
+use cursor::CursorAt;
 use rows::{timestamp_in_range, RawVisit};
 use snapshot::{Schema, Snapshot};
 
@@ -159,6 +164,10 @@ pub struct ImportReport {
     pub repaired_titles: u64,
     /// The cursor after the import: the last browser visit id read.
     pub last_visit_id: i64,
+    /// True if the browser's history was cleared or replaced since the last import (the visit at
+    /// the cursor is gone or changed), so the whole file was read again; visits already stored
+    /// were recognised (`already_present`), not stored twice.
+    pub rescanned: bool,
     /// False if the import was cancelled before the end of the file.
     pub complete: bool,
 }
@@ -177,6 +186,10 @@ pub(crate) struct SourceSpec {
     schema: Schema,
     /// `count(*)` of the visits after `:after`.
     count_sql: &'static str,
+    /// The `visit_time` column of the visit with id `:id`, to check the cursor's fingerprint.
+    probe_sql: &'static str,
+    /// A visit time as the browser stores it, as an integer: the cursor's fingerprint.
+    time_key: fn(ValueRef<'_>) -> Option<i64>,
     /// The visits after `:after`, by id, with columns `id`, `url`, `title` and what `read` needs.
     rows_sql: &'static str,
     read: for<'r> fn(&'r Row<'_>) -> rusqlite::Result<RawVisit<'r>>,
@@ -200,8 +213,8 @@ impl ImportReport {
         self.new_websites += b.new_websites;
         self.skipped.merge(&b.skipped);
         self.repaired_titles += b.repaired_titles;
-        if let Some(last) = b.last_visit_id {
-            self.last_visit_id = last;
+        if let Some(last) = b.last {
+            self.last_visit_id = last.visit_id;
         }
     }
 }
@@ -228,7 +241,24 @@ pub fn import_file(
         path: path.to_path_buf(),
         problem: format!("reading its visits failed ({e})"),
     };
-    let after = store.with_conn(|c| cursor::get_last_visit_id(c, &source))?;
+    let cursor = store.with_conn(|c| cursor::get_last_visit(c, &source))?;
+    let rescanned = match cursor {
+        Some((id, time)) => {
+            let now_there: Option<Option<i64>> = snapshot
+                .conn()
+                .query_row(spec.probe_sql, named_params! { ":id": id }, |r| {
+                    Ok((spec.time_key)(r.get_ref("visit_time")?))
+                })
+                .optional()
+                .map_err(read_failed)?;
+            now_there != Some(time)
+        }
+        None => false,
+    };
+    let after = match cursor {
+        Some((id, _)) if !rescanned => id,
+        _ => 0,
+    };
     let total: u64 = snapshot
         .conn()
         .query_row(spec.count_sql, named_params! { ":after": after }, |r| r.get(0))
@@ -249,6 +279,7 @@ pub fn import_file(
         skipped: SkipCounts::default(),
         repaired_titles: 0,
         last_visit_id: after,
+        rescanned,
         complete: false,
     };
     let path_text = path.to_string_lossy();
@@ -277,10 +308,13 @@ pub fn import_file(
                     };
                     let raw = (spec.read)(row).map_err(read_failed)?;
                     batch.read += 1;
-                    batch.last_visit_id = Some(raw.id);
+                    batch.last = Some(CursorAt {
+                        visit_id: raw.id,
+                        visit_time: raw.time_key,
+                    });
                     batch::store_visit(tx, &raw, &source, now, &mut websites, &mut batch)?;
                 }
-                if let Some(last) = batch.last_visit_id {
+                if let Some(last) = batch.last {
                     cursor::save_cursor_in(tx, &source, browser, &path_text, last, now)?;
                 }
                 Ok(batch)

@@ -83,6 +83,8 @@ pub(crate) struct RawVisit<'r> {
     pub(super) title: ValueRef<'r>,
     /// `None` when missing, not a number or out of range.
     pub(super) visited_at: Option<Timestamp>,
+    /// The visit time as the browser stores it, as an integer (see `SourceSpec::time_key`).
+    pub(super) time_key: Option<i64>,
     /// Set when the source itself says this is not a page view.
     pub(super) skip: Option<Skip>,
 }

@@ -10,8 +10,8 @@ use rusqlite::Row;
 
 use super::{timestamp_in_range, RawVisit, Skip, SourceSpec};
 
-/// Seconds from 1970-01-01 to 2001-01-01.
-const EPOCH_OFFSET_SECS: f64 = 978_307_200.0;
+/// Microseconds from 1970-01-01 to 2001-01-01.
+const EPOCH_OFFSET_MICROS: i64 = 978_307_200_000_000;
 
 pub(super) const SPEC: SourceSpec = SourceSpec {
     schema: &[
@@ -28,6 +28,8 @@ pub(super) const SPEC: SourceSpec = SourceSpec {
         ),
     ],
     count_sql: r#"SELECT count(*) FROM history_visits WHERE id > :after"#,
+    probe_sql: r#"SELECT visit_time AS visit_time FROM history_visits WHERE id = :id"#,
+    time_key,
     rows_sql: r#"SELECT v.id AS id, v.visit_time AS visit_time, v.title AS title,
                         v.redirect_destination AS redirect_destination, i.url AS url
                  FROM history_visits AS v LEFT JOIN history_items AS i ON i.id = v.history_item
@@ -41,24 +43,29 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
         ValueRef::Null => None,
         _ => Some(Skip::Redirect),
     };
-    let seconds = match row.get_ref("visit_time")? {
-        ValueRef::Real(s) => Some(s),
-        ValueRef::Integer(s) => Some(s as f64),
-        _ => None,
-    };
-    let visited_at = seconds.and_then(core_data_to_micros).and_then(timestamp_in_range);
+    let time = time_key(row.get_ref("visit_time")?);
+    let visited_at = time
+        .and_then(|t| t.checked_add(EPOCH_OFFSET_MICROS))
+        .and_then(timestamp_in_range);
     Ok(RawVisit {
         id: row.get("id")?,
         url: row.get_ref("url")?,
         title: row.get_ref("title")?,
         visited_at,
+        time_key: time,
         skip,
     })
 }
 
-/// Core Data seconds to Unix microseconds; `None` for NaN, infinities and values beyond `i64`.
-fn core_data_to_micros(seconds: f64) -> Option<i64> {
-    let micros = ((seconds + EPOCH_OFFSET_SECS) * 1e6).round();
+/// `visit_time` (Core Data seconds, REAL) as whole microseconds since 2001-01-01; `None` for
+/// text, NaN, infinities and values beyond `i64`.
+fn time_key(value: ValueRef<'_>) -> Option<i64> {
+    let seconds = match value {
+        ValueRef::Real(s) => s,
+        ValueRef::Integer(s) => s as f64,
+        _ => return None,
+    };
+    let micros = (seconds * 1e6).round();
     // The range check is done on the float: `as` would saturate silently.
     (micros.is_finite() && micros.abs() < 9.0e18).then_some(micros as i64)
 }
@@ -68,15 +75,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn core_data_time_converts_to_unix_micros() {
-        // 2026-11-29T00:00:00Z is 1_795_910_400 s after the Unix epoch.
-        assert_eq!(
-            core_data_to_micros(1_795_910_400.0 - EPOCH_OFFSET_SECS),
-            Some(1_795_910_400_000_000)
-        );
-        assert_eq!(core_data_to_micros(0.5), Some(978_307_200_500_000));
-        assert_eq!(core_data_to_micros(f64::NAN), None);
-        assert_eq!(core_data_to_micros(f64::INFINITY), None);
-        assert_eq!(core_data_to_micros(1e300), None);
+    fn core_data_time_is_read_as_whole_microseconds() {
+        assert_eq!(time_key(ValueRef::Real(0.5)), Some(500_000));
+        assert_eq!(time_key(ValueRef::Integer(2)), Some(2_000_000));
+        assert_eq!(time_key(ValueRef::Real(f64::NAN)), None);
+        assert_eq!(time_key(ValueRef::Real(f64::INFINITY)), None);
+        assert_eq!(time_key(ValueRef::Real(1e300)), None);
+        assert_eq!(time_key(ValueRef::Text(b"yesterday")), None);
     }
 }
