@@ -187,6 +187,45 @@ fn the_browser_files_are_byte_for_byte_unchanged() {
 }
 
 #[test]
+fn a_transaction_in_flight_in_the_browser_is_rolled_back_in_the_copy_only() {
+    let db = TempDb::new();
+    let store = db.open();
+    let dir = tempfile::tempdir().unwrap();
+    let history = copy_fixture("chromium-History", dir.path(), "History");
+    // A browser in rollback-journal mode, mid-transaction: its uncommitted pages are already in the
+    // file (a tiny cache makes SQLite spill them), and the originals are in `History-journal`.
+    let mut browser = Connection::open(&history).unwrap();
+    browser.pragma_update(None, "journal_mode", "DELETE").unwrap();
+    browser.pragma_update(None, "cache_size", 1).unwrap();
+    let tx = browser.transaction().unwrap();
+    for i in 0..300 {
+        let url = format!("https://uncommitted.example.org/{i}/{}", "x".repeat(500));
+        add_chromium_visit(
+            &tx,
+            &url,
+            "never committed",
+            13_440_415_200_000_000 + i,
+            CHROMIUM_LINK,
+        );
+    }
+    assert!(dir.path().join("History-journal").exists());
+    let before = snapshot_dir(dir.path());
+
+    let report = import(&store, Browser::Chrome, &history).unwrap();
+    assert_eq!(
+        (report.read, report.imported),
+        (42, 18),
+        "only committed visits: the copy's hot journal was rolled back"
+    );
+    assert_eq!(
+        snapshot_dir(dir.path()),
+        before,
+        "the browser's files are untouched"
+    );
+    tx.rollback().unwrap();
+}
+
+#[test]
 fn importing_twice_adds_nothing() {
     let db = TempDb::new();
     let store = db.open();

@@ -23,7 +23,7 @@ pub struct Cursor {
     pub path: String,
     /// The highest visit id (in the browser's own table) already read.
     pub last_visit_id: i64,
-    /// That visit's time as the browser stores it (see [`super::SourceSpec`]), to notice a history
+    /// That visit's time as the browser stores it (an integer in its own unit), to notice a history
     /// that was cleared or replaced since.
     pub last_visit_time: Option<i64>,
     /// When a batch last moved it.

@@ -2,9 +2,13 @@
 //!
 //! One module per source (`chromium`, `firefox`, `safari`) says which tables and columns it needs,
 //! how to read its visits in id order after a cursor, and which visits are not page views. This
-//! module is the shared driver: it takes a validated private [`snapshot`] of the file, streams the
-//! visits after the source's [`cursor`], and stores them through the same
-//! [`record_visit_for_domain_in`] path as the CLI, in `BEGIN IMMEDIATE` batches of thousands.
+//! module is the shared driver: it takes a validated private snapshot (`snapshot.rs`) of the file, streams the
+//! visits after the source's [`cursor`], and stores them through the same two steps as the CLI's
+//! `record_visit` ([`get_or_insert_website_in`], [`insert_visit_in`]), in `BEGIN IMMEDIATE` batches
+//! of thousands.
+//!
+//! [`get_or_insert_website_in`]: crate::visits::get_or_insert_website_in
+//! [`insert_visit_in`]: crate::visits::insert_visit_in
 //!
 //! Invariants:
 //! - A file that is not an intact database of the named kind is refused before any row is read:
