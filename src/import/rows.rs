@@ -10,6 +10,7 @@ use rusqlite::types::ValueRef;
 
 use crate::domain::Domain;
 use crate::time::Timestamp;
+use crate::visits::MAX_TITLE_CHARS;
 
 /// Earliest visit time accepted: 1990-01-01T00:00:00Z (before the web, so a bogus value).
 pub const MIN_VISIT_MICROS: i64 = 631_152_000_000_000;
@@ -127,6 +128,22 @@ fn scheme(url: &str) -> Option<&str> {
     valid.then_some(scheme)
 }
 
+/// Bytes of a title looked at: enough for the `MAX_TITLE_CHARS` characters that are kept, so a
+/// hostile multi-megabyte title costs no more than a normal one.
+const MAX_TITLE_BYTES: usize = 4 * MAX_TITLE_CHARS;
+
+/// The first `MAX_TITLE_BYTES` of `b`, not cutting a UTF-8 sequence in two (a cut is not damage).
+fn title_prefix(b: &[u8]) -> &[u8] {
+    if b.len() <= MAX_TITLE_BYTES {
+        return b;
+    }
+    let head = &b[..MAX_TITLE_BYTES];
+    match std::str::from_utf8(head) {
+        Err(e) if e.error_len().is_none() => &head[..e.valid_up_to()],
+        _ => head,
+    }
+}
+
 /// The title as text, and whether it had to be repaired (invalid UTF-8, control characters, not
 /// text at all). The visit keeps a repaired title rather than being lost for it;
 /// `clean_title` turns control characters into spaces when it is stored.
@@ -134,7 +151,7 @@ pub(super) fn read_title(value: ValueRef<'_>) -> (Option<Cow<'_, str>>, bool) {
     match value {
         ValueRef::Null => (None, false),
         ValueRef::Text(b) | ValueRef::Blob(b) => {
-            let text = String::from_utf8_lossy(b);
+            let text = String::from_utf8_lossy(title_prefix(b));
             let repaired = matches!(text, Cow::Owned(_))
                 || matches!(value, ValueRef::Blob(_))
                 || text.chars().any(char::is_control);
@@ -167,6 +184,12 @@ mod tests {
         assert_eq!((t.as_deref(), repaired), (Some("bad \u{fffd} byte"), true));
         assert!(read_title(ValueRef::Text(b"bell\x07")).1);
         assert_eq!(read_title(ValueRef::Integer(7)), (None, true));
+        // A huge title is cut before it is converted, at a character boundary: not "repaired".
+        // "a" then two-byte characters: byte MAX_TITLE_BYTES falls inside one of them.
+        let huge = format!("a{}", "ü".repeat(1_000_000));
+        let (t, repaired) = read_title(ValueRef::Text(huge.as_bytes()));
+        assert!(!repaired);
+        assert_eq!(t.unwrap().chars().count(), 1 + (MAX_TITLE_BYTES - 1) / 2);
     }
 
     #[test]
