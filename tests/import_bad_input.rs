@@ -54,6 +54,22 @@ fn a_directory_is_refused() {
 }
 
 #[test]
+fn a_pipe_or_device_is_refused_without_blocking() {
+    let db = TempDb::new();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("History");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    assert_refused(&db.open(), Browser::Chrome, &fifo, "not a regular file");
+    assert_refused(
+        &db.open(),
+        Browser::Chrome,
+        Path::new("/dev/zero"),
+        "not a regular file",
+    );
+}
+
+#[test]
 fn an_empty_file_is_refused() {
     let db = TempDb::new();
     let dir = tempfile::tempdir().unwrap();

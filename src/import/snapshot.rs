@@ -94,6 +94,10 @@ fn check_source(path: &Path, hint: &str) -> std::result::Result<(), String> {
             "it is a directory, not a database file (expected {hint})"
         ));
     }
+    // A pipe would block the copy forever, a device would never end: only regular files.
+    if !meta.is_file() {
+        return Err(format!("it is not a regular file (expected {hint})"));
+    }
     let mut first = [0u8; 1];
     File::open(path)
         .and_then(|mut f| f.read(&mut first))
