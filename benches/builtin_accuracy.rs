@@ -122,7 +122,7 @@ fn main() {
         );
     }
 
-    println!("Built-in classifier accuracy (no network; rules in src/classify/builtin.rs)");
+    println!("Built-in classifier accuracy (no network; rules in src/classify/builtin.rs and hints.rs)");
     if !dev_only {
         report(
             "1. typical browsing (benches/data/typical_domains.tsv)",
