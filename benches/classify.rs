@@ -5,10 +5,10 @@
 //! 1. engine overhead: API requests and jobs per second, batch 1 and batch 20;
 //! 2. API requests per 1,000 websites, batch 1 vs batch 20;
 //! 3. time for 10,000 queued websites to drain at 6,000 requests/minute with batch 20, against
-//!    the ideal `requests / limit`;
-//! 4. the built-in classifier's accuracy on benches/data/labelled_domains.tsv.
+//!    the ideal `requests / limit`.
+//!
+//! The built-in classifier's accuracy has its own bench: `cargo bench --bench builtin_accuracy`.
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,14 +16,12 @@ use serde_json::{json, Value};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use sitetrail::classify::builtin::{classify_domain, parse_domain_map, DOMAINS_TSV};
+use sitetrail::classify::builtin::classify_domain;
 use sitetrail::classify::http::HttpOptions;
 use sitetrail::classify::openai::{OpenAi, OpenAiConfig};
 use sitetrail::classify::Classifier;
 use sitetrail::worker::{RetryPolicy, Worker, WorkerConfig};
-use sitetrail::{Category, NewVisit, Store, Timestamp};
-
-const LABELLED: &str = include_str!("data/labelled_domains.tsv");
+use sitetrail::{NewVisit, Store, Timestamp};
 
 fn answer(req: &Request) -> ResponseTemplate {
     let body: Value = req.body_json().expect("JSON body");
@@ -90,76 +88,6 @@ async fn drain(n: usize, batch: usize, per_minute: Option<u32>) -> (Duration, us
     (took, requests)
 }
 
-fn accuracy() {
-    let known: HashSet<&str> = parse_domain_map(DOMAINS_TSV)
-        .expect("map")
-        .into_iter()
-        .map(|(d, _)| d)
-        .collect();
-    let labelled = parse_domain_map(LABELLED).expect("labelled list");
-    let mut right = 0;
-    let mut as_other = 0;
-    let mut wrong_category = 0;
-    let mut per_category: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for (domain, expected) in &labelled {
-        let mut parent = *domain;
-        loop {
-            assert!(
-                !known.contains(parent),
-                "{domain} is covered by the bundled map ({parent})"
-            );
-            match parent.split_once('.') {
-                Some((_, p)) if p.contains('.') => parent = p,
-                _ => break,
-            }
-        }
-        let got = classify_domain(domain);
-        let entry = per_category.entry(expected.id()).or_default();
-        entry.1 += 1;
-        if got == *expected {
-            right += 1;
-            entry.0 += 1;
-        }
-        if got == Category::Other {
-            as_other += 1;
-        } else if got != *expected {
-            wrong_category += 1;
-        }
-    }
-    let n = labelled.len();
-    println!("\n4. built-in classifier accuracy on {n} hand-labelled domains not in its map");
-    println!(
-        "   correct: {right}/{n} = {:.1}%",
-        100.0 * right as f64 / n as f64
-    );
-    println!(
-        "   answered `other`: {as_other} ({:.1}%, {} of them labelled `other`); a wrong category: {wrong_category} ({:.1}%)",
-        100.0 * as_other as f64 / n as f64,
-        per_category.get("other").map_or(0, |(r, _)| *r),
-        100.0 * wrong_category as f64 / n as f64
-    );
-    let answered = n - as_other;
-    let answered_right = right - per_category.get("other").map_or(0, |(r, _)| *r);
-    println!(
-        "   precision of the non-`other` answers: {answered_right}/{answered} = {:.1}%",
-        100.0 * answered_right as f64 / answered.max(1) as f64
-    );
-    let per: Vec<String> = per_category
-        .iter()
-        .map(|(c, (r, t))| format!("{c} {r}/{t}"))
-        .collect();
-    println!("   per category: {}", per.join(", "));
-    let map_right = parse_domain_map(DOMAINS_TSV)
-        .expect("map")
-        .iter()
-        .filter(|(d, c)| classify_domain(d) == *c)
-        .count();
-    println!(
-        "   (domains in the bundled map itself: {map_right}/{} by lookup)",
-        known.len()
-    );
-}
-
 #[tokio::main]
 async fn main() {
     println!("Classifier benchmarks (fake OpenAI-compatible server on 127.0.0.1, zero latency)");
@@ -195,6 +123,4 @@ async fn main() {
         took.as_secs_f64() / ideal.as_secs_f64(),
         requests as f64 / took.as_secs_f64() * 60.0
     );
-
-    accuracy();
 }

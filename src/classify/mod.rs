@@ -9,6 +9,7 @@
 //! job's fault (it costs an attempt) or not (offline, rate limited, bad credentials: it doesn't).
 
 pub mod builtin;
+pub mod hints;
 pub mod http;
 pub mod ollama;
 pub mod openai;

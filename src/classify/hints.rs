@@ -1,0 +1,492 @@
+//! The built-in classifier's fallback rules, after the user's categories and the bundled map:
+//! subdomain hints, words in the domain's name, and endings (top-level and second-level
+//! domains). Each rule answers only when it is fairly sure: a wrong category is worse than
+//! `other`, so short or ambiguous words only count as whole tokens, and words that contain a
+//! misleading one (`alphabet`, `essex`) are masked out first.
+//!
+//! The vocabulary is data (`data/words.tsv`); the rules were tuned on
+//! `benches/data/dev_domains.tsv` and measured on a separate list (see docs/BENCHMARKS.md).
+
+use std::sync::LazyLock;
+
+use crate::category::Category;
+
+/// The bundled vocabulary, as shipped.
+pub const WORDS_TSV: &str = include_str!("data/words.tsv");
+
+/// Where in a label a vocabulary word must appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Anywhere in the label.
+    Anywhere,
+    /// As a whole token.
+    Token,
+    /// At the start of a token.
+    TokenStart,
+    /// At the end of a token.
+    TokenEnd,
+}
+
+/// One line of the vocabulary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WordRule<'a> {
+    /// `word` at `place` says `category`.
+    Word(&'a str, Place, Category),
+    /// `word` is masked out of a label before any word is looked for.
+    Mask(&'a str),
+}
+
+/// Parses the vocabulary (format in the header of `data/words.tsv`).
+pub fn parse_words(text: &str) -> Result<Vec<WordRule<'_>>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|(n, l)| {
+            if let Some(masked) = l.strip_prefix('!') {
+                return Ok(WordRule::Mask(masked.trim()));
+            }
+            let (pattern, c) = l
+                .split_once('\t')
+                .ok_or_else(|| format!("words line {}: no tab in {l:?}", n + 1))?;
+            let category = c
+                .trim()
+                .parse()
+                .map_err(|e| format!("words line {}: {e}", n + 1))?;
+            let (word, place) = if let Some(w) = pattern.strip_prefix('=') {
+                (w, Place::Token)
+            } else if let Some(w) = pattern.strip_prefix('^') {
+                (w, Place::TokenStart)
+            } else if let Some(w) = pattern.strip_suffix('$') {
+                (w, Place::TokenEnd)
+            } else {
+                (pattern, Place::Anywhere)
+            };
+            if word.is_empty() || !word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+                return Err(format!(
+                    "words line {}: {pattern:?} is not a lower-case word",
+                    n + 1
+                ));
+            }
+            Ok(WordRule::Word(word, place, category))
+        })
+        .collect()
+}
+
+static WORDS: LazyLock<Vec<WordRule<'static>>> = LazyLock::new(|| {
+    parse_words(WORDS_TSV).expect("src/classify/data/words.tsv is valid (checked by a unit test)")
+});
+
+/// Leftmost labels that say what a site is for (`mail.example.org`).
+const SUBDOMAIN_HINTS: &[(&str, Category)] = &[
+    ("mail", Category::Communication),
+    ("webmail", Category::Communication),
+    ("email", Category::Communication),
+    ("owa", Category::Communication),
+    ("chat", Category::Communication),
+    ("meet", Category::Communication),
+    ("docs", Category::DevTech),
+    ("developer", Category::DevTech),
+    ("developers", Category::DevTech),
+    ("dev", Category::DevTech),
+    ("api", Category::DevTech),
+    ("sdk", Category::DevTech),
+    ("git", Category::DevTech),
+    ("gitlab", Category::DevTech),
+    ("status", Category::DevTech),
+    ("shop", Category::Shopping),
+    ("store", Category::Shopping),
+    ("checkout", Category::Shopping),
+    ("news", Category::News),
+    ("maps", Category::TravelMaps),
+    ("map", Category::TravelMaps),
+    ("jobs", Category::Jobs),
+    ("careers", Category::Jobs),
+    ("career", Category::Jobs),
+    ("karriere", Category::Jobs),
+    ("recruiting", Category::Jobs),
+    ("video", Category::VideoStreaming),
+    ("tv", Category::VideoStreaming),
+    ("music", Category::MusicAudio),
+    ("radio", Category::MusicAudio),
+    ("podcast", Category::MusicAudio),
+    ("podcasts", Category::MusicAudio),
+    ("search", Category::SearchReference),
+    ("wiki", Category::SearchReference),
+    ("forum", Category::Social),
+    ("forums", Category::Social),
+    ("community", Category::Social),
+    ("learn", Category::Education),
+    ("courses", Category::Education),
+    ("elearning", Category::Education),
+    ("lms", Category::Education),
+    ("moodle", Category::Education),
+    ("ilias", Category::Education),
+    ("library", Category::Education),
+    ("banking", Category::Finance),
+    ("onlinebanking", Category::Finance),
+    ("ebanking", Category::Finance),
+    ("netbank", Category::Finance),
+    ("pay", Category::Finance),
+    ("play", Category::Games),
+    ("ads", Category::AdsInfra),
+    ("ad", Category::AdsInfra),
+    ("adserver", Category::AdsInfra),
+    ("cdn", Category::AdsInfra),
+    ("static", Category::AdsInfra),
+    ("assets", Category::AdsInfra),
+    ("img", Category::AdsInfra),
+    ("images", Category::AdsInfra),
+    ("fonts", Category::AdsInfra),
+    ("analytics", Category::AdsInfra),
+    ("tracking", Category::AdsInfra),
+    ("track", Category::AdsInfra),
+    ("pixel", Category::AdsInfra),
+    ("metrics", Category::AdsInfra),
+    ("stats", Category::AdsInfra),
+    ("telemetry", Category::AdsInfra),
+    ("consent", Category::AdsInfra),
+    ("calendar", Category::Productivity),
+    ("drive", Category::Productivity),
+];
+
+/// Whole endings with a clear meaning; checked before the per-label rules below.
+const ENDING_HINTS: &[(&str, Category)] = &[
+    ("nhs.uk", Category::Health),
+    ("police.uk", Category::GovernmentLaw),
+    ("bund.de", Category::GovernmentLaw),
+    ("admin.ch", Category::GovernmentLaw),
+    ("gv.at", Category::GovernmentLaw),
+    ("gc.ca", Category::GovernmentLaw),
+    ("europa.eu", Category::GovernmentLaw),
+];
+
+/// Second-level labels under a two-letter country code (`ac.uk`, `gob.es`, `go.jp`).
+const COUNTRY_SECOND_LEVEL: &[(&str, Category)] = &[
+    ("ac", Category::Education),
+    ("edu", Category::Education),
+    ("sch", Category::Education),
+    ("school", Category::Education),
+    ("k12", Category::Education),
+    ("gov", Category::GovernmentLaw),
+    ("gob", Category::GovernmentLaw),
+    ("gouv", Category::GovernmentLaw),
+    ("go", Category::GovernmentLaw),
+    ("govt", Category::GovernmentLaw),
+    ("gv", Category::GovernmentLaw),
+    ("mil", Category::GovernmentLaw),
+    ("gc", Category::GovernmentLaw),
+];
+
+/// Top-level domains with a clear meaning.
+const TLD_HINTS: &[(&str, Category)] = &[
+    ("edu", Category::Education),
+    ("school", Category::Education),
+    ("university", Category::Education),
+    ("college", Category::Education),
+    ("academy", Category::Education),
+    ("courses", Category::Education),
+    ("education", Category::Education),
+    ("gov", Category::GovernmentLaw),
+    ("mil", Category::GovernmentLaw),
+    ("int", Category::GovernmentLaw),
+    ("law", Category::GovernmentLaw),
+    ("legal", Category::GovernmentLaw),
+    ("lawyer", Category::GovernmentLaw),
+    ("attorney", Category::GovernmentLaw),
+    ("bank", Category::Finance),
+    ("insurance", Category::Finance),
+    ("finance", Category::Finance),
+    ("money", Category::Finance),
+    ("capital", Category::Finance),
+    ("fund", Category::Finance),
+    ("loans", Category::Finance),
+    ("credit", Category::Finance),
+    ("creditcard", Category::Finance),
+    ("investments", Category::Finance),
+    ("tax", Category::Finance),
+    ("shop", Category::Shopping),
+    ("store", Category::Shopping),
+    ("shopping", Category::Shopping),
+    ("boutique", Category::Shopping),
+    ("fashion", Category::Shopping),
+    ("clothing", Category::Shopping),
+    ("shoes", Category::Shopping),
+    ("sale", Category::Shopping),
+    ("deals", Category::Shopping),
+    ("news", Category::News),
+    ("press", Category::News),
+    ("radio", Category::MusicAudio),
+    ("fm", Category::MusicAudio),
+    ("music", Category::MusicAudio),
+    ("band", Category::MusicAudio),
+    ("audio", Category::MusicAudio),
+    ("podcast", Category::MusicAudio),
+    ("game", Category::Games),
+    ("games", Category::Games),
+    ("gg", Category::Games),
+    ("casino", Category::Gambling),
+    ("bet", Category::Gambling),
+    ("poker", Category::Gambling),
+    ("bingo", Category::Gambling),
+    ("lotto", Category::Gambling),
+    ("jobs", Category::Jobs),
+    ("careers", Category::Jobs),
+    ("travel", Category::TravelMaps),
+    ("flights", Category::TravelMaps),
+    ("hotel", Category::TravelMaps),
+    ("hotels", Category::TravelMaps),
+    ("tours", Category::TravelMaps),
+    ("cruises", Category::TravelMaps),
+    ("holiday", Category::TravelMaps),
+    ("vacations", Category::TravelMaps),
+    ("health", Category::Health),
+    ("hospital", Category::Health),
+    ("clinic", Category::Health),
+    ("dental", Category::Health),
+    ("doctor", Category::Health),
+    ("pharmacy", Category::Health),
+    ("healthcare", Category::Health),
+    ("xxx", Category::Adult),
+    ("porn", Category::Adult),
+    ("sex", Category::Adult),
+    ("adult", Category::Adult),
+    ("sexy", Category::Adult),
+    ("sport", Category::Sports),
+    ("football", Category::Sports),
+    ("soccer", Category::Sports),
+    ("golf", Category::Sports),
+    ("rugby", Category::Sports),
+    ("tennis", Category::Sports),
+    ("hockey", Category::Sports),
+    ("basketball", Category::Sports),
+    ("racing", Category::Sports),
+    ("movie", Category::VideoStreaming),
+    ("film", Category::VideoStreaming),
+    ("tv", Category::VideoStreaming),
+    ("recipes", Category::LifestyleHobbies),
+    ("cooking", Category::LifestyleHobbies),
+    ("garden", Category::LifestyleHobbies),
+    ("photography", Category::LifestyleHobbies),
+    ("pet", Category::LifestyleHobbies),
+    ("pets", Category::LifestyleHobbies),
+    ("cars", Category::LifestyleHobbies),
+    ("fishing", Category::LifestyleHobbies),
+    ("wiki", Category::SearchReference),
+    ("dev", Category::DevTech),
+    ("tech", Category::DevTech),
+    ("software", Category::DevTech),
+    ("codes", Category::DevTech),
+    ("hosting", Category::DevTech),
+    ("social", Category::Social),
+    ("chat", Category::Communication),
+    ("email", Category::Communication),
+];
+
+/// Second-level labels under a country code that are not part of the site's name
+/// (`example.co.uk`, `example.com.au`): the words inside them are not looked at.
+const SECOND_LEVEL: &[&str] = &[
+    "co", "com", "org", "net", "ac", "gov", "edu", "gob", "go", "or", "ne", "gv", "govt", "gouv", "sch",
+    "mil", "nhs", "police", "ltd", "plc", "nic", "gc", "k12",
+];
+
+/// The labels of a domain split into the site's name and its public ending, roughly: the last
+/// label, or the last two when the second-to-last is a known second level (`co.uk`).
+pub fn name_labels<'a, 'b>(labels: &'b [&'a str]) -> &'b [&'a str] {
+    let n = labels.len();
+    let suffix_len = if n >= 3 && labels[n - 1].len() == 2 && SECOND_LEVEL.contains(&labels[n - 2]) {
+        2
+    } else {
+        1
+    };
+    &labels[..n.saturating_sub(suffix_len)]
+}
+
+/// Rule 3: the leftmost label of a domain with a subdomain (`mail.example.org`).
+pub fn subdomain_hint(names: &[&str]) -> Option<Category> {
+    if names.len() < 2 {
+        return None;
+    }
+    SUBDOMAIN_HINTS
+        .iter()
+        .find(|(l, _)| *l == names[0])
+        .map(|(_, c)| *c)
+}
+
+/// Rule 4: words in the site's name; the longest word found wins.
+pub fn word_hint(names: &[&str]) -> Option<Category> {
+    let masked: Vec<String> = names.iter().map(|l| mask(l)).collect();
+    let tokens: Vec<&str> = masked.iter().flat_map(|l| tokens(l)).collect();
+    let mut best: Option<(usize, Category)> = None;
+    for rule in WORDS.iter() {
+        let WordRule::Word(word, place, category) = rule else {
+            continue;
+        };
+        if best.is_some_and(|(len, _)| len >= word.len()) {
+            continue;
+        }
+        let found = match place {
+            Place::Anywhere => masked.iter().any(|l| l.contains(word)),
+            Place::Token => tokens.iter().any(|t| t == word),
+            Place::TokenStart => tokens.iter().any(|t| t.starts_with(word)),
+            Place::TokenEnd => tokens.iter().any(|t| t.ends_with(word)),
+        };
+        if found {
+            best = Some((word.len(), *category));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Rule 5: the domain's ending (`.edu`, `.ac.uk`, `.gouv.fr`, `.bank`, `.nhs.uk`).
+pub fn ending_hint(labels: &[&str]) -> Option<Category> {
+    let domain = labels.join(".");
+    if let Some((_, c)) = ENDING_HINTS
+        .iter()
+        .find(|(e, _)| domain.ends_with(&format!(".{e}")))
+    {
+        return Some(*c);
+    }
+    let n = labels.len();
+    if n >= 3 && labels[n - 1].len() == 2 {
+        if let Some((_, c)) = COUNTRY_SECOND_LEVEL.iter().find(|(l, _)| *l == labels[n - 2]) {
+            return Some(*c);
+        }
+    }
+    let tld = labels.last()?;
+    TLD_HINTS.iter().find(|(t, _)| t == tld).map(|(_, c)| *c)
+}
+
+/// The label with every masked word (`alphabet`, `essex`, ...) replaced by dots.
+fn mask(label: &str) -> String {
+    let mut out = label.to_owned();
+    for rule in WORDS.iter() {
+        if let WordRule::Mask(word) = rule {
+            while let Some(at) = out.find(word) {
+                out.replace_range(at..at + word.len(), &".".repeat(word.len()));
+            }
+        }
+    }
+    out
+}
+
+/// Splits a label at `-`, `_`, `.` and letter/digit boundaries: `bet365-live` → `bet`, `365`,
+/// `live`.
+pub fn tokens(label: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut prev_digit = false;
+    for (i, ch) in label.char_indices() {
+        if matches!(ch, '-' | '_' | '.') {
+            if let Some(s) = start.take() {
+                out.push(&label[s..i]);
+            }
+            continue;
+        }
+        let digit = ch.is_ascii_digit();
+        match start {
+            Some(s) if digit != prev_digit => {
+                out.push(&label[s..i]);
+                start = Some(i);
+            }
+            None => start = Some(i),
+            _ => {}
+        }
+        prev_digit = digit;
+    }
+    if let Some(s) = start {
+        out.push(&label[s..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(domain: &str) -> Vec<&str> {
+        domain.split('.').collect()
+    }
+
+    #[test]
+    fn the_bundled_vocabulary_is_valid_and_without_duplicates() {
+        let rules = parse_words(WORDS_TSV).unwrap();
+        assert!(rules.len() >= 400, "only {} rules", rules.len());
+        let mut seen = std::collections::HashSet::new();
+        for rule in &rules {
+            let key = match rule {
+                WordRule::Word(w, p, _) => format!("{w} {p:?}"),
+                WordRule::Mask(w) => format!("!{w}"),
+            };
+            assert!(seen.insert(key.clone()), "{key} is listed twice");
+        }
+        assert!(parse_words("shop\tnot_a_category").is_err());
+        assert!(parse_words("Shop\tshopping").is_err());
+        assert!(parse_words("shop shopping").is_err());
+    }
+
+    #[test]
+    fn the_site_name_leaves_out_the_public_ending() {
+        assert_eq!(name_labels(&labels("example.co.uk")), ["example"]);
+        assert_eq!(name_labels(&labels("a.example.com")), ["a", "example"]);
+        assert_eq!(name_labels(&labels("co.example")), ["co"]);
+    }
+
+    #[test]
+    fn subdomain_hints_need_a_subdomain() {
+        assert_eq!(
+            subdomain_hint(&["mail", "example"]),
+            Some(Category::Communication)
+        );
+        assert_eq!(subdomain_hint(&["cdn", "example"]), Some(Category::AdsInfra));
+        assert_eq!(subdomain_hint(&["careers", "example"]), Some(Category::Jobs));
+        assert_eq!(subdomain_hint(&["mail"]), None);
+        assert_eq!(subdomain_hint(&["www2", "example"]), None);
+    }
+
+    #[test]
+    fn words_match_at_their_place_and_the_longest_wins() {
+        // Anywhere in a label.
+        assert_eq!(word_hint(&["mybankonline"]), Some(Category::Finance));
+        // Whole tokens only: `tv` in `my-tv`, not in `atvrepair`-like words.
+        assert_eq!(word_hint(&["my-tv"]), Some(Category::VideoStreaming));
+        assert_eq!(word_hint(&["atvquad"]), None);
+        // At the start or the end of a token.
+        assert_eq!(word_hint(&["betfoo"]), Some(Category::Gambling));
+        assert_eq!(word_hint(&["foobet"]), Some(Category::Gambling));
+        assert_eq!(word_hint(&["foobetbar"]), None);
+        // Masked words say nothing: `alphabet` is not `bet`, `essex` is not adult.
+        assert_eq!(word_hint(&["alphabet"]), None);
+        assert_eq!(word_hint(&["essex-county"]), Some(Category::GovernmentLaw));
+        // The longest word wins: `sportsbook` over `sport`, `newspaper` over `news`.
+        assert_eq!(word_hint(&["bestsportsbook"]), Some(Category::Gambling));
+        assert_eq!(word_hint(&["career-care"]), Some(Category::Jobs));
+        assert_eq!(word_hint(&["example"]), None);
+    }
+
+    #[test]
+    fn endings_say_what_a_site_is() {
+        assert_eq!(
+            ending_hint(&labels("cs.example.ac.uk")),
+            Some(Category::Education)
+        );
+        assert_eq!(ending_hint(&labels("example.edu")), Some(Category::Education));
+        assert_eq!(ending_hint(&labels("sat.gob.mx")), Some(Category::GovernmentLaw));
+        assert_eq!(
+            ending_hint(&labels("example.go.jp")),
+            Some(Category::GovernmentLaw)
+        );
+        assert_eq!(ending_hint(&labels("example.nhs.uk")), Some(Category::Health));
+        assert_eq!(ending_hint(&labels("bmj.bund.de")), Some(Category::GovernmentLaw));
+        assert_eq!(ending_hint(&labels("example.bank")), Some(Category::Finance));
+        // `go` means government only as a second level under a country code.
+        assert_eq!(ending_hint(&labels("go.example.com")), None);
+        assert_eq!(ending_hint(&labels("example.com")), None);
+    }
+
+    #[test]
+    fn labels_split_into_tokens() {
+        assert_eq!(tokens("bet365-live"), ["bet", "365", "live"]);
+        assert_eq!(tokens("alphabet"), ["alphabet"]);
+        assert_eq!(tokens("a..b_c"), ["a", "b", "c"]);
+    }
+}
