@@ -1,0 +1,106 @@
+//! The history view: keyset pages of visits with search and filters, and the user's say over a
+//! website's category.
+
+use serde::Deserialize;
+use sitetrail::history::{CategoryFilter, HistoryPage, HistoryQuery, MAX_PAGE};
+use sitetrail::ids::VisitId;
+use sitetrail::websites::Website;
+use sitetrail::Category;
+use tauri::State;
+
+use super::{lib, parse_time, MAX_SEARCH_CHARS};
+use crate::error::{CmdError, CmdResult};
+use crate::state::AppState;
+
+/// Rows per page when the UI does not say.
+pub const DEFAULT_PAGE: usize = 100;
+
+/// The UI's history query. Unknown fields are refused, so a typo in the UI fails loudly.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {
+    /// Text to find in the domain, URL or title.
+    pub search: Option<String>,
+    /// A category id, `uncategorized`, or nothing for all.
+    pub category: Option<String>,
+    /// Earliest visit time (RFC 3339).
+    pub from: Option<String>,
+    /// Latest visit time (RFC 3339).
+    pub to: Option<String>,
+    /// The previous page's `next_cursor`.
+    pub before: Option<String>,
+    /// Rows per page (1..=500).
+    pub limit: Option<usize>,
+}
+
+impl HistoryArgs {
+    /// Checks every field and builds the library's query.
+    pub fn to_query(&self) -> CmdResult<HistoryQuery> {
+        let search = self.search.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        if search.is_some_and(|s| s.chars().count() > MAX_SEARCH_CHARS) {
+            return Err(CmdError::invalid(format!(
+                "Search for at most {MAX_SEARCH_CHARS} characters."
+            )));
+        }
+        let category = match self.category.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+            None => None,
+            Some("uncategorized") => Some(CategoryFilter::Uncategorized),
+            Some(id) => Some(CategoryFilter::Is(id.parse::<Category>()?)),
+        };
+        let before = match self.before.as_deref().filter(|b| !b.is_empty()) {
+            None => None,
+            Some(b) => Some(
+                b.parse::<VisitId>()
+                    .map_err(|_| CmdError::invalid("The page cursor is not valid; reload the history."))?,
+            ),
+        };
+        let limit = self.limit.unwrap_or(DEFAULT_PAGE);
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(CmdError::invalid(format!(
+                "A page holds 1 to {MAX_PAGE} rows, not {limit}."
+            )));
+        }
+        let from = parse_time("from", self.from.as_deref())?;
+        let to = parse_time("to", self.to.as_deref())?;
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                return Err(CmdError::invalid("The date range ends before it starts."));
+            }
+        }
+        Ok(HistoryQuery {
+            search: search.map(str::to_owned),
+            category,
+            from,
+            to,
+            before,
+            limit,
+        })
+    }
+}
+
+/// One page of history, newest first.
+#[tauri::command]
+pub async fn list_history(state: State<'_, AppState>, query: HistoryArgs) -> CmdResult<HistoryPage> {
+    let q = query.to_query()?;
+    lib(state.store.run(move |s| s.history(&q)).await)
+}
+
+/// Sets the user's own category for a website (never overwritten by a classifier).
+#[tauri::command]
+pub async fn set_category(
+    state: State<'_, AppState>,
+    domain: String,
+    category: String,
+) -> CmdResult<Website> {
+    let category: Category = category.parse()?;
+    lib(state
+        .store
+        .run(move |s| s.set_user_category(&domain, category))
+        .await)
+}
+
+/// Clears a website's category and queues it to be classified again.
+#[tauri::command]
+pub async fn reclassify_website(state: State<'_, AppState>, domain: String) -> CmdResult<Website> {
+    lib(state.store.run(move |s| s.reclassify(&domain)).await)
+}

@@ -1,0 +1,162 @@
+//! The overview: queue counts, pause state, how long the backlog will take, and the summaries
+//! behind the charts. The queue part is cheap (served by the outbox's live index) and refreshed on
+//! every outbox change; the summaries scan a month of visits and are refreshed less often.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use sitetrail::history::{CategoryCount, TopWebsite};
+use sitetrail::outbox::QueueStatus;
+use sitetrail::Category;
+use tauri::State;
+
+use super::lib;
+use crate::error::CmdResult;
+use crate::state::AppState;
+
+/// Why the worker is paused and until when.
+#[derive(Clone, Debug, Serialize)]
+pub struct PauseView {
+    /// `offline`, `rate_limited` or `needs_user`.
+    pub kind: String,
+    /// The message for the user.
+    pub reason: String,
+    /// When it tries again by itself (RFC 3339), if it will.
+    pub until: Option<String>,
+}
+
+/// The queue panel.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueView {
+    /// Job counts.
+    pub queue: QueueStatus,
+    /// The pause, if the worker is paused.
+    pub pause: Option<PauseView>,
+    /// False while this build cannot report pauses.
+    pub pause_supported: bool,
+    /// Jobs finished per minute recently (measured), once known.
+    pub rate_per_minute: Option<f64>,
+    /// Seconds until the backlog is done at that rate (or at the configured pace).
+    pub eta_seconds: Option<f64>,
+    /// `measured` or `configured`: what the ETA is based on.
+    pub eta_basis: Option<&'static str>,
+    /// The classifier in use.
+    pub provider: String,
+    /// All visits recorded.
+    pub visits: i64,
+}
+
+/// The pause state, where this build has one.
+fn pause_of(_store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, bool)> {
+    Ok((None, false))
+}
+
+/// Queue counts, pause state and backlog ETA.
+#[tauri::command]
+pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
+    let (queue, visits, (pause, pause_supported)) = lib(state
+        .store
+        .run(|s| Ok((s.queue_status()?, s.visit_count()?, pause_of(s)?)))
+        .await)?;
+    let done = queue.completed + queue.failed;
+    let measured = state
+        .rate
+        .lock()
+        .ok()
+        .and_then(|mut m| m.sample(Instant::now(), done));
+    let config = state.worker_config();
+    // The configured pace: one batch per fixed delay.
+    let pace = config.batch_size as f64 / config.fixed_delay.max(Duration::from_millis(1)).as_secs_f64();
+    let backlog = (queue.pending + queue.processing) as f64;
+    let (eta_seconds, eta_basis) = match measured {
+        _ if backlog == 0.0 => (None, None),
+        Some(r) if r > 0.0 => (Some(backlog / r), Some("measured")),
+        _ => (Some(backlog / pace), Some("configured")),
+    };
+    Ok(QueueView {
+        queue,
+        pause,
+        pause_supported,
+        rate_per_minute: measured.map(|r| r * 60.0),
+        eta_seconds,
+        eta_basis,
+        provider: state.provider_name(),
+        visits,
+    })
+}
+
+/// The charts' data.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Visits per category over the last 7 days.
+    pub categories_7d: Vec<CategoryCount>,
+    /// Visits per category over the last 30 days.
+    pub categories_30d: Vec<CategoryCount>,
+    /// The most visited websites over the last 30 days.
+    pub top_websites: Vec<TopWebsite>,
+}
+
+/// Most websites in the overview's top list.
+pub const TOP_WEBSITES: usize = 10;
+
+/// Visits per category (7 and 30 days) and the top websites (30 days).
+#[tauri::command]
+pub async fn get_summary(state: State<'_, AppState>) -> CmdResult<Summary> {
+    lib(state
+        .store
+        .run(|s| {
+            let now = s.now();
+            let day = Duration::from_secs(86_400);
+            Ok(Summary {
+                categories_7d: s.category_counts(now.minus(day * 7))?,
+                categories_30d: s.category_counts(now.minus(day * 30))?,
+                top_websites: s.top_websites(now.minus(day * 30), TOP_WEBSITES)?,
+            })
+        })
+        .await)
+}
+
+/// A category as the UI shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CategoryInfo {
+    /// Stable id.
+    pub id: &'static str,
+    /// Readable name.
+    pub name: &'static str,
+}
+
+/// Every category, in display order.
+#[tauri::command]
+pub fn list_categories() -> Vec<CategoryInfo> {
+    Category::ALL
+        .iter()
+        .map(|c| CategoryInfo {
+            id: c.id(),
+            name: c.name(),
+        })
+        .collect()
+}
+
+/// Where the app keeps its files, for the settings view.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppInfo {
+    /// The database file.
+    pub db_path: String,
+    /// The settings directory.
+    pub config_dir: String,
+    /// The app's version.
+    pub version: &'static str,
+    /// Which optional features this build has (`settings`, `import`).
+    pub features: Vec<&'static str>,
+}
+
+/// Paths, version and the features this build has.
+#[tauri::command]
+pub fn get_app_info(state: State<'_, AppState>) -> AppInfo {
+    AppInfo {
+        db_path: state.paths.db.display().to_string(),
+        config_dir: state.paths.config_dir.display().to_string(),
+        version: env!("CARGO_PKG_VERSION"),
+        features: crate::FEATURES.to_vec(),
+    }
+}

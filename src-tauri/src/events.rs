@@ -1,0 +1,107 @@
+//! Events the backend sends to the UI, and the task that turns committed store changes into them.
+//!
+//! Every event name lives here. The store notifies [`sitetrail::Change`]s only after the
+//! transaction that made them committed; [`forward_changes`] gathers the changes of a short window
+//! into one [`StoreChanged`] so that a worker classifying dozens of websites a second costs the UI
+//! at most a few refreshes a second.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use sitetrail::Change;
+use tauri::{Emitter, Runtime};
+use tokio::sync::broadcast::{self, error::RecvError};
+
+/// Something in the database changed (payload: [`StoreChanged`]).
+pub const STORE_CHANGED: &str = "store-changed";
+/// Progress of a browser import (payload: the import's progress record).
+pub const IMPORT_PROGRESS: &str = "import-progress";
+
+/// Changes gathered over one window: at most one event per window reaches the UI.
+pub const COALESCE_WINDOW: Duration = Duration::from_millis(300);
+
+/// Which parts of the data changed since the last event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StoreChanged {
+    /// Visits were added.
+    pub visits: bool,
+    /// A website's category changed.
+    pub websites: bool,
+    /// A classification job changed state.
+    pub outbox: bool,
+    /// The worker paused or resumed.
+    pub worker: bool,
+}
+
+impl StoreChanged {
+    /// Everything, for when changes were missed (the receiver lagged).
+    pub const ALL: StoreChanged = StoreChanged {
+        visits: true,
+        websites: true,
+        outbox: true,
+        worker: true,
+    };
+
+    /// Adds `change` to the set.
+    pub fn add(&mut self, change: Change) {
+        match change {
+            Change::Visits => self.visits = true,
+            Change::Websites => self.websites = true,
+            Change::Outbox => self.outbox = true,
+            Change::Worker => self.worker = true,
+        }
+    }
+}
+
+/// Waits for the next change; `None` once the store is gone.
+async fn next(rx: &mut broadcast::Receiver<Change>, into: &mut StoreChanged) -> Option<()> {
+    match rx.recv().await {
+        Ok(c) => into.add(c),
+        Err(RecvError::Lagged(_)) => *into = StoreChanged::ALL,
+        Err(RecvError::Closed) => return None,
+    }
+    Some(())
+}
+
+/// Forwards committed changes to the UI as [`STORE_CHANGED`] events, one per
+/// [`COALESCE_WINDOW`] at most, until the store is dropped.
+pub async fn forward_changes<R: Runtime>(app: tauri::AppHandle<R>, mut rx: broadcast::Receiver<Change>) {
+    loop {
+        let mut batch = StoreChanged::default();
+        if next(&mut rx, &mut batch).await.is_none() {
+            return;
+        }
+        let window = tokio::time::sleep(COALESCE_WINDOW);
+        tokio::pin!(window);
+        loop {
+            tokio::select! {
+                _ = &mut window => break,
+                more = next(&mut rx, &mut batch) => if more.is_none() { break },
+            }
+        }
+        if let Err(e) = app.emit(STORE_CHANGED, batch) {
+            tracing::warn!(error = %e, "could not send a change event to the UI");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_remembers_every_kind_of_change() {
+        let mut b = StoreChanged::default();
+        b.add(Change::Outbox);
+        b.add(Change::Outbox);
+        b.add(Change::Websites);
+        assert_eq!(
+            b,
+            StoreChanged {
+                outbox: true,
+                websites: true,
+                ..StoreChanged::default()
+            }
+        );
+    }
+}

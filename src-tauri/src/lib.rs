@@ -1,0 +1,166 @@
+//! The Sitetrail desktop app: a thin Tauri v2 shell over the `sitetrail` library.
+//!
+//! [`run`] builds the real app; everything else is generic over [`tauri::Runtime`] so the command
+//! tests run the same wiring on tauri's mock runtime: [`builder`] registers the commands,
+//! [`context`] embeds `tauri.conf.json`, the capabilities and the static UI in `../ui`, and
+//! [`setup`] opens the database, starts the classification worker and forwards committed changes
+//! to the UI as coalesced events. On exit the worker is stopped gracefully.
+//!
+//! Invariants: the shell holds no SQL and no business rules (the library does); no async task
+//! holds a database connection; the UI hears of a change only after it committed.
+
+pub mod cmd;
+pub mod error;
+pub mod events;
+pub mod secret;
+pub mod state;
+
+#[cfg(test)]
+mod tests;
+
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
+use tokio::sync::oneshot;
+
+use crate::cmd::export::{SavePicker, SaveRequest};
+use crate::error::CmdError;
+use crate::secret::KeyStore;
+use crate::state::{AppPaths, AppState};
+
+/// Optional features this build has; the UI shows "not available yet" for the others.
+pub const FEATURES: &[&str] = &[];
+
+/// Registers the commands on any runtime.
+pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    builder.invoke_handler(tauri::generate_handler![
+        cmd::overview::get_queue,
+        cmd::overview::get_summary,
+        cmd::overview::list_categories,
+        cmd::overview::get_app_info,
+        cmd::history::list_history,
+        cmd::history::set_category,
+        cmd::history::reclassify_website,
+        cmd::jobs::list_failed_jobs,
+        cmd::jobs::retry_jobs,
+        cmd::jobs::retry_all_failed,
+        cmd::jobs::get_jobs,
+        cmd::export::export_data,
+    ])
+}
+
+/// The real context: config, capabilities and the embedded UI, for any runtime.
+pub fn context<R: Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!()
+}
+
+/// What [`setup`] needs from its caller.
+pub struct Startup {
+    /// Where the files are.
+    pub paths: AppPaths,
+    /// The API key store.
+    pub keys: KeyStore,
+    /// The save dialog.
+    pub picker: SavePicker,
+}
+
+/// Opens the database, starts the worker and the change forwarder, and manages the state.
+pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), CmdError> {
+    let state = AppState::open(startup.paths, startup.keys)?;
+    let changes = state.store.subscribe();
+    // The worker spawns onto tauri's tokio runtime, so start it from inside that runtime.
+    tauri::async_runtime::block_on(async { state.start_worker() })?;
+    tracing::info!(db = %state.paths.db.display(), "database open; worker started");
+    app.manage(state);
+    app.manage(startup.picker);
+    tauri::async_runtime::spawn(events::forward_changes(app.clone(), changes));
+    Ok(())
+}
+
+/// Stops the worker, waiting for the job in flight (or its grace period).
+pub fn shutdown<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(state) = app.try_state::<AppState>() {
+        tauri::async_runtime::block_on(state.stop_worker());
+        tracing::info!("worker stopped; bye");
+    }
+}
+
+/// The native save dialog.
+fn dialog_picker<R: Runtime>(app: AppHandle<R>) -> SavePicker {
+    use tauri_plugin_dialog::DialogExt;
+    SavePicker(Box::new(move |req: SaveRequest| {
+        let (tx, rx) = oneshot::channel();
+        app.dialog()
+            .file()
+            .set_file_name(req.file_name)
+            .add_filter(req.filter, &[req.extension])
+            .save_file(move |path| {
+                let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+            });
+        rx
+    }))
+}
+
+/// Turns SIGTERM/SIGINT (logout, `kill`, Ctrl+C in a terminal) into a normal exit, so the worker
+/// is stopped gracefully on [`RunEvent::Exit`] instead of dying mid-job.
+async fn exit_on_signal<R: Runtime>(app: AppHandle<R>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+        else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+    }
+    tracing::info!("signal received; exiting");
+    app.exit(0);
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("sitetrail=info,sitetrail_app=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Runs the desktop app until its window closes.
+pub fn run() {
+    init_tracing();
+    let app = builder(tauri::Builder::default())
+        .plugin(tauri_plugin_dialog::init())
+        .setup(|app| {
+            let paths = AppPaths::from_env()?;
+            let handle = app.handle().clone();
+            let startup = Startup {
+                paths,
+                keys: KeyStore::system(),
+                picker: dialog_picker(handle.clone()),
+            };
+            setup(&handle, startup)?;
+            tauri::async_runtime::spawn(exit_on_signal(handle));
+            Ok(())
+        })
+        .build(context());
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("sitetrail: cannot start the app: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        if let RunEvent::Exit = event {
+            shutdown(app);
+        }
+    });
+}

@@ -1,0 +1,35 @@
+//! Live updates: committed changes reach the UI as coalesced events.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tauri::Listener;
+
+use super::{visit, wait_for, TestApp};
+use crate::events::STORE_CHANGED;
+
+#[test]
+fn a_burst_of_commits_becomes_a_few_events() {
+    let t = TestApp::start(|_| {});
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let log = seen.clone();
+    t.app.listen_any(STORE_CHANGED, move |e| {
+        log.lock()
+            .unwrap()
+            .push(serde_json::from_str(e.payload()).unwrap());
+    });
+    // The app's own store handle notifies; a second handle (another process) would not.
+    let state = tauri::Manager::state::<crate::state::AppState>(&t.app);
+    for i in 0..50 {
+        visit(&state.store, &format!("s{i}.example"), "x");
+    }
+    let first = wait_for(Duration::from_secs(10), || seen.lock().unwrap().first().cloned());
+    assert_eq!(first["visits"], true, "{first}");
+    std::thread::sleep(Duration::from_millis(700));
+    let n = seen.lock().unwrap().len();
+    assert!(
+        (1..=5).contains(&n),
+        "50 commits in a burst should arrive as a few coalesced events, got {n}"
+    );
+}
