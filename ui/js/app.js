@@ -1,0 +1,69 @@
+// Entry point: loads the category list and app info, wires the views, routes between them, and
+// fans the backend's coalesced change events out to the views.
+import { call, describe, listen, STORE_CHANGED } from './api.js';
+import { $, setCategories, toast } from './dom.js';
+import * as overview from './overview.js';
+import * as history from './history.js';
+import * as failed from './failed.js';
+import * as settings from './settings.js';
+import * as firstRun from './firstrun.js';
+
+const views = { overview, history, failed, settings };
+let current = null;
+/** The one timer: the queue panel is refreshed every 5 s in case another process (the CLI) wrote. */
+const QUEUE_REFRESH_MS = 5000;
+
+function showView(name) {
+  if (!views[name]) name = 'overview';
+  if (current && current !== name) views[current].hide();
+  for (const tab of document.querySelectorAll('.tab')) {
+    if (tab.dataset.view === name) tab.setAttribute('aria-current', 'page');
+    else tab.removeAttribute('aria-current');
+  }
+  for (const key of Object.keys(views)) $(`#view-${key}`).hidden = key !== name;
+  current = name;
+  views[name].show();
+}
+
+async function start() {
+  let categories, info;
+  try {
+    [categories, info] = await Promise.all([call('list_categories'), call('get_app_info')]);
+  } catch (e) {
+    toast(`Sitetrail could not start: ${describe(e)}`, true);
+    return;
+  }
+  setCategories(categories);
+  firstRun.setFeatures(info.features);
+  overview.init();
+  history.init(categories);
+  failed.init();
+  settings.init(info);
+
+  for (const tab of document.querySelectorAll('.tab')) {
+    tab.addEventListener('click', () => showView(tab.dataset.view));
+  }
+  // Alt+1..4 switch views from anywhere.
+  document.addEventListener('keydown', (e) => {
+    const n = Number(e.key);
+    if (e.altKey && n >= 1 && n <= 4) {
+      e.preventDefault();
+      showView(Object.keys(views)[n - 1]);
+    }
+  });
+
+  await listen(STORE_CHANGED, (changes) => {
+    overview.onChange(changes);
+    for (const [name, v] of Object.entries(views)) if (name !== 'overview') v.onChange(changes);
+  });
+  setInterval(() => overview.refreshQueue(), QUEUE_REFRESH_MS);
+
+  showView('overview');
+  await overview.refreshQueue();
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    performance.mark('sitetrail-first-view');
+    document.body.dataset.ready = 'true';
+  }));
+}
+
+start();

@@ -1,0 +1,90 @@
+// Small DOM and formatting helpers shared by the views.
+
+/** Creates an element: el('td', {class: 'x', title: 't'}, child, 'text', ...). */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+export const $ = (sel) => document.querySelector(sel);
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
+const number = new Intl.NumberFormat();
+
+/** "29 Nov 2026, 10:00" from an RFC 3339 string; '–' for none. */
+export function fmtTime(iso) {
+  if (!iso) return '–';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
+}
+
+/** "10:00" today, else the full date. */
+export function fmtWhen(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const today = new Date();
+  return d.toDateString() === today.toDateString() ? timeOnly.format(d) : dateTime.format(d);
+}
+
+export function fmtNumber(n) {
+  return n === null || n === undefined ? '–' : number.format(n);
+}
+
+/** "about 3 min", "about 2 h", "under a minute". */
+export function fmtDuration(seconds) {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '';
+  if (seconds < 60) return 'under a minute';
+  const min = Math.round(seconds / 60);
+  if (min < 90) return `about ${min} min`;
+  const h = seconds / 3600;
+  if (h < 48) return `about ${Math.round(h)} h`;
+  return `about ${Math.round(h / 24)} days`;
+}
+
+let categoryNames = new Map();
+/** Remembers the category list (id -> readable name). */
+export function setCategories(list) {
+  categoryNames = new Map(list.map((c) => [c.id, c.name]));
+}
+export function categoryName(id) {
+  if (!id) return 'Not classified yet';
+  return categoryNames.get(id) || id;
+}
+
+/** Who set a category, as users say it. */
+export function sourceLabel(src) {
+  return { ai: 'AI', builtin: 'built-in', user: 'you' }[src] || '';
+}
+
+/** A category badge with its source. */
+export function categoryCell(category, source) {
+  return el(
+    'span',
+    { class: 'cat' },
+    el('span', { class: category ? 'badge' : 'badge none', text: categoryName(category) }),
+    source ? el('span', { class: `src ${source}`, text: sourceLabel(source) }) : null,
+  );
+}
+
+let toastTimer = null;
+/** Shows a short message at the bottom; errors stay longer. */
+export function toast(message, bad = false) {
+  const t = $('#toast');
+  t.textContent = message;
+  t.className = bad ? 'toast bad' : 'toast';
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (t.hidden = true), bad ? 8000 : 3500);
+}

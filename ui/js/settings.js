@@ -1,0 +1,211 @@
+// Settings: classifier provider and pacing, API key (OS keyring), exclusions, auto-import,
+// where the data lives, and exports through a save dialog opened by the backend.
+import { call, describe } from './api.js';
+import { $, el, fmtNumber, categoryName, toast } from './dom.js';
+
+let features = [];
+let current = null;
+
+export function init(info) {
+  features = info.features;
+  $('#s-db-path').textContent = info.db_path;
+  $('#s-config-dir').textContent = info.config_dir;
+  for (const b of document.querySelectorAll('[data-export]')) {
+    b.addEventListener('click', () => exportData(b.dataset.export, b.dataset.format, b));
+  }
+  $('#s-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    save();
+  });
+}
+
+export function show() {
+  load();
+}
+
+export function hide() {}
+
+export function onChange() {}
+
+function field(label, input, wide = false) {
+  return el('label', { class: wide ? 'wide' : null }, label, input);
+}
+
+function numberInput(id, value, min, max, placeholder = '') {
+  return el('input', { type: 'number', id, min: String(min), max: String(max), step: '1', value: value ?? '', placeholder, inputmode: 'numeric' });
+}
+
+async function load() {
+  if (!features.includes('settings')) {
+    const note = $('#s-classifier-note');
+    note.hidden = false;
+    note.textContent = 'Classifier settings are not available in this build yet: the worker uses the built-in rules (no account, no network).';
+    $('#s-classifier-fields').replaceChildren();
+  } else {
+    try {
+      current = await call('get_settings');
+    } catch (e) {
+      toast(`Could not load the settings: ${describe(e)}`, true);
+      return;
+    }
+    renderClassifier(current);
+  }
+  renderImport(current);
+}
+
+function renderClassifier(s) {
+  const c = s.settings;
+  const note = $('#s-classifier-note');
+  const notes = [];
+  if (s.env_overrides.length) notes.push(`Set by the environment for this run (they win over what you save): ${s.env_overrides.join(', ')}.`);
+  note.hidden = notes.length === 0;
+  note.textContent = notes.join(' ');
+
+  const provider = el('select', { id: 's-provider' },
+    el('option', { value: 'builtin', text: 'Built-in rules (offline)' }),
+    el('option', { value: 'ollama', text: 'Ollama (local model)' }),
+    el('option', { value: 'openai', text: 'OpenAI-compatible server' }));
+  provider.value = c.provider;
+  const key = el('input', { type: 'password', id: 's-api-key', autocomplete: 'off', placeholder: keyPlaceholder(s.key) });
+  const keyNote = el('p', { class: s.key.keyring_available ? 'muted small' : 'note warn small', id: 's-key-note', text: keyText(s.key) });
+  const testOut = el('p', { class: 'line small', id: 's-test-result', role: 'status', 'aria-live': 'polite' });
+  $('#s-classifier-fields').replaceChildren(
+    field('Provider', provider),
+    field('Base URL', el('input', { type: 'url', id: 's-base-url', value: c.base_url ?? '', placeholder: s.effective.base_url || 'provider default' })),
+    field('Model', el('input', { type: 'text', id: 's-model', value: c.model ?? '', placeholder: s.effective.model || 'provider default' })),
+    field('API key', key),
+    el('div', { class: 'wide' }, keyNote,
+      el('div', { class: 'row-buttons' },
+        el('button', { type: 'button', class: 'ghost', id: 's-key-save', onclick: saveKey }, 'Store key'),
+        el('button', { type: 'button', class: 'ghost', id: 's-key-delete', onclick: deleteKey }, 'Forget key'),
+        el('button', { type: 'button', class: 'ghost', id: 's-test', onclick: testConnection }, 'Test connection')),
+      testOut),
+    field('Delay between requests (ms)', numberInput('s-delay', c.fixed_delay_ms, 0, 3_600_000)),
+    field('Requests per minute (empty: no limit)', numberInput('s-rpm', c.max_requests_per_minute, 1, 100_000)),
+    field('Websites per request (empty: default)', numberInput('s-batch', c.batch_size, 1, 500)),
+    field('Attempts before giving up', numberInput('s-attempts', c.max_attempts, 1, 100)),
+    field('Never send these to a remote provider (one per line: example.com or *.corp.example)',
+      el('textarea', { id: 's-exclusions', rows: '3', text: (c.exclusions || []).join('\n') }), true),
+  );
+  $('#s-actions').replaceChildren(
+    el('button', { type: 'submit', id: 's-save' }, 'Save settings'),
+    el('span', { class: 'muted small', id: 's-save-status', role: 'status', 'aria-live': 'polite' }));
+}
+
+function keyPlaceholder(k) {
+  return { environment: 'set by SITETRAIL_API_KEY', keyring: 'stored in the keyring', session: 'kept for this session', none: 'none' }[k.source];
+}
+
+function keyText(k) {
+  if (k.keyring_available) {
+    return k.source === 'environment'
+      ? 'The key comes from SITETRAIL_API_KEY. A key you store goes to the OS keyring, never to a file.'
+      : 'Keys are stored in the OS keyring, never in the database or the settings file.';
+  }
+  return `The OS keyring is not available here (${k.keyring_problem}). A key you store is kept in memory until the app quits; ` +
+    'to keep one across restarts, start Sitetrail with the SITETRAIL_API_KEY environment variable.';
+}
+
+function numberOrNull(id) {
+  const v = $(id).value.trim();
+  return v === '' ? null : Number(v);
+}
+
+function formSettings() {
+  return {
+    provider: $('#s-provider').value,
+    base_url: $('#s-base-url').value.trim() || null,
+    model: $('#s-model').value.trim() || null,
+    fixed_delay_ms: numberOrNull('#s-delay') ?? 1000,
+    max_requests_per_minute: numberOrNull('#s-rpm'),
+    batch_size: numberOrNull('#s-batch'),
+    max_attempts: numberOrNull('#s-attempts') ?? 5,
+    exclusions: $('#s-exclusions').value.split('\n').map((s) => s.trim()).filter(Boolean),
+  };
+}
+
+function formApp() {
+  if (!features.includes('import')) return null;
+  const browsers = [...document.querySelectorAll('#s-import-body input[type=checkbox]:checked')].map((c) => c.value);
+  return { auto_import_minutes: numberOrNull('#s-auto-import') ?? 0, import_browsers: browsers };
+}
+
+async function save() {
+  const status = $('#s-save-status');
+  try {
+    current = await call('save_settings', { settings: formSettings(), app: formApp() });
+    renderClassifier(current);
+    renderImport(current);
+    $('#s-save-status').textContent = 'Saved. The classifier restarted with the new settings.';
+  } catch (e) {
+    if (status) status.textContent = '';
+    toast(`Settings not saved: ${describe(e)}`, true);
+  }
+}
+
+async function saveKey() {
+  try {
+    const k = await call('set_api_key', { key: $('#s-api-key').value });
+    $('#s-api-key').value = '';
+    $('#s-api-key').placeholder = keyPlaceholder(k);
+    $('#s-key-note').textContent = keyText(k);
+    toast(k.source === 'keyring' ? 'Key stored in the OS keyring.' : 'Key kept for this session.');
+  } catch (e) {
+    toast(`Key not stored: ${describe(e)}`, true);
+  }
+}
+
+async function deleteKey() {
+  const k = await call('delete_api_key');
+  $('#s-api-key').placeholder = keyPlaceholder(k);
+  $('#s-key-note').textContent = keyText(k);
+  toast('Stored key forgotten.');
+}
+
+async function testConnection() {
+  const out = $('#s-test-result');
+  out.className = 'line small';
+  out.textContent = 'Asking the provider…';
+  try {
+    const r = await call('test_connection', { settings: formSettings() });
+    out.textContent = `It works: ${r.domain} is ${categoryName(r.category)} (${r.provider}, ${fmtNumber(r.millis)} ms).`;
+  } catch (e) {
+    out.className = 'line small err';
+    out.textContent = `It did not work: ${describe(e)}`;
+  }
+}
+
+function renderImport(s) {
+  const body = $('#s-import-body');
+  if (!features.includes('import') || !s || !s.app) {
+    body.replaceChildren(el('p', { class: 'note', text: 'Browser import and the auto-import schedule are not available in this build yet.' }));
+    return;
+  }
+  const browsers = s.browsers || [];
+  const chosen = new Set(s.app.import_browsers);
+  body.replaceChildren(
+    el('div', { class: 'fields' },
+      field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', s.app.auto_import_minutes, 0, 10_080))),
+    browsers.length === 0
+      ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })
+      : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: 'Browsers to import' }),
+        ...browsers.map((b) => el('label', {},
+          el('input', { type: 'checkbox', value: b.id, checked: chosen.size === 0 || chosen.has(b.id) }),
+          `${b.name}`))),
+  );
+}
+
+async function exportData(kind, format, button) {
+  const status = $('#s-export-status');
+  button.disabled = true;
+  status.textContent = 'Choose where to save…';
+  try {
+    const r = await call('export_data', { kind, format });
+    status.textContent = r ? `Exported ${fmtNumber(r.rows)} rows to ${r.path}.` : 'Export cancelled.';
+  } catch (e) {
+    status.textContent = '';
+    toast(`Export failed: ${describe(e)}`, true);
+  } finally {
+    button.disabled = false;
+  }
+}
