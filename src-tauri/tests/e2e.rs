@@ -1,0 +1,101 @@
+//! End-to-end tests: the real app binary in a real WebKitGTK window under Xvfb, driven over
+//! WebDriver (tauri-driver + WebKitWebDriver), on a database in a temp dir (`SITETRAIL_DB`,
+//! `XDG_CONFIG_HOME`, `XDG_DATA_HOME`). Each test saves screenshots under target/screenshots/.
+//!
+//! The tests run one at a time (a lock): each starts a display, a driver and a WebKit process,
+//! which is plenty for a 2-core machine.
+
+#[path = "e2e/harness.rs"]
+mod harness;
+#[path = "e2e/scenarios.rs"]
+mod scenarios;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use sitetrail::outbox::{self, ClaimPolicy};
+use sitetrail::{NewVisit, Store};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Holds the e2e lock (a failed test poisons it; the next one still runs).
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temp home for one app run: database, config and data dirs.
+pub struct AppDirs {
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+    pub config: PathBuf,
+    pub data: PathBuf,
+}
+
+impl AppDirs {
+    pub fn new() -> AppDirs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (config, data) = (dir.path().join("config"), dir.path().join("data"));
+        AppDirs {
+            db: data.join("sitetrail/sitetrail.db"),
+            config,
+            data,
+            dir,
+        }
+    }
+
+    /// The environment that points the app at these dirs.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("SITETRAIL_DB", self.db.display().to_string()),
+            ("XDG_CONFIG_HOME", self.config.display().to_string()),
+            ("XDG_DATA_HOME", self.data.display().to_string()),
+            ("SITETRAIL_LOG", "sitetrail=info,sitetrail_app=info".into()),
+        ]
+    }
+
+    pub fn store(&self) -> Store {
+        Store::open(&self.db).expect("open store")
+    }
+}
+
+/// Records a visit to `https://{domain}/{path}` `minutes_ago` minutes ago.
+pub fn visit(store: &Store, domain: &str, path: &str, title: &str, minutes_ago: i64) {
+    let at = store
+        .now()
+        .minus(std::time::Duration::from_secs(60 * minutes_ago as u64));
+    store
+        .record_visit(&NewVisit {
+            url: &format!("https://{domain}/{path}"),
+            title: Some(title),
+            visited_at: at,
+            source: "e2e",
+            source_visit_id: None,
+        })
+        .expect("record visit");
+}
+
+/// Records a visit and fails its website's job for good; returns the job id.
+pub fn seed_failed(store: &Store, domain: &str, error: &str, attempts: u32) -> String {
+    visit(store, domain, "", domain, 5);
+    let mut id = String::new();
+    for _ in 0..attempts {
+        let now = store.now();
+        store
+            .write(None, |tx| {
+                let jobs = outbox::claim_jobs(
+                    tx,
+                    now,
+                    ClaimPolicy {
+                        limit: 1,
+                        processing_timeout: std::time::Duration::from_secs(300),
+                    },
+                )?;
+                assert_eq!(jobs.len(), 1, "one claimable job");
+                id = jobs[0].id.to_string();
+                outbox::fail_job(tx, &jobs[0], error, attempts, now, now)?;
+                Ok(())
+            })
+            .expect("fail job");
+    }
+    id
+}

@@ -1,0 +1,394 @@
+//! A WebDriver session on the real app: its own Xvfb, tauri-driver (which starts WebKitWebDriver,
+//! which starts the app) and plain W3C calls over HTTP with reqwest.
+//!
+//! Needs `Xvfb` (package xvfb), `WebKitWebDriver` (package webkit2gtk-driver) and `tauri-driver`
+//! (`cargo install tauri-driver --locked`; found via $TAURI_DRIVER, $PATH, then ~/.cargo/bin).
+//! `E2E_DISPLAY=:0` uses an existing display instead of starting Xvfb.
+//!
+//! `Drop` deletes the WebDriver session, then SIGTERMs tauri-driver's process group (tauri-driver
+//! stops WebKitWebDriver only on SIGTERM/SIGINT), then SIGKILLs what is left, then stops Xvfb:
+//! also when a test fails. `PR_SET_PDEATHSIG` covers a test binary killed outright.
+
+#![allow(unsafe_code)] // prctl and kill for child cleanup
+#![allow(dead_code)] // shared by the e2e tests and the app bench; each uses part of it
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+pub const APP: &str = env!("CARGO_BIN_EXE_sitetrail-app");
+/// W3C element reference key.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A driver (and display) that can open app sessions with a given environment.
+pub struct Harness {
+    http: reqwest::blocking::Client,
+    base: String,
+    /// http://127.0.0.1:PORT/session/ID
+    session_url: Option<String>,
+    driver: Option<Child>,
+    xvfb: Option<Child>,
+}
+
+impl Harness {
+    /// Starts Xvfb and tauri-driver; the app inherits `env` (plus the display).
+    pub fn start(env: &[(&str, String)]) -> Harness {
+        let mut h = Harness {
+            http: reqwest::blocking::Client::builder()
+                .timeout(Duration::from_secs(90))
+                .build()
+                .expect("http client"),
+            base: String::new(),
+            session_url: None,
+            driver: None,
+            xvfb: None,
+        };
+        let display = match std::env::var("E2E_DISPLAY") {
+            Ok(d) if !d.is_empty() => d,
+            _ => {
+                let (child, display) = start_xvfb();
+                h.xvfb = Some(child);
+                display
+            }
+        };
+        let (port, native_port) = (free_port(), free_port());
+        let mut cmd = Command::new(tauri_driver_path());
+        die_with_parent(&mut cmd)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .env("DISPLAY", &display)
+            .env_remove("WAYLAND_DISPLAY")
+            // No session bus: the app must fall back from the keyring by itself, and nothing
+            // autolaunches a dbus-daemon that would outlive the test.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env("NO_AT_BRIDGE", "1")
+            .env_remove("SITETRAIL_PROVIDER")
+            .env_remove("SITETRAIL_BASE_URL")
+            .env_remove("SITETRAIL_MODEL")
+            .env_remove("SITETRAIL_API_KEY")
+            .env_remove("SITETRAIL_SETTINGS")
+            .process_group(0)
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        h.driver = Some(
+            cmd.spawn()
+                .expect("start tauri-driver (cargo install tauri-driver --locked)"),
+        );
+        // 127.0.0.1, not localhost: WebKitWebDriver listens on 127.0.0.1 only.
+        h.base = format!("http://127.0.0.1:{port}");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = h.driver.as_mut().and_then(|d| d.try_wait().ok().flatten()) {
+                panic!("tauri-driver exited early: {status}");
+            }
+            let ready = h
+                .http
+                .get(format!("{}/status", h.base))
+                .send()
+                .and_then(|r| r.json::<Value>())
+                .map(|v| v["value"]["ready"] == true)
+                .unwrap_or(false);
+            if ready {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "tauri-driver not ready after 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        h
+    }
+
+    /// Launches the app in a new session and waits for its first view.
+    pub fn launch(&mut self) {
+        assert!(self.session_url.is_none(), "one session at a time");
+        let resp = self.request(
+            reqwest::Method::POST,
+            &format!("{}/session", self.base),
+            Some(json!({
+                "capabilities": { "alwaysMatch": {
+                    "browserName": "wry",
+                    "tauri:options": { "application": APP }
+                }}
+            })),
+        );
+        let id = resp["sessionId"].as_str().expect("sessionId").to_string();
+        self.session_url = Some(format!("{}/session/{id}", self.base));
+        self.wait_for(Duration::from_secs(60), || {
+            (self.exec(
+                "return document.body && document.body.dataset.ready === 'true'",
+                json!([]),
+            ) == true)
+                .then_some(())
+        });
+        // From here on, record CSP violations: a blocked IPC fetch falls back silently, so only
+        // this catches a wrong connect-src.
+        self.exec(
+            "window.__csp = []; document.addEventListener('securitypolicyviolation', e => \
+             window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));",
+            json!([]),
+        );
+    }
+
+    /// Closes the app (ends the session); the app exits and stops its worker.
+    pub fn quit(&mut self) {
+        if let Some(url) = self.session_url.take() {
+            let _ = self.http.delete(&url).timeout(Duration::from_secs(30)).send();
+        }
+    }
+
+    /// Asserts that no CSP violation happened in this session.
+    pub fn assert_no_csp_violations(&self) {
+        assert_eq!(
+            self.exec("return window.__csp", json!([])),
+            json!([]),
+            "CSP violations"
+        );
+    }
+
+    fn request(&self, method: reqwest::Method, url: &str, body: Option<Value>) -> Value {
+        let mut req = self.http.request(method.clone(), url);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let resp = req.send().unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let status = resp.status();
+        let json: Value = resp.json().unwrap_or(Value::Null);
+        if !status.is_success() {
+            panic!("{method} {url} -> {status}: {json}");
+        }
+        json["value"].clone()
+    }
+
+    fn session(&self) -> &str {
+        self.session_url.as_deref().expect("session")
+    }
+
+    pub fn get(&self, path: &str) -> Value {
+        self.request(reqwest::Method::GET, &format!("{}/{path}", self.session()), None)
+    }
+
+    pub fn post(&self, path: &str, body: Value) -> Value {
+        self.request(
+            reqwest::Method::POST,
+            &format!("{}/{path}", self.session()),
+            Some(body),
+        )
+    }
+
+    /// Runs a script in the page and returns its value.
+    pub fn exec(&self, script: &str, args: Value) -> Value {
+        self.post("execute/sync", json!({"script": script, "args": args}))
+    }
+
+    /// Element id for a CSS selector (panics if none).
+    pub fn find(&self, css: &str) -> String {
+        let v = self.post("element", json!({"using": "css selector", "value": css}));
+        v[ELEMENT].as_str().expect("element id").to_string()
+    }
+
+    /// How many elements match.
+    pub fn count(&self, css: &str) -> usize {
+        self.post("elements", json!({"using": "css selector", "value": css}))
+            .as_array()
+            .map_or(0, Vec::len)
+    }
+
+    pub fn click(&self, css: &str) {
+        let id = self.find(css);
+        self.post(&format!("element/{id}/click"), json!({}));
+    }
+
+    /// Types into an input, as a user would (key events, so `input` listeners fire).
+    pub fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css);
+        self.post(&format!("element/{id}/clear"), json!({}));
+        self.post(&format!("element/{id}/value"), json!({ "text": text }));
+    }
+
+    /// The rendered text of the first element matching `css` (panics if none). Read through
+    /// `innerText`: WebKitWebDriver's "get element text" answered "" for table cells.
+    pub fn text(&self, css: &str) -> String {
+        let v = self.exec(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : null;",
+            json!([css]),
+        );
+        v.as_str()
+            .unwrap_or_else(|| panic!("no element matches {css}"))
+            .to_string()
+    }
+
+    /// Polls `f` every 100 ms until it returns Some; panics after `timeout`.
+    pub fn wait_for<T>(&self, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Resizes the window (W3C set window rect); false if the driver cannot.
+    pub fn resize(&self, width: u32, height: u32) -> bool {
+        let r = self
+            .http
+            .post(format!("{}/window/rect", self.session()))
+            .json(&json!({"width": width, "height": height}))
+            .send();
+        let ok = r.map(|r| r.status().is_success()).unwrap_or(false);
+        // Let layout settle.
+        std::thread::sleep(Duration::from_millis(400));
+        ok
+    }
+
+    /// Saves a screenshot of the window as target/screenshots/NAME and returns its path.
+    /// WebKit's screenshot can lag the DOM: wait two animation frames first.
+    pub fn screenshot(&self, name: &str) -> PathBuf {
+        self.post(
+            "execute/async",
+            json!({
+                "script": "const done = arguments[arguments.length - 1];\
+                           requestAnimationFrame(() => requestAnimationFrame(() => done()));",
+                "args": []
+            }),
+        );
+        let b64 = self.get("screenshot");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().expect("base64 string"))
+            .expect("valid base64");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+        let dir = screenshot_dir();
+        std::fs::create_dir_all(&dir).expect("screenshot dir");
+        let path = dir.join(name);
+        std::fs::write(&path, &png).expect("write screenshot");
+        eprintln!("screenshot: {}", path.display());
+        path
+    }
+
+    /// The app's process id (the WebKitWebDriver child that is our binary).
+    pub fn app_pid(&self) -> Option<u32> {
+        let name = Path::new(APP)
+            .file_name()?
+            .to_str()?
+            .chars()
+            .take(15)
+            .collect::<String>();
+        let driver = self.driver.as_ref()?.id() as i32;
+        let pgid = unsafe { libc::getpgid(driver) };
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+            let same_group = unsafe { libc::getpgid(pid as i32) } == pgid;
+            (comm.trim() == name && same_group).then_some(pid)
+        })
+    }
+}
+
+/// target/screenshots (beside target/tmp).
+pub fn screenshot_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .map(|t| t.join("screenshots"))
+        .unwrap_or_else(|| PathBuf::from("target/screenshots"))
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.quit();
+        if let Some(child) = self.driver.take() {
+            stop_group(child);
+        }
+        if let Some(child) = self.xvfb.take() {
+            stop_group(child);
+        }
+    }
+}
+
+/// SIGTERM the child if the thread that spawned it dies (the test binary was SIGKILLed).
+fn die_with_parent(cmd: &mut Command) -> &mut Command {
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        })
+    }
+}
+
+fn stop_group(mut child: Child) {
+    let pgid = child.id() as libc::pid_t;
+    unsafe { libc::kill(-pgid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+/// Starts Xvfb on a free display (full HD, so full-HD screenshots fit); returns it and ":N".
+fn start_xvfb() -> (Child, String) {
+    let mut child = die_with_parent(&mut Command::new("Xvfb"))
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1920x1080x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start Xvfb (apt-get install xvfb)");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("Xvfb stdout"))
+        .read_line(&mut line)
+        .expect("read display number from Xvfb");
+    let n = line.trim();
+    assert!(!n.is_empty(), "Xvfb did not report a display");
+    (child, format!(":{n}"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+fn tauri_driver_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("TAURI_DRIVER") {
+        return p.into();
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("tauri-driver"))
+        .find(|p| p.is_file());
+    on_path.unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo/bin/tauri-driver")
+    })
+}

@@ -1,0 +1,147 @@
+//! The user-facing scenarios.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sitetrail::Category;
+
+use super::harness::Harness;
+use super::{seed_failed, serial, visit, AppDirs};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Failed panel: Retry one row; the worker classifies it; the row shows the category, live.
+#[test]
+fn retry_in_the_failed_panel_shows_the_category_live() {
+    let _lock = serial();
+    let dirs = AppDirs::new();
+    let store = dirs.store();
+    let gh = seed_failed(&store, "github.com", "HTTP 503 from the provider (attempt 3)", 3);
+    let wiki = seed_failed(&store, "en.wikipedia.org", "timed out after 30 s", 3);
+    seed_failed(
+        &store,
+        "casino.example",
+        "answer outside the taxonomy: \"betting\"",
+        3,
+    );
+    visit(&store, "news.ycombinator.com", "", "Hacker News", 1);
+    drop(store);
+
+    let mut h = Harness::start(&dirs.env());
+    h.launch();
+    h.wait_for(WAIT, || (h.text("#q-failed") == "3").then_some(()));
+    h.screenshot("overview.png");
+
+    h.click("#tab-failed");
+    h.wait_for(WAIT, || (h.count("#f-rows tr") == 3).then_some(()));
+    let row = format!("#f-rows tr[data-id='{gh}']");
+    assert_eq!(h.text(&format!("{row} .attempts")), "3");
+    assert!(h.text(&format!("{row} .err")).contains("HTTP 503"));
+    h.screenshot("failed.png");
+
+    h.click(&format!("{row} button.retry"));
+    let done = h.wait_for(WAIT, || {
+        let t = h.text(&format!("{row} .status"));
+        t.starts_with("Done").then_some(t)
+    });
+    assert_eq!(done, format!("Done: {}", Category::DevTech.name()));
+    // The other rows are untouched and still offer Retry.
+    assert_eq!(h.count(&format!("#f-rows tr[data-id='{wiki}'] button.retry")), 1);
+    h.screenshot("failed-after-retry.png");
+    h.assert_no_csp_violations();
+
+    let job = dirs.store().job(gh.parse().unwrap()).expect("job");
+    assert_eq!(job.category.as_deref(), Some("dev_tech"));
+}
+
+/// History: newest first, infinite scroll, search and the category filter.
+#[test]
+fn history_search_and_category_filter() {
+    let _lock = serial();
+    let dirs = AppDirs::new();
+    let store = dirs.store();
+    // 250 visits: more than two pages, so scrolling has to load more.
+    for i in 0..240 {
+        visit(
+            &store,
+            &format!("site{}.example", i % 40),
+            &format!("p{i}"),
+            &format!("Page {i}"),
+            300 + i,
+        );
+    }
+    visit(&store, "en.wikipedia.org", "wiki/SQLite", "SQLite - Wikipedia", 3);
+    visit(
+        &store,
+        "github.com",
+        "rust-lang/rust",
+        "rust-lang/rust: Empowering everyone",
+        2,
+    );
+    for (i, d) in ["chess.example", "puzzles.example"].iter().enumerate() {
+        for k in 0..4 {
+            visit(&store, d, &format!("game{k}"), "Play", 10 + i as i64 * 5 + k);
+        }
+        store.set_user_category(d, Category::Games).expect("categorize");
+    }
+    drop(store);
+
+    let mut h = Harness::start(&dirs.env());
+    h.launch();
+    h.click("#tab-history");
+    h.wait_for(WAIT, || (h.count("#h-rows tr") == 100).then_some(()));
+    assert_eq!(
+        h.text("#h-rows tr:first-child .site .d"),
+        "github.com",
+        "newest first"
+    );
+    h.screenshot("history.png");
+
+    // Scrolling to the end loads the next keyset page.
+    h.exec(
+        "const s = document.getElementById('h-scroll'); s.scrollTop = s.scrollHeight;",
+        json!([]),
+    );
+    h.wait_for(WAIT, || (h.count("#h-rows tr") >= 200).then_some(()));
+
+    h.type_into("#h-search", "wikipedia");
+    h.wait_for(WAIT, || (h.count("#h-rows tr") == 1).then_some(()));
+    assert_eq!(h.text("#h-rows tr .site .d"), "en.wikipedia.org");
+    h.screenshot("history-search.png");
+
+    h.click("#h-clear");
+    h.click("#h-category option[value='games']");
+    h.wait_for(WAIT, || (h.count("#h-rows tr") == 8).then_some(()));
+    let domains = h.exec(
+        "return [...document.querySelectorAll('#h-rows tr')].map(r => r.dataset.domain)",
+        json!([]),
+    );
+    let domains: Vec<String> = serde_json::from_value(domains).unwrap();
+    assert!(
+        domains
+            .iter()
+            .all(|d| d == "chess.example" || d == "puzzles.example"),
+        "{domains:?}"
+    );
+    assert!(
+        h.text("#h-rows tr:first-child td.c").contains("you"),
+        "source shown"
+    );
+    h.screenshot("history-games.png");
+
+    // The same view at 800×600 and at full HD.
+    if h.resize(800, 600) {
+        h.screenshot("history-800x600.png");
+        h.click("#tab-overview");
+        h.screenshot("overview-800x600.png");
+        h.click("#tab-settings");
+        h.screenshot("settings-800x600.png");
+    }
+    if h.resize(1920, 1080) {
+        h.click("#tab-overview");
+        h.screenshot("overview-1920x1080.png");
+        h.click("#tab-history");
+        h.screenshot("history-1920x1080.png");
+    }
+    h.assert_no_csp_violations();
+}
