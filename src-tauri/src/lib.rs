@@ -27,7 +27,7 @@ use crate::secret::KeyStore;
 use crate::state::{AppPaths, AppState};
 
 /// Optional features this build has; the UI shows "not available yet" for the others.
-pub const FEATURES: &[&str] = &[];
+pub const FEATURES: &[&str] = &["settings"];
 
 /// Registers the commands on any runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -44,6 +44,12 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         cmd::jobs::retry_all_failed,
         cmd::jobs::get_jobs,
         cmd::export::export_data,
+        cmd::settings::get_settings,
+        cmd::settings::save_settings,
+        cmd::settings::test_connection,
+        cmd::settings::set_api_key,
+        cmd::settings::delete_api_key,
+        cmd::settings::resume_worker,
     ])
 }
 

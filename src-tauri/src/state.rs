@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sitetrail::classify::builtin::Builtin;
+use sitetrail::classify::secret::ApiKey;
 use sitetrail::classify::Classifier;
+use sitetrail::settings::{Environment, Overrides, Resolved, Settings};
 use sitetrail::worker::{Worker, WorkerConfig, WorkerHandle};
 use sitetrail::Store;
 
@@ -24,6 +26,8 @@ pub struct AppPaths {
     pub db: PathBuf,
     /// The directory holding the settings files.
     pub config_dir: PathBuf,
+    /// The classifier settings file (shared with the CLI).
+    pub settings_file: PathBuf,
 }
 
 impl AppPaths {
@@ -39,6 +43,7 @@ impl AppPaths {
         Ok(AppPaths {
             db,
             config_dir: dirs.config_dir().to_path_buf(),
+            settings_file: sitetrail::settings::default_settings_path()?,
         })
     }
 
@@ -47,6 +52,7 @@ impl AppPaths {
         AppPaths {
             db: dir.join("data/sitetrail.db"),
             config_dir: dir.join("config"),
+            settings_file: dir.join("config/settings.json"),
         }
     }
 }
@@ -89,7 +95,16 @@ pub struct AppState {
     /// The drain-rate meter behind the overview's ETA.
     pub rate: Mutex<RateMeter>,
     worker: Mutex<Option<WorkerHandle>>,
-    worker_config: Mutex<WorkerConfig>,
+    running: Mutex<Running>,
+}
+
+/// What the running worker was built with.
+#[derive(Clone, Debug, Default)]
+struct Running {
+    config: WorkerConfig,
+    provider: String,
+    /// Why the saved settings could not be used (the worker then runs the built-in rules).
+    problem: Option<String>,
 }
 
 impl AppState {
@@ -102,36 +117,79 @@ impl AppState {
             keys,
             rate: Mutex::new(RateMeter::default()),
             worker: Mutex::new(None),
-            worker_config: Mutex::new(WorkerConfig::default()),
+            running: Mutex::new(Running::default()),
         })
     }
 
     /// The configuration of the running worker.
     pub fn worker_config(&self) -> WorkerConfig {
-        self.worker_config.lock().map(|c| c.clone()).unwrap_or_default()
+        self.running.lock().map(|r| r.config.clone()).unwrap_or_default()
     }
 
     /// The name of the classifier the worker uses.
     pub fn provider_name(&self) -> String {
-        "builtin".into()
+        self.running
+            .lock()
+            .map(|r| r.provider.clone())
+            .unwrap_or_default()
     }
 
-    /// The classifier and worker configuration from the saved settings.
-    pub fn build_worker(&self) -> CmdResult<(Arc<dyn Classifier>, WorkerConfig)> {
-        Ok((Arc::new(Builtin), WorkerConfig::default()))
+    /// Why the saved settings could not be used, if they could not.
+    pub fn worker_problem(&self) -> Option<String> {
+        self.running.lock().ok().and_then(|r| r.problem.clone())
     }
 
-    /// Starts the worker with the saved settings; must be called on a tokio runtime.
+    /// The saved settings (defaults if there is no file).
+    pub fn load_settings(&self) -> sitetrail::Result<Settings> {
+        Settings::load(&self.paths.settings_file)
+    }
+
+    /// `settings` with the environment applied and the API key attached (the environment's, else
+    /// the keyring's or this session's).
+    pub fn resolve(&self, settings: Settings) -> sitetrail::Result<Resolved> {
+        let mut resolved = settings.resolve(&Environment::from_process(), &Overrides::default())?;
+        if resolved.api_key.is_none() {
+            resolved.api_key = self.keys.get().0.and_then(ApiKey::new);
+        }
+        Ok(resolved)
+    }
+
+    /// The classifier and worker configuration from the saved settings and the environment.
+    pub fn build_worker(&self) -> sitetrail::Result<(Arc<dyn Classifier>, WorkerConfig, String)> {
+        let resolved = self.resolve(self.load_settings()?)?;
+        let user = self.store.with_conn(sitetrail::websites::list_user_categories)?;
+        let (classifier, config) = resolved.build(user)?;
+        Ok((classifier, config, resolved.settings.provider.as_str().to_owned()))
+    }
+
+    /// Starts the worker with the saved settings; if they cannot be used (a remote provider with
+    /// no key, say), starts the built-in rules and remembers why. Must run on a tokio runtime.
     pub fn start_worker(&self) -> CmdResult<()> {
-        let (classifier, config) = self.build_worker()?;
+        let (classifier, config, provider, problem) = match self.build_worker() {
+            Ok((c, config, provider)) => (c, config, provider, None),
+            Err(e) => {
+                tracing::warn!(error = %e, "saved classifier settings unusable; using the built-in rules");
+                let c: Arc<dyn Classifier> = Arc::new(Builtin);
+                (
+                    c,
+                    WorkerConfig::default(),
+                    "builtin".to_owned(),
+                    Some(e.to_string()),
+                )
+            }
+        };
         let worker = Worker::new(self.store.clone(), classifier, config.clone())?;
         let handle = worker.spawn();
         let mut slot = self
             .worker
             .lock()
             .map_err(|_| CmdError::unavailable("the worker slot is poisoned; restart the app"))?;
-        if let Ok(mut c) = self.worker_config.lock() {
-            *c = config;
+        if let Ok(mut r) = self.running.lock() {
+            *r = Running {
+                config,
+                provider,
+                problem,
+            };
         }
         *slot = Some(handle);
         Ok(())

@@ -5,10 +5,14 @@
 //! The tests run one at a time (a lock): each starts a display, a driver and a WebKit process,
 //! which is plenty for a 2-core machine.
 
+#[path = "e2e/fake_ai.rs"]
+mod fake_ai;
 #[path = "e2e/harness.rs"]
 mod harness;
 #[path = "e2e/scenarios.rs"]
 mod scenarios;
+#[path = "e2e/settings.rs"]
+mod settings;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
@@ -51,6 +55,11 @@ impl AppDirs {
             ("XDG_DATA_HOME", self.data.display().to_string()),
             ("SITETRAIL_LOG", "sitetrail=info,sitetrail_app=info".into()),
         ]
+    }
+
+    /// Where the driver's and the app's output goes.
+    pub fn log(&self) -> PathBuf {
+        self.dir.path().join("app.log")
     }
 
     pub fn store(&self) -> Store {

@@ -13,6 +13,15 @@ export function init() {
   for (const r of document.querySelectorAll('input[name="period"]')) {
     r.addEventListener('change', drawChart);
   }
+  $('#resume').addEventListener('click', async () => {
+    try {
+      await call('resume_worker');
+      toast('The classifier will try again now.');
+      refreshQueue();
+    } catch (e) {
+      toast(`Could not resume: ${describe(e)}`, true);
+    }
+  });
 }
 
 export function show() {
@@ -62,9 +71,15 @@ export async function refreshQueue() {
   const pill = $('#worker-pill');
   pill.classList.toggle('paused', Boolean(paused));
   const provider = { builtin: 'built-in rules', openai: 'OpenAI-compatible', ollama: 'Ollama' }[q.provider] || q.provider;
+  const resume = $('#resume');
+  resume.hidden = !(q.pause && q.pause.kind === 'needs_user');
   if (paused) {
     pill.textContent = 'Classifier paused';
     $('#worker-status').textContent = paused;
+  } else if (q.problem) {
+    pill.textContent = 'Check the classifier settings';
+    pill.classList.add('paused');
+    $('#worker-status').textContent = `The saved classifier settings cannot be used (${q.problem}); the built-in rules classify meanwhile.`;
   } else {
     const busy = s.pending + s.processing > 0;
     pill.textContent = busy ? `Classifying with ${provider}…` : `Up to date · ${provider}`;

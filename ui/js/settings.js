@@ -2,6 +2,7 @@
 // where the data lives, and exports through a save dialog opened by the backend.
 import { call, describe } from './api.js';
 import { $, el, fmtNumber, categoryName, toast } from './dom.js';
+import { refreshQueue } from './overview.js';
 
 let features = [];
 let current = null;
@@ -57,8 +58,10 @@ function renderClassifier(s) {
   const c = s.settings;
   const note = $('#s-classifier-note');
   const notes = [];
+  if (s.problem) notes.push(`The saved settings cannot be used (${s.problem}); the built-in rules classify until this is fixed.`);
   if (s.env_overrides.length) notes.push(`Set by the environment for this run (they win over what you save): ${s.env_overrides.join(', ')}.`);
   note.hidden = notes.length === 0;
+  note.className = s.problem ? 'note warn' : 'note';
   note.textContent = notes.join(' ');
 
   const provider = el('select', { id: 's-provider' },
@@ -124,19 +127,14 @@ function formSettings() {
   };
 }
 
-function formApp() {
-  if (!features.includes('import')) return null;
-  const browsers = [...document.querySelectorAll('#s-import-body input[type=checkbox]:checked')].map((c) => c.value);
-  return { auto_import_minutes: numberOrNull('#s-auto-import') ?? 0, import_browsers: browsers };
-}
-
 async function save() {
   const status = $('#s-save-status');
   try {
-    current = await call('save_settings', { settings: formSettings(), app: formApp() });
+    current = await call('save_settings', { settings: formSettings() });
     renderClassifier(current);
     renderImport(current);
     $('#s-save-status').textContent = 'Saved. The classifier restarted with the new settings.';
+    refreshQueue();
   } catch (e) {
     if (status) status.textContent = '';
     toast(`Settings not saved: ${describe(e)}`, true);
@@ -150,6 +148,7 @@ async function saveKey() {
     $('#s-api-key').placeholder = keyPlaceholder(k);
     $('#s-key-note').textContent = keyText(k);
     toast(k.source === 'keyring' ? 'Key stored in the OS keyring.' : 'Key kept for this session.');
+    refreshQueue();
   } catch (e) {
     toast(`Key not stored: ${describe(e)}`, true);
   }

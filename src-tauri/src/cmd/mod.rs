@@ -9,6 +9,7 @@ pub mod export;
 pub mod history;
 pub mod jobs;
 pub mod overview;
+pub mod settings;
 
 use sitetrail::Timestamp;
 

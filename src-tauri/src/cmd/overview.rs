@@ -42,13 +42,21 @@ pub struct QueueView {
     pub eta_basis: Option<&'static str>,
     /// The classifier in use.
     pub provider: String,
+    /// Why the saved classifier settings could not be used, if they could not.
+    pub problem: Option<String>,
     /// All visits recorded.
     pub visits: i64,
 }
 
-/// The pause state, where this build has one.
-fn pause_of(_store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, bool)> {
-    Ok((None, false))
+/// The worker's pause state, as every process sees it.
+fn pause_of(store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, bool)> {
+    let w = store.worker_state()?;
+    let pause = w.paused_kind.map(|kind| PauseView {
+        kind: kind.as_str().to_owned(),
+        reason: w.paused_reason.clone().unwrap_or_default(),
+        until: w.paused_until.map(|t| t.to_rfc3339()),
+    });
+    Ok((pause, true))
 }
 
 /// Queue counts, pause state and backlog ETA.
@@ -81,6 +89,7 @@ pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
         eta_seconds,
         eta_basis,
         provider: state.provider_name(),
+        problem: state.worker_problem(),
         visits,
     })
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
@@ -17,6 +17,8 @@ pub struct FakeAi {
     pub base_url: String,
     /// Chat requests answered.
     pub calls: Arc<AtomicUsize>,
+    /// Every `Authorization` header received.
+    pub auth: Arc<Mutex<Vec<String>>>,
 }
 
 impl FakeAi {
@@ -29,20 +31,27 @@ impl FakeAi {
             .map(|(d, c)| (d.to_string(), c.to_string()))
             .collect();
         let calls = Arc::new(AtomicUsize::new(0));
-        let counter = calls.clone();
+        let auth = Arc::new(Mutex::new(Vec::new()));
+        let (counter, seen) = (calls.clone(), auth.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let _ = serve(stream, &answers, &counter);
+                let _ = serve(stream, &answers, &counter, &seen);
             }
         });
         FakeAi {
             base_url: format!("http://127.0.0.1:{port}/v1"),
             calls,
+            auth,
         }
     }
 }
 
-fn serve(stream: TcpStream, answers: &HashMap<String, String>, calls: &AtomicUsize) -> std::io::Result<()> {
+fn serve(
+    stream: TcpStream,
+    answers: &HashMap<String, String>,
+    calls: &AtomicUsize,
+    auth: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -56,6 +65,11 @@ fn serve(stream: TcpStream, answers: &HashMap<String, String>, calls: &AtomicUsi
             if k.eq_ignore_ascii_case("content-length") {
                 length = v.trim().parse().unwrap_or(0);
             }
+            if k.eq_ignore_ascii_case("authorization") {
+                if let Ok(mut a) = auth.lock() {
+                    a.push(v.trim().to_owned());
+                }
+            }
         }
     }
     let mut body = vec![0; length];
@@ -64,7 +78,10 @@ fn serve(stream: TcpStream, answers: &HashMap<String, String>, calls: &AtomicUsi
         calls.fetch_add(1, Ordering::SeqCst);
         (200, completion(&body, answers))
     } else {
-        (404, json!({"error": {"message": "not found", "code": "not_found"}}))
+        (
+            404,
+            json!({"error": {"message": "not found", "code": "not_found"}}),
+        )
     };
     let text = answer.to_string();
     let mut out = stream;

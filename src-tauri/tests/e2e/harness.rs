@@ -37,8 +37,9 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// Starts Xvfb and tauri-driver; the app inherits `env` (plus the display).
-    pub fn start(env: &[(&str, String)]) -> Harness {
+    /// Starts Xvfb and tauri-driver; the app inherits `env` (plus the display). The driver's and
+    /// the app's output go to `log` (so a test can check what the app logged).
+    pub fn start(env: &[(&str, String)], log: &Path) -> Harness {
         let mut h = Harness {
             http: reqwest::blocking::Client::builder()
                 .timeout(Duration::from_secs(90))
@@ -79,6 +80,8 @@ impl Harness {
             .env_remove("SITETRAIL_SETTINGS")
             .process_group(0)
             .stdin(Stdio::null());
+        let out = std::fs::File::create(log).expect("create driver log");
+        cmd.stdout(out.try_clone().expect("log handle")).stderr(out);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -5,12 +5,14 @@ use std::time::Duration;
 use serde_json::json;
 use sitetrail::Category;
 
+use super::fake_ai::FakeAi;
 use super::harness::Harness;
 use super::{seed_failed, serial, visit, AppDirs};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Failed panel: Retry one row; the worker classifies it; the row shows the category, live.
+/// Failed panel: Retry one row; the worker, pointed at a fake OpenAI-compatible server, classifies
+/// it; the row shows the category, live.
 #[test]
 fn retry_in_the_failed_panel_shows_the_category_live() {
     let _lock = serial();
@@ -26,8 +28,12 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     );
     visit(&store, "news.ycombinator.com", "", "Hacker News", 1);
     drop(store);
+    let fake = FakeAi::start(&[("github.com", "dev_tech"), ("news.ycombinator.com", "news")]);
+    let mut env = dirs.env();
+    env.push(("SITETRAIL_PROVIDER", "openai".into()));
+    env.push(("SITETRAIL_BASE_URL", fake.base_url.clone()));
 
-    let mut h = Harness::start(&dirs.env());
+    let mut h = Harness::start(&env, &dirs.log());
     h.launch();
     h.wait_for(WAIT, || (h.text("#q-failed") == "3").then_some(()));
     h.screenshot("overview.png");
@@ -50,8 +56,14 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     h.screenshot("failed-after-retry.png");
     h.assert_no_csp_violations();
 
-    let job = dirs.store().job(gh.parse().unwrap()).expect("job");
-    assert_eq!(job.category.as_deref(), Some("dev_tech"));
+    let site = dirs.store().website("github.com").expect("website");
+    assert_eq!(site.category.as_deref(), Some("dev_tech"));
+    assert_eq!(
+        site.category_source.as_deref(),
+        Some("ai"),
+        "classified by the fake server"
+    );
+    assert!(fake.calls.load(std::sync::atomic::Ordering::SeqCst) >= 1);
 }
 
 /// History: newest first, infinite scroll, search and the category filter.
@@ -86,7 +98,7 @@ fn history_search_and_category_filter() {
     }
     drop(store);
 
-    let mut h = Harness::start(&dirs.env());
+    let mut h = Harness::start(&dirs.env(), &dirs.log());
     h.launch();
     h.click("#tab-history");
     h.wait_for(WAIT, || (h.count("#h-rows tr") == 100).then_some(()));
