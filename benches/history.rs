@@ -67,7 +67,8 @@ fn build(store: &Store, visits: usize) -> sitetrail::Result<Vec<WebsiteId>> {
         let step = span.as_micros() as i64 / visits as i64;
         for i in 0..visits {
             // Popular websites get most visits: a skewed pick.
-            let w = rng.below(1 + rng.below(WEBSITES));
+            let spread = 1 + rng.below(WEBSITES);
+            let w = rng.below(spread);
             let at = Timestamp(start.as_micros() + i as i64 * step + (rng.below(1000) as i64));
             visit.execute(named_params! {
                 ":id": VisitId::at(at), ":w": sites[w],

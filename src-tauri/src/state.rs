@@ -108,9 +108,9 @@ struct Running {
 }
 
 impl AppState {
-    /// Opens the database (creating it if needed).
+    /// Opens the database (creating it if needed), with the CLI's options (`SITETRAIL_SYNCHRONOUS`).
     pub fn open(paths: AppPaths, keys: KeyStore) -> sitetrail::Result<AppState> {
-        let store = Store::open(&paths.db)?;
+        let store = Store::open_with(&paths.db, sitetrail::StoreOptions::from_env()?)?;
         Ok(AppState {
             store,
             paths,

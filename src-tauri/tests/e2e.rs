@@ -36,7 +36,7 @@ pub struct AppDirs {
 }
 
 impl AppDirs {
-    pub fn new() -> AppDirs {
+    pub fn create() -> AppDirs {
         let dir = tempfile::tempdir().expect("temp dir");
         let (config, data) = (dir.path().join("config"), dir.path().join("data"));
         AppDirs {

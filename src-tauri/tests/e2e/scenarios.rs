@@ -16,7 +16,7 @@ const WAIT: Duration = Duration::from_secs(30);
 #[test]
 fn retry_in_the_failed_panel_shows_the_category_live() {
     let _lock = serial();
-    let dirs = AppDirs::new();
+    let dirs = AppDirs::create();
     let store = dirs.store();
     let gh = seed_failed(&store, "github.com", "HTTP 503 from the provider (attempt 3)", 3);
     let wiki = seed_failed(&store, "en.wikipedia.org", "timed out after 30 s", 3);
@@ -70,7 +70,7 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
 #[test]
 fn history_search_and_category_filter() {
     let _lock = serial();
-    let dirs = AppDirs::new();
+    let dirs = AppDirs::create();
     let store = dirs.store();
     // 250 visits: more than two pages, so scrolling has to load more.
     for i in 0..240 {

@@ -42,7 +42,7 @@ fn value(h: &Harness, css: &str) -> String {
 #[test]
 fn settings_survive_a_restart_and_the_key_is_in_no_file() {
     let _lock = serial();
-    let dirs = AppDirs::new();
+    let dirs = AppDirs::create();
     let fake = FakeAi::start(&[("wikipedia.org", "search_reference")]);
     let mut h = Harness::start(&dirs.env(), &dirs.log());
     h.launch();
