@@ -180,3 +180,68 @@ fn the_history_page_reads_the_primary_key_in_order_without_sorting() {
     assert!(plan.contains("SEARCH v USING PRIMARY KEY"), "{plan}");
     assert!(!plan.contains("TEMP B-TREE"), "{plan}");
 }
+
+/// A page deep in the history must start its index search at the cursor: it may not step over
+/// the newer visits (that made a page after 90% of 1,000,000 visits take 115 ms instead of 0.2).
+#[test]
+fn a_deep_page_starts_at_its_cursor_instead_of_stepping_over_newer_visits() {
+    use rusqlite::named_params;
+    use sitetrail::history::{page_end, HISTORY_SQL};
+    use sitetrail::ids::VisitId;
+
+    let db = TempDb::new();
+    let store = db.open();
+    let now = store.now();
+    store
+        .write(None, |tx| {
+            for i in 0..3_000u64 {
+                sitetrail::visits::record_visit_in(
+                    tx,
+                    &NewVisit {
+                        url: &format!("https://site{}.example/{i}", i % 50),
+                        title: None,
+                        visited_at: t0().plus(Duration::from_secs(60 * i)),
+                        source: "test",
+                        source_visit_id: None,
+                    },
+                    now,
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    // The cursor of the oldest 20 visits: 2,980 newer visits lie before it in id order.
+    let cursor: VisitId = store
+        .with_conn(|c| {
+            Ok(
+                c.query_row(r#"SELECT id FROM visit ORDER BY id LIMIT 1 OFFSET 20"#, [], |r| {
+                    r.get("id")
+                })?,
+            )
+        })
+        .unwrap();
+    let steps = store
+        .with_conn(|c| {
+            let mut s = c.prepare(HISTORY_SQL)?;
+            let low = VisitId(uuid::Uuid::nil());
+            let below = page_end(None, Some(cursor));
+            let null: Option<String> = None;
+            let mut rows = s.query(named_params! {
+                ":low": low, ":below": below, ":category": null, ":uncategorized": false, ":search": null,
+            })?;
+            let mut n = 0;
+            while rows.next()?.is_some() {
+                n += 1;
+            }
+            assert_eq!(n, 20, "the 20 visits older than the cursor");
+            drop(rows);
+            Ok(s.get_status(rusqlite::StatementStatus::VmStep))
+        })
+        .unwrap();
+    // Reading 20 rows costs a few hundred VM steps; stepping over 2,980 rows would cost tens of
+    // thousands.
+    assert!(
+        steps < 2_000,
+        "the page stepped {steps} times: it scanned past the cursor"
+    );
+}
