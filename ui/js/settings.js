@@ -51,7 +51,15 @@ async function load() {
     }
     renderClassifier(current);
   }
-  renderImport(current);
+  let imp = null;
+  if (features.includes('import')) {
+    try {
+      imp = await call('get_import_settings');
+    } catch (e) {
+      toast(`Could not load the import settings: ${describe(e)}`, true);
+    }
+  }
+  renderImport(imp);
 }
 
 function renderClassifier(s) {
@@ -132,7 +140,7 @@ async function save() {
   try {
     current = await call('save_settings', { settings: formSettings() });
     renderClassifier(current);
-    renderImport(current);
+    if (features.includes('import')) renderImport(await call('save_import_settings', { settings: formImport() }));
     $('#s-save-status').textContent = 'Saved. The classifier restarted with the new settings.';
     refreshQueue();
   } catch (e) {
@@ -174,24 +182,28 @@ async function testConnection() {
   }
 }
 
-function renderImport(s) {
+function renderImport(imp) {
   const body = $('#s-import-body');
-  if (!features.includes('import') || !s || !s.app) {
+  if (!imp) {
     body.replaceChildren(el('p', { class: 'note', text: 'Browser import and the auto-import schedule are not available in this build yet.' }));
     return;
   }
-  const browsers = s.browsers || [];
-  const chosen = new Set(s.app.import_browsers);
+  const chosen = new Set(imp.settings.import_profiles);
   body.replaceChildren(
     el('div', { class: 'fields' },
-      field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', s.app.auto_import_minutes, 0, 10_080))),
-    browsers.length === 0
+      field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', imp.settings.auto_import_minutes, 0, 10_080))),
+    imp.profiles.length === 0
       ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })
-      : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: 'Browsers to import' }),
-        ...browsers.map((b) => el('label', {},
-          el('input', { type: 'checkbox', value: b.id, checked: chosen.size === 0 || chosen.has(b.id) }),
-          `${b.name}`))),
+      : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: 'Browsers to import (none ticked: all)' }),
+        ...imp.profiles.map((b) => el('label', {},
+          el('input', { type: 'checkbox', value: b.id, checked: chosen.has(b.id) }),
+          b.name))),
   );
+}
+
+function formImport() {
+  const profiles = [...document.querySelectorAll('#s-import-body input[type=checkbox]:checked')].map((c) => c.value);
+  return { auto_import_minutes: numberOrNull('#s-auto-import') ?? 0, import_profiles: profiles };
 }
 
 async function exportData(kind, format, button) {
