@@ -4,6 +4,10 @@ import { call, describe } from './api.js';
 import { $, el, fmtWhen, fmtNumber, categoryCell, categoryName, toast } from './dom.js';
 
 const PAGE = 100;
+/** Rows kept in the page: older pages push the oldest-loaded (newest) rows out, so memory and
+ * layout cost stay flat however far the user scrolls; "Back to newest" reloads from the top. */
+const MAX_ROWS = 1500;
+let trimmed = 0;
 let cursor = null;
 let done = false;
 let loading = false;
@@ -39,9 +43,21 @@ export function init(categories) {
     reload();
   });
   $('#h-more').addEventListener('click', loadMore);
+  $('#h-top').addEventListener('click', reload);
   new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) loadMore();
   }, { root: $('#h-scroll'), rootMargin: '600px' }).observe($('#h-sentinel'));
+  // The observer reports changes only, and can miss one when rows are appended and the list is
+  // scrolled again before the next frame: a scroll listener (one check per frame) covers that.
+  let ticking = false;
+  $('#h-scroll').addEventListener('scroll', () => {
+    if (ticking) return;
+    ticking = true;
+    requestAnimationFrame(() => {
+      ticking = false;
+      if (nearEnd()) loadMore();
+    });
+  }, { passive: true });
 
   $('#cat-cancel').addEventListener('click', () => $('#cat-dialog').close());
   $('#cat-form').addEventListener('submit', (e) => {
@@ -63,7 +79,7 @@ export function hide() {
 export function onChange(ch) {
   // New visits or categories: refresh only if the user is at the top, never under their feet.
   if (!(ch.visits || ch.websites)) return;
-  const atTop = $('#h-scroll').scrollTop < 40 && shown <= PAGE;
+  const atTop = $('#h-scroll').scrollTop < 40 && shown <= PAGE && trimmed === 0;
   if (visible && atTop) reload();
   else staleTop = true;
 }
@@ -94,6 +110,8 @@ export function reload() {
   loading = false;
   shown = 0;
   staleTop = false;
+  trimmed = 0;
+  $('#h-top-row').hidden = true;
   rowsByDomain.clear();
   $('#h-rows').replaceChildren();
   $('#h-scroll').scrollTop = 0;
@@ -118,13 +136,42 @@ async function loadMore() {
   for (const r of page.rows) frag.append(row(r));
   $('#h-rows').append(frag);
   shown += page.rows.length;
+  $('#h-rows').dataset.loaded = String(shown);
+  trim();
   cursor = page.next_cursor;
   done = !cursor;
   loading = false;
   $('#h-more').hidden = done;
   $('#h-status').textContent = shown === 0
     ? 'No visits match.'
-    : `${fmtNumber(shown)} visit${shown === 1 ? '' : 's'} shown${done ? '' : ', newest first — scroll for more'}.`;
+    : `${fmtNumber(shown)} visit${shown === 1 ? '' : 's'} loaded${trimmed ? ` (the ${fmtNumber(trimmed)} newest scrolled out)` : ''}${done ? '' : ', newest first — scroll for more'}.`;
+  // The observer only reports changes: if the end of the list is still in sight (the user kept
+  // scrolling while this page loaded, or the window is tall), load the next page now.
+  if (!done && nearEnd()) requestAnimationFrame(loadMore);
+}
+
+/** Drops the rows scrolled furthest past, keeping the view where it was. */
+function trim() {
+  const body = $('#h-rows');
+  const extra = body.children.length - MAX_ROWS;
+  if (extra <= 0) return;
+  const scroller = $('#h-scroll');
+  const keep = body.children[extra];
+  const before = keep.getBoundingClientRect().top;
+  for (let i = 0; i < extra; i += 1) {
+    const tr = body.firstElementChild;
+    const list = rowsByDomain.get(tr.dataset.domain);
+    if (list) list.splice(list.indexOf(tr), 1);
+    tr.remove();
+  }
+  trimmed += extra;
+  $('#h-top-row').hidden = false;
+  scroller.scrollTop -= before - keep.getBoundingClientRect().top;
+}
+
+function nearEnd() {
+  const view = $('#h-scroll').getBoundingClientRect();
+  return view.height > 0 && $('#h-sentinel').getBoundingClientRect().top < view.bottom + 600;
 }
 
 function row(r) {
