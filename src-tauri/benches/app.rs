@@ -173,7 +173,10 @@ fn main() {
         let before = rows;
         rows = h.wait_for(Duration::from_secs(60), || {
             let n = h
-                .exec("return Number(document.getElementById('h-rows').dataset.loaded || 0)", json!([]))
+                .exec(
+                    "return Number(document.getElementById('h-rows').dataset.loaded || 0)",
+                    json!([]),
+                )
                 .as_u64()
                 .unwrap_or(0) as usize;
             (n > before).then_some(n)

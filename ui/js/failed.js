@@ -146,6 +146,9 @@ async function follow() {
     if (j.status === 'PENDING') setState(tr, 'pending', 'Waiting in the queue…');
     else if (j.status === 'PROCESSING') setState(tr, 'processing', 'Classifying…');
     else if (j.status === 'COMPLETED') {
+      tr.querySelector('.attempts').textContent = String(j.attempt_count);
+      tr.querySelector('.err').textContent = '';
+      tr.querySelector('.when').textContent = fmtWhen(j.attempted_at);
       setState(tr, 'done', `Done: ${categoryName(j.category)}`);
       tracking.delete(j.id);
     } else if (j.status === 'FAILED') {

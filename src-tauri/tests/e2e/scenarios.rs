@@ -157,3 +157,37 @@ fn history_search_and_category_filter() {
     }
     h.assert_no_csp_violations();
 }
+
+/// Dark mode follows the system (`prefers-color-scheme`, from the GTK theme on Linux).
+#[test]
+fn dark_mode_follows_the_system_theme() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    let store = dirs.store();
+    seed_failed(&store, "broken.example", "HTTP 503", 5);
+    visit(&store, "github.com", "", "GitHub", 1);
+    drop(store);
+    let mut env = dirs.env();
+    env.push(("GTK_THEME", "Adwaita:dark".into()));
+    let mut h = Harness::start(&env, &dirs.log());
+    h.launch();
+    assert_eq!(
+        h.exec(
+            "return matchMedia('(prefers-color-scheme: dark)').matches",
+            json!([])
+        ),
+        true,
+        "the dark GTK theme reaches the page"
+    );
+    let bg = h.exec(
+        "return getComputedStyle(document.documentElement).backgroundColor",
+        json!([]),
+    );
+    assert_eq!(bg, "rgb(20, 23, 28)", "the dark palette is used");
+    h.wait_for(WAIT, || (h.text("#q-failed") == "1").then_some(()));
+    h.screenshot("overview-dark.png");
+    h.click("#tab-failed");
+    h.wait_for(WAIT, || (h.count("#f-rows tr") == 1).then_some(()));
+    h.screenshot("failed-dark.png");
+    h.assert_no_csp_violations();
+}
