@@ -4,6 +4,7 @@
 
 mod commands;
 mod live;
+mod settings;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

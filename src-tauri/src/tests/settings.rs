@@ -1,0 +1,133 @@
+//! Settings commands: happy paths and bad input.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sitetrail::worker_state::PauseKind;
+
+use super::{wait_for, TestApp};
+
+fn form(provider: &str, base_url: Option<&str>) -> Value {
+    json!({
+        "provider": provider, "base_url": base_url, "model": "m1", "fixed_delay_ms": 250,
+        "max_requests_per_minute": 30, "batch_size": 4, "max_attempts": 6,
+        "exclusions": ["*.corp.example", " "],
+    })
+}
+
+#[test]
+fn get_and_save_settings_restart_the_worker_with_them() {
+    let t = TestApp::start(|_| {});
+    let v = t.ok("get_settings", json!({}));
+    assert_eq!(v["settings"]["provider"], "builtin");
+    assert_eq!(v["settings_file"], t.paths.settings_file.display().to_string());
+
+    let v = t.ok(
+        "save_settings",
+        json!({"settings": form("ollama", Some("http://127.0.0.1:9"))}),
+    );
+    assert_eq!(v["settings"]["provider"], "ollama");
+    assert_eq!(v["settings"]["exclusions"], json!(["*.corp.example"]));
+    let saved = std::fs::read_to_string(&t.paths.settings_file).unwrap();
+    assert!(saved.contains("\"max_attempts\": 6"), "{saved}");
+    let q = t.ok("get_queue", json!({}));
+    assert_eq!(
+        q["provider"], "ollama",
+        "the worker restarted with the new provider"
+    );
+
+    for bad in [
+        form("gemini", None),
+        form("openai", Some("ftp://example.com")),
+        json!({"provider": "builtin", "fixed_delay_ms": 1, "max_attempts": 0, "exclusions": []}),
+        json!({"provider": "builtin", "fixed_delay_ms": 1, "max_attempts": 3, "exclusions": [], "batch_size": 0}),
+    ] {
+        assert_eq!(
+            t.err_kind("save_settings", json!({ "settings": bad })),
+            "invalid_input",
+            "{bad}"
+        );
+    }
+    assert!(t
+        .invoke(
+            "save_settings",
+            json!({"settings": {"provider": "builtin", "api_key": "x"}})
+        )
+        .is_err());
+    // A refused form changes nothing.
+    assert_eq!(t.ok("get_settings", json!({}))["settings"]["provider"], "ollama");
+}
+
+#[test]
+fn test_connection_answers_or_says_why_not() {
+    let t = TestApp::start(|_| {});
+    let r = t.ok("test_connection", json!({"settings": form("builtin", None)}));
+    assert_eq!(r["domain"], "wikipedia.org");
+    assert_eq!(r["category"], "search_reference");
+    assert_eq!(r["provider"], "builtin");
+    // Nothing listens on port 1: the provider is offline, and the error says so.
+    let e = t
+        .invoke(
+            "test_connection",
+            json!({"settings": form("openai", Some("http://127.0.0.1:1/v1"))}),
+        )
+        .unwrap_err();
+    assert_eq!(e["kind"], "classifier", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("offline"), "{e}");
+    assert_eq!(
+        t.err_kind("test_connection", json!({"settings": form("nope", None)})),
+        "invalid_input"
+    );
+}
+
+#[test]
+fn the_api_key_is_kept_out_of_every_file_and_never_shown() {
+    let t = TestApp::start(|_| {});
+    if std::env::var_os(crate::secret::ENV_KEY).is_some() {
+        return; // the environment's key wins; this test is about stored keys
+    }
+    let key = "sk-mock-test-4242";
+    let status = t.ok("set_api_key", json!({ "key": key }));
+    assert_eq!(status["source"], "session");
+    assert!(!status.to_string().contains(key));
+    t.ok(
+        "save_settings",
+        json!({"settings": form("openai", Some("http://127.0.0.1:9/v1"))}),
+    );
+    let view = t.ok("get_settings", json!({}));
+    assert!(!view.to_string().contains(key), "{view}");
+    let saved = std::fs::read_to_string(&t.paths.settings_file).unwrap();
+    assert!(!saved.contains(key));
+    assert_eq!(t.ok("delete_api_key", json!({}))["source"], "none");
+    assert_eq!(t.err_kind("set_api_key", json!({"key": "  "})), "invalid_input");
+    assert_eq!(
+        t.err_kind("set_api_key", json!({"key": "two words"})),
+        "invalid_input"
+    );
+}
+
+#[test]
+fn resume_clears_a_pause_that_waits_for_the_user() {
+    let t = TestApp::start(|_| {});
+    // Paused by a worker in another process. The app's worker clears a stale pause once when it
+    // starts, so pause until the pause sticks.
+    wait_for(Duration::from_secs(10), || {
+        t.store()
+            .pause_worker(
+                PauseKind::NeedsUser,
+                "the provider refused the API key (401)",
+                None,
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        t.store().worker_state().unwrap().is_paused().then_some(())
+    });
+    let q = t.ok("get_queue", json!({}));
+    assert_eq!(q["pause"]["kind"], "needs_user", "{q}");
+    assert!(q["pause"]["reason"].as_str().unwrap().contains("401"));
+    assert_eq!(t.ok("resume_worker", json!({})), true);
+    wait_for(Duration::from_secs(5), || {
+        t.ok("get_queue", json!({}))["pause"].is_null().then_some(())
+    });
+    assert_eq!(t.ok("resume_worker", json!({})), false, "nothing left to resume");
+}
