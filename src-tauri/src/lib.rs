@@ -3,8 +3,9 @@
 //! [`run`] builds the real app; everything else is generic over [`tauri::Runtime`] so the command
 //! tests run the same wiring on tauri's mock runtime: [`builder`] registers the commands,
 //! [`context`] embeds `tauri.conf.json`, the capabilities and the static UI in `../ui`, and
-//! [`setup`] opens the database, starts the classification worker and forwards committed changes
-//! to the UI as coalesced events. On exit the worker is stopped gracefully.
+//! [`setup`] opens the database, starts the classification worker, the auto-import schedule and
+//! forwards committed changes to the UI as coalesced events. On exit the worker is stopped
+//! gracefully.
 //!
 //! Invariants: the shell holds no SQL and no business rules (the library does); no async task
 //! holds a database connection; the UI hears of a change only after it committed.
@@ -12,6 +13,7 @@
 pub mod cmd;
 pub mod error;
 pub mod events;
+pub mod import;
 pub mod secret;
 pub mod state;
 
@@ -27,7 +29,7 @@ use crate::secret::KeyStore;
 use crate::state::{AppPaths, AppState};
 
 /// Optional features this build has; the UI shows "not available yet" for the others.
-pub const FEATURES: &[&str] = &["settings"];
+pub const FEATURES: &[&str] = &["settings", "import"];
 
 /// Registers the commands on any runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -50,6 +52,10 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         cmd::settings::set_api_key,
         cmd::settings::delete_api_key,
         cmd::settings::resume_worker,
+        cmd::import::detect_browsers,
+        cmd::import::import_browsers,
+        cmd::import::get_import_settings,
+        cmd::import::save_import_settings,
     ])
 }
 
@@ -78,6 +84,7 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     app.manage(state);
     app.manage(startup.picker);
     tauri::async_runtime::spawn(events::forward_changes(app.clone(), changes));
+    tauri::async_runtime::spawn(import::schedule(app.clone()));
     Ok(())
 }
 

@@ -7,6 +7,8 @@
 
 #[path = "e2e/fake_ai.rs"]
 mod fake_ai;
+#[path = "e2e/first_run.rs"]
+mod first_run;
 #[path = "e2e/harness.rs"]
 mod harness;
 #[path = "e2e/scenarios.rs"]

@@ -57,6 +57,10 @@ async function start() {
     for (const [name, v] of Object.entries(views)) if (name !== 'overview') v.onChange(changes);
   });
   setInterval(() => overview.refreshQueue(), QUEUE_REFRESH_MS);
+  // After a first-run import, redraw the overview at once (counts, chart, top websites).
+  document.addEventListener('sitetrail:imported', () => {
+    if (current === 'overview') overview.show();
+  });
 
   showView('overview');
   await overview.refreshQueue();

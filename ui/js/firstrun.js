@@ -67,6 +67,8 @@ async function offerImport(body) {
       status.textContent = `Imported ${fmtNumber(n)} visits.` +
         (failed.length ? ` Not imported: ${failed.map((r) => `${r.profile.name} (${r.error})`).join('; ')}` : '');
       toast(`Imported ${fmtNumber(n)} visits; classifying their websites now.`);
+      button.hidden = n > 0;
+      document.dispatchEvent(new CustomEvent('sitetrail:imported'));
     } catch (e) {
       status.textContent = `Import failed: ${describe(e)}`;
       button.disabled = false;

@@ -7,6 +7,7 @@
 
 pub mod export;
 pub mod history;
+pub mod import;
 pub mod jobs;
 pub mod overview;
 pub mod settings;

@@ -3,6 +3,7 @@
 //! webview makes them. No display needed.
 
 mod commands;
+mod import;
 mod live;
 mod settings;
 

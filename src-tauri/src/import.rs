@@ -1,0 +1,247 @@
+//! Browser import from the app: the app's own import settings (how often, which profiles), the
+//! auto-import schedule, and one import run with progress events.
+//!
+//! The import itself is the library's (`sitetrail::import`): each profile is copied to a private
+//! snapshot and read incrementally from its cursor, so a run only reads what is new. Runs never
+//! overlap (a second request while one runs is refused), and they run on a blocking thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sitetrail::import::{self, DetectedProfile, ImportOptions};
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+
+use crate::error::{CmdError, CmdResult};
+use crate::events::IMPORT_PROGRESS;
+use crate::state::AppState;
+
+/// The app's import settings, saved as `app.json` beside the classifier settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ImportSettings {
+    /// Minutes between automatic imports; 0: never.
+    pub auto_import_minutes: u32,
+    /// History files (profile ids) to import; empty: every detected profile.
+    pub import_profiles: Vec<String>,
+}
+
+/// Longest auto-import interval accepted: one week.
+pub const MAX_AUTO_IMPORT_MINUTES: u32 = 7 * 24 * 60;
+
+impl ImportSettings {
+    /// The file.
+    pub fn path(config_dir: &Path) -> PathBuf {
+        config_dir.join("app.json")
+    }
+
+    /// Loads the file; defaults if it does not exist.
+    pub fn load(config_dir: &Path) -> CmdResult<ImportSettings> {
+        let path = Self::path(config_dir);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                CmdError::invalid(format!(
+                    "{} is not valid ({e}); fix it or delete it to start from defaults",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ImportSettings::default()),
+            Err(e) => Err(sitetrail::Error::Io(e).into()),
+        }
+    }
+
+    /// Validates and saves atomically (temp file, then rename).
+    pub fn save(&self, config_dir: &Path) -> CmdResult<()> {
+        if self.auto_import_minutes > MAX_AUTO_IMPORT_MINUTES {
+            return Err(CmdError::invalid(
+                "Import at least once a week (at most 10080 minutes).",
+            ));
+        }
+        let io = |e: std::io::Error| CmdError::from(sitetrail::Error::Io(e));
+        std::fs::create_dir_all(config_dir).map_err(io)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(config_dir).map_err(io)?;
+        serde_json::to_writer_pretty(&mut tmp, self).map_err(|e| io(e.into()))?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(Self::path(config_dir)).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+}
+
+/// A detected browser profile as the UI shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileView {
+    /// Stable id: the history file's path.
+    pub id: String,
+    /// "Google Chrome (Default)".
+    pub name: String,
+    /// `chrome`, `firefox` or `safari`.
+    pub browser: &'static str,
+}
+
+impl From<&DetectedProfile> for ProfileView {
+    fn from(p: &DetectedProfile) -> Self {
+        ProfileView {
+            id: p.path.display().to_string(),
+            name: format!("{} ({})", p.product, p.profile),
+            browser: p.browser.as_str(),
+        }
+    }
+}
+
+/// Progress of an import run, sent as [`IMPORT_PROGRESS`] events.
+#[derive(Clone, Debug, Serialize)]
+pub struct ImportProgress {
+    /// The profile being imported.
+    pub profile: String,
+    /// Visits read in this profile so far.
+    pub read: u64,
+    /// Visits to read in this profile.
+    pub total: u64,
+    /// Profiles finished.
+    pub done_profiles: usize,
+    /// Profiles in this run.
+    pub profiles: usize,
+}
+
+/// What a run did, per profile.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileResult {
+    /// The profile.
+    pub profile: ProfileView,
+    /// Visits stored.
+    pub imported: u64,
+    /// Websites created.
+    pub new_websites: u64,
+    /// Visits skipped (not web pages, bad rows).
+    pub skipped: u64,
+    /// Why the profile could not be imported, if it could not.
+    pub error: Option<String>,
+}
+
+/// True while a run is going (runs never overlap).
+static RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// The profiles to import: `ids` if given (each must be detected), else the saved choice, else all.
+pub fn choose(detected: Vec<DetectedProfile>, ids: &[String]) -> CmdResult<Vec<DetectedProfile>> {
+    if ids.is_empty() {
+        return Ok(detected);
+    }
+    let mut chosen = Vec::with_capacity(ids.len());
+    for id in ids {
+        match detected.iter().find(|p| p.path.display().to_string() == *id) {
+            Some(p) => chosen.push(p.clone()),
+            None => {
+                return Err(CmdError::invalid(format!(
+                    "{:?} is not a browser profile found on this computer.",
+                    sitetrail::error::truncate_chars(id, 120)
+                )))
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// Imports `profiles`, sending progress events; refuses to start while another run goes.
+pub async fn run<R: Runtime>(
+    app: &AppHandle<R>,
+    profiles: Vec<DetectedProfile>,
+) -> CmdResult<Vec<ProfileResult>> {
+    if RUNNING.swap(true, Ordering::SeqCst) {
+        return Err(CmdError {
+            kind: "conflict",
+            message: "An import is already running; wait for it to finish.".into(),
+        });
+    }
+    let store = app.state::<AppState>().store.clone();
+    let emitter = app.clone();
+    let count = profiles.len();
+    let result = tauri::async_runtime::spawn_blocking(move || {
+        let mut done = 0usize;
+        let mut last = String::new();
+        import::import_detected(&store, profiles, &ImportOptions::default(), &mut |p, progress| {
+            let name = ProfileView::from(p).name;
+            if last != name && !last.is_empty() {
+                done += 1;
+            }
+            last.clone_from(&name);
+            let _ = emitter.emit(
+                IMPORT_PROGRESS,
+                ImportProgress {
+                    profile: name,
+                    read: progress.read,
+                    total: progress.total,
+                    done_profiles: done,
+                    profiles: count,
+                },
+            );
+        })
+        .into_iter()
+        .map(|r| {
+            let profile = ProfileView::from(&r.profile);
+            match r.result {
+                Ok(rep) => ProfileResult {
+                    profile,
+                    imported: rep.imported,
+                    new_websites: rep.new_websites,
+                    skipped: rep.skipped.total,
+                    error: None,
+                },
+                Err(e) => ProfileResult {
+                    profile,
+                    imported: 0,
+                    new_websites: 0,
+                    skipped: 0,
+                    error: Some(e.to_string()),
+                },
+            }
+        })
+        .collect::<Vec<_>>()
+    })
+    .await;
+    RUNNING.store(false, Ordering::SeqCst);
+    result.map_err(|e| CmdError::from(sitetrail::Error::Task(e.to_string())))
+}
+
+/// The auto-import schedule: every `auto_import_minutes` (re-read each time, so a change in
+/// Settings applies at the next tick), the chosen profiles are imported.
+pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
+    let mut waited = Duration::ZERO;
+    loop {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        waited += Duration::from_secs(60);
+        let Some(state) = app.try_state::<AppState>() else {
+            return;
+        };
+        let settings = match ImportSettings::load(&state.paths.config_dir) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "auto-import settings unreadable; skipping");
+                continue;
+            }
+        };
+        if settings.auto_import_minutes == 0
+            || waited < Duration::from_secs(60 * u64::from(settings.auto_import_minutes))
+        {
+            continue;
+        }
+        waited = Duration::ZERO;
+        let profiles = match choose(import::detect_profiles(), &settings.import_profiles) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(error = %e, "auto-import: a chosen profile is gone; importing the others");
+                import::detect_profiles()
+                    .into_iter()
+                    .filter(|p| settings.import_profiles.contains(&p.path.display().to_string()))
+                    .collect()
+            }
+        };
+        match run(&app, profiles).await {
+            Ok(results) => {
+                let n: u64 = results.iter().map(|r| r.imported).sum();
+                tracing::info!(imported = n, "auto-import done");
+            }
+            Err(e) => tracing::info!(error = %e, "auto-import skipped"),
+        }
+    }
+}

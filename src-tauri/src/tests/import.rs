@@ -1,0 +1,61 @@
+//! Import commands: settings round trip and bad input. (Importing a real Chromium profile is the
+//! first-run end-to-end test, which can point the app's home directory at a fixture.)
+
+use serde_json::json;
+
+use super::TestApp;
+
+#[test]
+fn import_settings_round_trip_and_bad_values_are_refused() {
+    let t = TestApp::start(|_| {});
+    let v = t.ok("get_import_settings", json!({}));
+    assert_eq!(v["settings"]["auto_import_minutes"], 0, "off by default");
+    assert!(v["profiles"].is_array());
+
+    let v = t.ok(
+        "save_import_settings",
+        json!({"settings": {"auto_import_minutes": 30, "import_profiles": []}}),
+    );
+    assert_eq!(v["settings"]["auto_import_minutes"], 30);
+    let saved = std::fs::read_to_string(t.paths.config_dir.join("app.json")).unwrap();
+    assert!(saved.contains("30"), "{saved}");
+    assert_eq!(
+        t.ok("get_import_settings", json!({}))["settings"]["auto_import_minutes"],
+        30
+    );
+
+    assert_eq!(
+        t.err_kind(
+            "save_import_settings",
+            json!({"settings": {"auto_import_minutes": 20000, "import_profiles": []}})
+        ),
+        "invalid_input"
+    );
+    assert_eq!(
+        t.err_kind(
+            "save_import_settings",
+            json!({"settings": {"auto_import_minutes": 5, "import_profiles": ["/nowhere/History"]}})
+        ),
+        "invalid_input"
+    );
+    assert_eq!(
+        t.ok("get_import_settings", json!({}))["settings"]["auto_import_minutes"],
+        30,
+        "refused values change nothing"
+    );
+}
+
+#[test]
+fn import_browsers_refuses_profiles_that_were_not_found() {
+    let t = TestApp::start(|_| {});
+    assert_eq!(
+        t.err_kind("import_browsers", json!({"ids": ["/etc/passwd"]})),
+        "invalid_input"
+    );
+    let many: Vec<String> = (0..101).map(|i| format!("/p{i}")).collect();
+    assert_eq!(
+        t.err_kind("import_browsers", json!({ "ids": many })),
+        "invalid_input"
+    );
+    assert_eq!(t.store().visit_count().unwrap(), 0, "nothing imported");
+}
