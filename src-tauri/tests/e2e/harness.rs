@@ -203,16 +203,39 @@ impl Harness {
         v[ELEMENT].as_str().expect("element id").to_string()
     }
 
-    /// How many elements match.
+    /// How many elements match. Counted in the page: WebDriver's "find elements" fails with
+    /// "stale element reference" when the list is being redrawn at that moment.
     pub fn count(&self, css: &str) -> usize {
-        self.post("elements", json!({"using": "css selector", "value": css}))
-            .as_array()
-            .map_or(0, Vec::len)
+        self.exec(
+            "return document.querySelectorAll(arguments[0]).length",
+            json!([css]),
+        )
+        .as_u64()
+        .unwrap_or(0) as usize
     }
 
+    /// Clicks the element, as a user would. A view may redraw the element between finding and
+    /// clicking it ("stale element reference"): then find it again, a few times.
     pub fn click(&self, css: &str) {
-        let id = self.find(css);
-        self.post(&format!("element/{id}/click"), json!({}));
+        for _ in 0..5 {
+            let id = self.find(css);
+            let resp = self
+                .http
+                .post(format!("{}/element/{id}/click", self.session()))
+                .json(&json!({}))
+                .send()
+                .unwrap_or_else(|e| panic!("click {css}: {e}"));
+            if resp.status().is_success() {
+                return;
+            }
+            let body: Value = resp.json().unwrap_or(Value::Null);
+            assert_eq!(
+                body["value"]["error"], "stale element reference",
+                "click {css}: {body}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("click {css}: the element kept going stale");
     }
 
     /// Types into an input, as a user would (key events, so `input` listeners fire).
@@ -225,13 +248,17 @@ impl Harness {
     /// The rendered text of the first element matching `css` (panics if none). Read through
     /// `innerText`: WebKitWebDriver's "get element text" answered "" for table cells.
     pub fn text(&self, css: &str) -> String {
+        self.try_text(css)
+            .unwrap_or_else(|| panic!("no element matches {css}"))
+    }
+
+    /// Like [`Harness::text`], `None` if nothing matches (yet).
+    pub fn try_text(&self, css: &str) -> Option<String> {
         let v = self.exec(
             "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : null;",
             json!([css]),
         );
-        v.as_str()
-            .unwrap_or_else(|| panic!("no element matches {css}"))
-            .to_string()
+        v.as_str().map(str::to_owned)
     }
 
     /// Polls `f` every 100 ms until it returns Some; panics after `timeout`.
