@@ -144,6 +144,24 @@ fn history_search_and_category_filter() {
     );
     h.screenshot("history-games.png");
 
+    // Edit: set the website's category from the dialog; every row of it follows.
+    h.click("#h-rows tr[data-domain='puzzles.example'] button.edit");
+    h.wait_for(WAIT, || {
+        (h.exec("return document.getElementById('cat-dialog').open", json!([])) == true).then_some(())
+    });
+    h.click("#cat-select option[value='education']");
+    h.screenshot("history-edit.png");
+    h.click("#cat-save");
+    // Saved as the user's choice: the rows show it at once, then the list (filtered on Games)
+    // reloads after the commit's change event, without them.
+    h.wait_for(WAIT, || {
+        (h.count("#h-rows tr[data-domain='puzzles.example']") == 0).then_some(())
+    });
+    assert_eq!(h.count("#h-rows tr[data-domain='chess.example']"), 4);
+    let site = dirs.store().website("puzzles.example").unwrap();
+    assert_eq!(site.category.as_deref(), Some("education"));
+    assert_eq!(site.category_source.as_deref(), Some("user"));
+
     // The same view at 800×600 and at full HD.
     if h.resize(800, 600) {
         h.screenshot("history-800x600.png");
