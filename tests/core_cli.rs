@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::common::{cli, run_ok, TempDb};
+use crate::common::{cli, exec, run_ok, TempDb};
 
 fn json(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
@@ -122,16 +122,11 @@ fn failed_and_retry_by_id_and_all() {
     let store = db.open();
     run_ok(cli(&db.path).args(["visit", "https://a.example/"]));
     run_ok(cli(&db.path).args(["visit", "https://b.example/"]));
-    store
-        .with_conn(|c| {
-            c.execute(
-                "UPDATE website_category_classification_outbox
+    exec(
+        &store,
+        "UPDATE website_category_classification_outbox
                  SET status = 'FAILED', attempt_count = 5, attempted_at = 1, last_error_message = 'HTTP 500'",
-                [],
-            )?;
-            Ok(())
-        })
-        .unwrap();
+    );
     let failed = json(&run_ok(cli(&db.path).args(["failed", "--json"])));
     let failed = failed.as_array().unwrap();
     assert_eq!(failed.len(), 2);

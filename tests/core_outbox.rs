@@ -8,7 +8,7 @@ use sitetrail::category::{Category, CategorySource};
 use sitetrail::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
 use sitetrail::{Store, Timestamp};
 
-use crate::common::{visit, TempDb};
+use crate::common::{exec, visit, TempDb};
 
 const T0: Timestamp = Timestamp(1_800_000_000_000_000);
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -191,15 +191,10 @@ fn a_job_claimed_after_the_user_categorised_carries_the_existing_category() {
     let (_db, store) = seeded(&["a.example"]);
     // The user categorises, then sends it back to be classified while a category is set by hand.
     store.set_user_category("a.example", Category::Games).unwrap();
-    store
-        .with_conn(|c| {
-            c.execute(
-                "UPDATE website_category_classification_outbox SET status = 'PENDING', version = version + 1",
-                [],
-            )?;
-            Ok(())
-        })
-        .unwrap();
+    exec(
+        &store,
+        "UPDATE website_category_classification_outbox SET status = 'PENDING', version = version + 1",
+    );
     let job = claim_at(&store, T0).unwrap();
     assert_eq!(job.existing_category.as_deref(), Some("games"));
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Barrier};
 use sitetrail::store::{StoreOptions, Synchronous};
 use sitetrail::{Error, NewVisit, Store, Timestamp};
 
-use crate::common::{cli, count, run_ok, visit, TempDb};
+use crate::common::{cli, count, exec, run_ok, try_visit, visit, TempDb};
 
 #[test]
 fn migrations_apply_to_an_empty_file_once() {
@@ -96,24 +96,12 @@ fn a_failure_between_website_and_outbox_leaves_neither() {
     let db = TempDb::new();
     let store = db.open();
     // A real failure inside the transaction, after the website insert: the outbox insert aborts.
-    store
-        .with_conn(|c| {
-            c.execute_batch(
-                "CREATE TRIGGER fail_outbox BEFORE INSERT ON website_category_classification_outbox
+    exec(
+        &store,
+        "CREATE TRIGGER fail_outbox BEFORE INSERT ON website_category_classification_outbox
                  BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
-            )?;
-            Ok(())
-        })
-        .unwrap();
-    let err = store
-        .record_visit(&NewVisit {
-            url: "https://new.example/",
-            title: Some("t"),
-            visited_at: Timestamp::now(),
-            source: "test",
-            source_visit_id: None,
-        })
-        .unwrap_err();
+    );
+    let err = try_visit(&store, "https://new.example/").unwrap_err();
     assert!(err.to_string().contains("injected failure"), "{err}");
     assert_eq!(count(&store, "website"), 0);
     assert_eq!(count(&store, "website_category_classification_outbox"), 0);
@@ -124,24 +112,12 @@ fn a_failure_between_website_and_outbox_leaves_neither() {
 fn a_failed_visit_insert_rolls_back_the_website_and_its_job() {
     let db = TempDb::new();
     let store = db.open();
-    store
-        .with_conn(|c| {
-            c.execute_batch(
-                "CREATE TRIGGER fail_visit BEFORE INSERT ON visit
+    exec(
+        &store,
+        "CREATE TRIGGER fail_visit BEFORE INSERT ON visit
                  BEGIN SELECT RAISE(ABORT, 'visit insert failed'); END;",
-            )?;
-            Ok(())
-        })
-        .unwrap();
-    assert!(store
-        .record_visit(&NewVisit {
-            url: "https://new.example/",
-            title: None,
-            visited_at: Timestamp::now(),
-            source: "test",
-            source_visit_id: None,
-        })
-        .is_err());
+    );
+    assert!(try_visit(&store, "https://new.example/").is_err());
     assert_eq!(count(&store, "website"), 0);
     assert_eq!(count(&store, "website_category_classification_outbox"), 0);
 }
@@ -158,15 +134,7 @@ fn bad_urls_are_refused_by_name_and_store_nothing() {
         "https://",
         "chrome://history",
     ] {
-        let err = store
-            .record_visit(&NewVisit {
-                url: bad,
-                title: None,
-                visited_at: Timestamp::now(),
-                source: "test",
-                source_visit_id: None,
-            })
-            .unwrap_err();
+        let err = try_visit(&store, bad).unwrap_err();
         assert!(matches!(err, Error::InvalidUrl { .. }), "{err:?}");
         assert!(err.to_string().contains(bad), "error {err} should name {bad}");
     }

@@ -11,7 +11,7 @@ use sitetrail::worker::{RetryPolicy, Worker, WorkerConfig};
 use sitetrail::Store;
 use tokio::sync::watch;
 
-use crate::common::{visit, wait_for, TempDb};
+use crate::common::{exec, visit, wait_for, TempDb};
 
 /// Counts calls per domain; answers `category`, fails with `error`, or hangs.
 #[derive(Default)]
@@ -106,15 +106,10 @@ async fn a_website_with_a_category_is_completed_without_a_classifier_call() {
     visit(&store, "https://other.example/");
     store.set_user_category("mine.example", Category::Games).unwrap();
     // Put the settled job back in the queue, as if the user had categorised while it waited.
-    store
-        .with_conn(|c| {
-            c.execute(
-                "UPDATE website_category_classification_outbox SET status = 'PENDING', version = version + 1",
-                [],
-            )?;
-            Ok(())
-        })
-        .unwrap();
+    exec(
+        &store,
+        "UPDATE website_category_classification_outbox SET status = 'PENDING', version = version + 1",
+    );
     let fake = Arc::new(Fake::default());
     drain(&store, fake.clone(), config()).await;
     assert_eq!(fake.calls("mine.example"), 0);

@@ -65,15 +65,25 @@ pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 
 /// Records a live visit to `url` now.
 pub fn visit(store: &Store, url: &str) -> sitetrail::visits::Recorded {
+    try_visit(store, url).expect("record visit")
+}
+
+/// Tries to record a live visit to `url` now.
+pub fn try_visit(store: &Store, url: &str) -> sitetrail::Result<sitetrail::visits::Recorded> {
+    store.record_visit(&NewVisit {
+        url,
+        title: None,
+        visited_at: Timestamp::now(),
+        source: "test",
+        source_visit_id: None,
+    })
+}
+
+/// Runs `sql` (one or more statements) on a pooled connection.
+pub fn exec(store: &Store, sql: &str) {
     store
-        .record_visit(&NewVisit {
-            url,
-            title: None,
-            visited_at: Timestamp::now(),
-            source: "test",
-            source_visit_id: None,
-        })
-        .expect("record visit")
+        .with_conn(|c| Ok(c.execute_batch(sql)?))
+        .expect("execute SQL");
 }
 
 /// Counts rows of `table`.
