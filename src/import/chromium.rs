@@ -11,7 +11,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
-use super::{timestamp_in_range, RawVisit, Skip, SourceSpec};
+use super::{RawVisit, Skip, SourceSpec};
 
 /// The core transition type is the low byte; the rest are qualifier bits.
 const CORE_MASK: i64 = 0xFF;
@@ -59,17 +59,12 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
         None
     };
     let time = time_key(row.get_ref("visit_time")?);
-    let visited_at = time
-        .and_then(|t| t.checked_sub(EPOCH_OFFSET_MICROS))
-        .and_then(timestamp_in_range);
-    Ok(RawVisit {
-        id: row.get("id")?,
-        url: row.get_ref("url")?,
-        title: row.get_ref("title")?,
-        visited_at,
-        time_key: time,
+    RawVisit::from_row(
+        row,
+        time,
+        time.and_then(|t| t.checked_sub(EPOCH_OFFSET_MICROS)),
         skip,
-    })
+    )
 }
 
 /// `visit_time` as stored: microseconds since 1601, an integer.

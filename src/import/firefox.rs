@@ -13,7 +13,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
-use super::{timestamp_in_range, RawVisit, Skip, SourceSpec};
+use super::{RawVisit, Skip, SourceSpec};
 
 const TRANSITION_EMBED: i64 = 4;
 const TRANSITION_DOWNLOAD: i64 = 7;
@@ -57,14 +57,7 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
         None
     };
     let time = time_key(row.get_ref("visit_date")?);
-    Ok(RawVisit {
-        id: row.get("id")?,
-        url: row.get_ref("url")?,
-        title: row.get_ref("title")?,
-        visited_at: time.and_then(timestamp_in_range),
-        time_key: time,
-        skip,
-    })
+    RawVisit::from_row(row, time, time, skip)
 }
 
 /// `visit_date` as stored: microseconds since the Unix epoch, an integer.

@@ -47,7 +47,7 @@ use crate::store::{Change, Store};
 
 use batch::{Batch, WebsiteCache};
 use cursor::CursorAt;
-use rows::{timestamp_in_range, RawVisit};
+use rows::RawVisit;
 use snapshot::{Schema, Snapshot};
 
 pub use detect::{detect_profiles, DetectedProfile};

@@ -90,6 +90,26 @@ pub(crate) struct RawVisit<'r> {
     pub(super) skip: Option<Skip>,
 }
 
+impl<'r> RawVisit<'r> {
+    /// The visit in `row` (columns `id`, `url`, `title`), whose time the browser stores as
+    /// `time_key` and which is `unix_micros` since the Unix epoch.
+    pub(super) fn from_row(
+        row: &'r rusqlite::Row<'_>,
+        time_key: Option<i64>,
+        unix_micros: Option<i64>,
+        skip: Option<Skip>,
+    ) -> rusqlite::Result<Self> {
+        Ok(RawVisit {
+            id: row.get("id")?,
+            url: row.get_ref("url")?,
+            title: row.get_ref("title")?,
+            visited_at: unix_micros.and_then(timestamp_in_range),
+            time_key,
+            skip,
+        })
+    }
+}
+
 /// `micros` (since the Unix epoch) as a timestamp, if it is in the accepted range.
 pub(super) fn timestamp_in_range(micros: i64) -> Option<Timestamp> {
     (MIN_VISIT_MICROS..MAX_VISIT_MICROS)

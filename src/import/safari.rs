@@ -8,7 +8,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
-use super::{timestamp_in_range, RawVisit, Skip, SourceSpec};
+use super::{RawVisit, Skip, SourceSpec};
 
 /// Microseconds from 1970-01-01 to 2001-01-01.
 const EPOCH_OFFSET_MICROS: i64 = 978_307_200_000_000;
@@ -44,17 +44,12 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
         _ => Some(Skip::Redirect),
     };
     let time = time_key(row.get_ref("visit_time")?);
-    let visited_at = time
-        .and_then(|t| t.checked_add(EPOCH_OFFSET_MICROS))
-        .and_then(timestamp_in_range);
-    Ok(RawVisit {
-        id: row.get("id")?,
-        url: row.get_ref("url")?,
-        title: row.get_ref("title")?,
-        visited_at,
-        time_key: time,
+    RawVisit::from_row(
+        row,
+        time,
+        time.and_then(|t| t.checked_add(EPOCH_OFFSET_MICROS)),
         skip,
-    })
+    )
 }
 
 /// `visit_time` (Core Data seconds, REAL) as whole microseconds since 2001-01-01; `None` for
