@@ -287,20 +287,7 @@ async fn a_body_cut_off_mid_answer_is_transient() {
 #[tokio::test]
 async fn a_server_echoing_the_key_cannot_leak_it() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(|req: &Request| {
-            let auth = req
-                .headers
-                .get("authorization")
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_owned();
-            ResponseTemplate::new(401)
-                .set_body_json(json!({"error": {"message": format!("Incorrect API key provided: {auth}")}}))
-        })
-        .mount(&server)
-        .await;
+    mount_key_echo(&server, "Incorrect API key provided:").await;
     let c = openai_plain(&format!("{}/v1", server.uri()));
     let e = c.classify(&hosts(&["a.example"])).await.unwrap_err();
     let shown = format!("{e} {e:?} {c:?} {}", sitetrail::Error::from(e.clone()));

@@ -22,6 +22,24 @@ use sitetrail::Store;
 /// The key the tests give the provider; it must never show up anywhere.
 pub const KEY: &str = "sk-test-SECRET-4f9a1c";
 
+/// Mounts a provider that answers every POST with 401 and an error message quoting the request's
+/// `Authorization` header after `prefix`, as some real servers do: the key comes back in the body.
+pub async fn mount_key_echo(server: &MockServer, prefix: &'static str) {
+    Mock::given(method("POST"))
+        .respond_with(move |req: &Request| {
+            let auth = req
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            ResponseTemplate::new(401)
+                .set_body_json(json!({"error": {"message": format!("{prefix} {auth}")}}))
+        })
+        .mount(server)
+        .await;
+}
+
 /// An OpenAI chat completion whose message content is `content`.
 pub fn completion(content: &str) -> Value {
     json!({

@@ -147,20 +147,7 @@ async fn bad_credentials_pause_until_the_user_resumes_from_another_process() {
     seed(&store, 2);
     let mut changes = store.subscribe();
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(|req: &Request| {
-            let auth = req
-                .headers
-                .get("authorization")
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_owned();
-            ResponseTemplate::new(401)
-                .set_body_json(json!({"error": {"message": format!("Invalid key {auth}")}}))
-        })
-        .mount(&server)
-        .await;
+    mount_key_echo(&server, "Invalid key").await;
     let handle = Worker::new(
         store.clone(),
         openai(&format!("{}/v1", server.uri())),
