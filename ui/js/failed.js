@@ -96,29 +96,28 @@ function setState(tr, state, text) {
 }
 
 async function retry(ids) {
-  for (const id of ids) {
-    const tr = rows.get(id);
-    if (tr) setState(tr, 'pending', 'Sending…');
-  }
-  try {
+  await sendRetry(ids, async () => {
     await call('retry_jobs', { ids });
-  } catch (e) {
-    toast(`Could not retry: ${describe(e)}`, true);
-    refresh();
-    return;
-  }
-  for (const id of ids) tracking.add(id);
-  follow();
-  summary();
+  });
 }
 
 async function retryAll() {
   const ids = [...rows.entries()].filter(([, tr]) => tr.dataset.state === 'failed').map(([id]) => id);
   if (ids.length === 0) return;
-  for (const id of ids) setState(rows.get(id), 'pending', 'Sending…');
-  try {
+  await sendRetry(ids, async () => {
     const n = await call('retry_all_failed');
     toast(`${fmtNumber(n)} job${n === 1 ? '' : 's'} back in the queue.`);
+  });
+}
+
+/** Marks `ids` as sent, runs `request`, then follows the jobs live (or reloads if it failed). */
+async function sendRetry(ids, request) {
+  for (const id of ids) {
+    const tr = rows.get(id);
+    if (tr) setState(tr, 'pending', 'Sending…');
+  }
+  try {
+    await request();
   } catch (e) {
     toast(`Could not retry: ${describe(e)}`, true);
     refresh();
