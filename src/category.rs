@@ -29,6 +29,15 @@ macro_rules! categories {
             }
         }
 
+        impl crate::sql_enum::SqlText for Category {
+            const WHAT: &'static str = "category";
+            fn as_sql_str(self) -> &'static str { self.id() }
+            fn from_sql_str(s: &str) -> Option<Self> {
+                match s { $($id => Some(Category::$variant),)* _ => None }
+            }
+        }
+        crate::sql_enum::sql_impls!(Category);
+
         impl FromStr for Category {
             type Err = Error;
             fn from_str(s: &str) -> Result<Self, Error> {
@@ -117,6 +126,8 @@ impl CategorySource {
         }
     }
 }
+
+crate::sql_enum::sql_text!(CategorySource, "category source", as_str, parse);
 
 #[cfg(test)]
 mod tests {

@@ -426,11 +426,10 @@ fn run(cli: Cli) -> Result<()> {
                 print_json(&sites)?;
             } else {
                 for w in sites {
-                    let cat = w.category.as_deref().unwrap_or("-");
+                    let cat = w.category.map_or("-", Category::id);
                     let src = w
                         .category_source
-                        .as_deref()
-                        .map(|s| format!(" ({s})"))
+                        .map(|s| format!(" ({})", s.as_str()))
                         .unwrap_or_default();
                     println!("{}  {cat}{src}", w.domain);
                 }

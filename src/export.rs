@@ -9,6 +9,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
+use crate::category::{Category, CategorySource};
 use crate::error::{Error, Result};
 use crate::ids::{VisitId, WebsiteId};
 use crate::store::Store;
@@ -41,8 +42,8 @@ struct VisitRecord {
     url: String,
     title: Option<String>,
     domain: String,
-    category: Option<String>,
-    category_source: Option<String>,
+    category: Option<Category>,
+    category_source: Option<CategorySource>,
     source: String,
 }
 
@@ -50,8 +51,8 @@ struct VisitRecord {
 struct WebsiteRecord {
     website_id: WebsiteId,
     domain: String,
-    category: Option<String>,
-    category_source: Option<String>,
+    category: Option<Category>,
+    category_source: Option<CategorySource>,
     classified_at: Option<Timestamp>,
     created_at: Timestamp,
 }

@@ -7,7 +7,7 @@
 
 use rusqlite::{named_params, Connection};
 
-use crate::category::Category;
+use crate::category::{Category, CategorySource};
 use crate::error::{Error, Result};
 use crate::ids::{VisitId, WebsiteId};
 use crate::store::Store;
@@ -60,9 +60,9 @@ pub struct HistoryRow {
     /// Its domain.
     pub domain: String,
     /// Its category id, once classified.
-    pub category: Option<String>,
+    pub category: Option<Category>,
     /// Who set the category.
-    pub category_source: Option<String>,
+    pub category_source: Option<CategorySource>,
 }
 
 /// A page of history, newest first.
@@ -78,7 +78,7 @@ pub struct HistoryPage {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CategoryCount {
     /// The category id, or `None` for websites not classified yet.
-    pub category: Option<String>,
+    pub category: Option<Category>,
     /// Visits in the window.
     pub visits: i64,
     /// Distinct websites visited in the window.
@@ -93,9 +93,9 @@ pub struct TopWebsite {
     /// Its domain.
     pub domain: String,
     /// Its category.
-    pub category: Option<String>,
+    pub category: Option<Category>,
     /// Who set it.
-    pub category_source: Option<String>,
+    pub category_source: Option<CategorySource>,
     /// Visits in the window.
     pub visits: i64,
 }
@@ -174,7 +174,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
         .unwrap_or(VisitId(uuid::Uuid::nil()));
     let below = page_end(q.to, q.before);
     let (category, uncategorized) = match q.category {
-        Some(CategoryFilter::Is(c)) => (Some(c.id()), false),
+        Some(CategoryFilter::Is(c)) => (Some(c), false),
         Some(CategoryFilter::Uncategorized) => (None, true),
         None => (None, false),
     };

@@ -17,6 +17,7 @@ pub mod ids;
 pub mod import;
 pub mod outbox;
 pub mod settings;
+pub mod sql_enum;
 pub mod store;
 pub mod time;
 pub mod visits;

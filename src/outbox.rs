@@ -47,7 +47,8 @@ impl JobStatus {
         }
     }
 
-    fn parse(s: &str) -> Option<JobStatus> {
+    /// Parses the stored value.
+    pub fn parse(s: &str) -> Option<JobStatus> {
         match s {
             "PENDING" => Some(JobStatus::Pending),
             "PROCESSING" => Some(JobStatus::Processing),
@@ -57,6 +58,8 @@ impl JobStatus {
         }
     }
 }
+
+crate::sql_enum::sql_text!(JobStatus, "job status", as_str, parse);
 
 /// Which jobs a claim may take.
 #[derive(Clone, Copy, Debug)]
@@ -77,7 +80,7 @@ pub struct ClaimedJob {
     /// The website's domain.
     pub domain: String,
     /// The website's category at claim time (set by the user, say): then no classifier call.
-    pub existing_category: Option<String>,
+    pub existing_category: Option<Category>,
     /// `attempt_count` after the claim (1 on the first attempt).
     pub attempt_count: i64,
     /// `version` after the claim; every later write is guarded by it.
@@ -239,7 +242,7 @@ pub fn complete_job(
                WHERE id = :id AND category IS NULL"#,
         )?
         .execute(named_params! {
-            ":id": job.website_id, ":category": category.id(), ":source": source.as_str(), ":now": now,
+            ":id": job.website_id, ":category": category, ":source": source, ":now": now,
         })?;
     }
     Ok(WriteOutcome::Applied)
@@ -349,7 +352,7 @@ pub struct JobView {
     /// Last error.
     pub last_error_message: Option<String>,
     /// The website's category, once it has one.
-    pub category: Option<String>,
+    pub category: Option<Category>,
 }
 
 /// Counts jobs by state.
@@ -363,12 +366,11 @@ pub fn get_queue_status(conn: &Connection, now: Timestamp) -> Result<QueueStatus
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let n: i64 = row.get("n")?;
-        match JobStatus::parse(&row.get::<_, String>("status")?) {
-            Some(JobStatus::Pending) => status.pending = n,
-            Some(JobStatus::Processing) => status.processing = n,
-            Some(JobStatus::Completed) => {}
-            Some(JobStatus::Failed) => status.failed = n,
-            None => {}
+        match row.get::<_, JobStatus>("status")? {
+            JobStatus::Pending => status.pending = n,
+            JobStatus::Processing => status.processing = n,
+            JobStatus::Completed => {}
+            JobStatus::Failed => status.failed = n,
         }
     }
     let oldest: Option<Timestamp> = conn
@@ -416,11 +418,10 @@ pub fn get_job(conn: &Connection, id: OutboxId) -> Result<JobView> {
            WHERE o.id = :id"#,
     )?
     .query_row(named_params! { ":id": id }, |r| {
-        let status: String = r.get("status")?;
         Ok(JobView {
             id: r.get("id")?,
             domain: r.get("domain")?,
-            status: JobStatus::parse(&status).unwrap_or(JobStatus::Pending),
+            status: r.get("status")?,
             attempt_count: r.get("attempt_count")?,
             attempted_at: r.get("attempted_at")?,
             last_error_message: r.get("last_error_message")?,
@@ -437,22 +438,23 @@ pub fn get_job(conn: &Connection, id: OutboxId) -> Result<JobView> {
 /// Puts a FAILED (or waiting PENDING) job back at the front of the queue: `PENDING`,
 /// `attempt_count` 0, `attempted_at` NULL. A job in flight or already done is refused.
 pub fn retry_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
-    let status: Option<String> = tx
+    let status: Option<JobStatus> = tx
         .prepare_cached(r#"SELECT status FROM website_category_classification_outbox WHERE id = :id"#)?
         .query_row(named_params! { ":id": id }, |r| r.get("status"))
         .optional()?;
-    match status.as_deref() {
+    match status {
         None => {
             return Err(Error::NotFound {
                 what: "outbox job",
                 key: id.to_string(),
             })
         }
-        Some("FAILED" | "PENDING") => {}
+        Some(JobStatus::Failed | JobStatus::Pending) => {}
         Some(other) => {
             return Err(Error::Conflict(format!(
-                "outbox job {id} is {other}, not FAILED; only failed or waiting jobs can be retried \
-                 (to classify a website again, use `sitetrail reclassify <DOMAIN>`)"
+                "outbox job {id} is {}, not FAILED; only failed or waiting jobs can be retried \
+                 (to classify a website again, use `sitetrail reclassify <DOMAIN>`)",
+                other.as_str()
             )))
         }
     }

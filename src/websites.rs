@@ -24,9 +24,9 @@ pub struct Website {
     /// Its favicon, if known.
     pub favicon_url: Option<String>,
     /// Its category id, once classified.
-    pub category: Option<String>,
+    pub category: Option<Category>,
     /// Who set the category: `ai`, `builtin` or `user`.
-    pub category_source: Option<String>,
+    pub category_source: Option<CategorySource>,
     /// When it was classified.
     pub classified_at: Option<Timestamp>,
     /// When it was first seen.
@@ -67,7 +67,7 @@ pub fn list_websites(conn: &Connection, filter: &WebsiteFilter) -> Result<Vec<We
            ORDER BY domain"#,
     )?;
     let rows = stmt.query_map(
-        named_params! { ":category": filter.category.map(Category::id), ":uncategorized": filter.uncategorized },
+        named_params! { ":category": filter.category, ":uncategorized": filter.uncategorized },
         website_from_row,
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -88,21 +88,14 @@ pub fn get_website_by_domain(conn: &Connection, domain: &Domain) -> Result<Websi
 }
 
 /// The user's own categories (`category_source = 'user'`), `domain → category`, for the
-/// built-in classifier's first rule. A stored value outside the taxonomy is skipped.
+/// built-in classifier's first rule. A stored value outside the taxonomy is an error.
 pub fn list_user_categories(conn: &Connection) -> Result<std::collections::HashMap<String, Category>> {
     let mut stmt =
         conn.prepare_cached(r#"SELECT domain, category FROM website WHERE category_source = 'user'"#)?;
     let rows = stmt.query_map([], |r| {
-        Ok((r.get::<_, String>("domain")?, r.get::<_, String>("category")?))
+        Ok((r.get::<_, String>("domain")?, r.get::<_, Category>("category")?))
     })?;
-    let mut out = std::collections::HashMap::new();
-    for row in rows {
-        let (domain, category) = row?;
-        if let Ok(c) = category.parse::<Category>() {
-            out.insert(domain, c);
-        }
-    }
-    Ok(out)
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 impl Store {
@@ -131,7 +124,7 @@ impl Store {
                    WHERE id = :id"#,
             )?
             .execute(named_params! {
-                ":id": site.id, ":category": category.id(), ":source": CategorySource::User.as_str(), ":now": now,
+                ":id": site.id, ":category": category, ":source": CategorySource::User, ":now": now,
             })?;
             outbox::settle_job_for_website(tx, site.id)?;
             get_website_by_domain(tx, &domain)

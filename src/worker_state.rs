@@ -36,7 +36,8 @@ impl PauseKind {
         }
     }
 
-    fn parse(s: &str) -> Option<PauseKind> {
+    /// Parses the stored value.
+    pub fn parse(s: &str) -> Option<PauseKind> {
         match s {
             "offline" => Some(PauseKind::Offline),
             "rate_limited" => Some(PauseKind::RateLimited),
@@ -45,6 +46,8 @@ impl PauseKind {
         }
     }
 }
+
+crate::sql_enum::sql_text!(PauseKind, "pause kind", as_str, parse);
 
 /// The worker's pause state as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -73,10 +76,9 @@ pub fn get_worker_state(conn: &Connection) -> Result<WorkerState> {
             r#"SELECT paused_kind, paused_reason, paused_until, updated_at FROM worker_state WHERE id = 1"#,
         )?
         .query_row([], |r| {
-            let kind: Option<String> = r.get("paused_kind")?;
             let updated_at: Timestamp = r.get("updated_at")?;
             Ok(WorkerState {
-                paused_kind: kind.as_deref().and_then(PauseKind::parse),
+                paused_kind: r.get("paused_kind")?,
                 paused_reason: r.get("paused_reason")?,
                 paused_until: r.get("paused_until")?,
                 updated_at: (updated_at.as_micros() > 0).then_some(updated_at),
@@ -98,7 +100,7 @@ pub fn update_worker_paused(
            WHERE id = 1"#,
     )?
     .execute(named_params! {
-        ":kind": kind.as_str(),
+        ":kind": kind,
         ":reason": crate::error::truncate_chars(reason, crate::outbox::MAX_ERROR_CHARS),
         ":until": until, ":now": now,
     })?;

@@ -122,7 +122,7 @@ fn a_worker_killed_mid_job_loses_nothing_and_another_completes_it_after_the_time
     ]));
     let w = store.website("github.com").unwrap();
     assert_eq!(
-        (w.category.as_deref(), w.category_source.as_deref()),
+        (w.category.map(|c| c.id()), w.category_source.map(|s| s.as_str())),
         (Some("dev_tech"), Some("builtin"))
     );
     let (status, attempts): (String, i64) = store

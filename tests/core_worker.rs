@@ -90,7 +90,7 @@ async fn the_worker_classifies_every_website_once() {
         assert_eq!(fake.calls(&format!("site{i}.example")), 1);
         let w = store.website(&format!("site{i}.example")).unwrap();
         assert_eq!(
-            (w.category.as_deref(), w.category_source.as_deref()),
+            (w.category.map(|c| c.id()), w.category_source.map(|s| s.as_str())),
             (Some("news"), Some("ai"))
         );
     }
@@ -115,7 +115,7 @@ async fn a_website_with_a_category_is_completed_without_a_classifier_call() {
     assert_eq!(fake.calls("mine.example"), 0);
     assert_eq!(fake.calls("other.example"), 1);
     assert_eq!(
-        store.website("mine.example").unwrap().category.as_deref(),
+        store.website("mine.example").unwrap().category.map(|c| c.id()),
         Some("games")
     );
     assert_eq!(store.queue_status().unwrap().completed, 2);

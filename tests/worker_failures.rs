@@ -270,7 +270,10 @@ async fn answers_outside_the_taxonomy_and_refusals_fail_only_their_jobs() {
     );
     let site = store.website("good.example").unwrap();
     assert_eq!(
-        (site.category.as_deref(), site.category_source.as_deref()),
+        (
+            site.category.map(|c| c.id()),
+            site.category_source.map(|s| s.as_str())
+        ),
         (Some("news"), Some("ai"))
     );
     let failed = store.failed_jobs().unwrap();
@@ -345,7 +348,11 @@ async fn only_hosts_leave_the_machine_and_batches_cut_the_number_of_calls() {
     expected.sort();
     assert_eq!(sent, expected, "each public host sent once, and nothing else");
     assert_eq!(
-        store.website("nas.local").unwrap().category_source.as_deref(),
+        store
+            .website("nas.local")
+            .unwrap()
+            .category_source
+            .map(|s| s.as_str()),
         Some("builtin")
     );
 }

@@ -139,7 +139,7 @@ fn set_category_and_reclassify() {
         let w = t.store().website("shop.example").ok()?;
         w.category.map(|c| (c, w.category_source))
     });
-    assert_eq!(cat.1.as_deref(), Some("builtin"), "{cat:?}");
+    assert_eq!(cat.1, Some(sitetrail::CategorySource::Builtin), "{cat:?}");
 
     assert_eq!(
         t.err_kind(

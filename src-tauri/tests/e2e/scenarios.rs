@@ -57,9 +57,9 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     h.assert_no_csp_violations();
 
     let site = dirs.store().website("github.com").expect("website");
-    assert_eq!(site.category.as_deref(), Some("dev_tech"));
+    assert_eq!(site.category.map(|c| c.id()), Some("dev_tech"));
     assert_eq!(
-        site.category_source.as_deref(),
+        site.category_source.map(|s| s.as_str()),
         Some("ai"),
         "classified by the fake server"
     );
@@ -159,8 +159,8 @@ fn history_search_and_category_filter() {
     });
     assert_eq!(h.count("#h-rows tr[data-domain='chess.example']"), 4);
     let site = dirs.store().website("puzzles.example").unwrap();
-    assert_eq!(site.category.as_deref(), Some("education"));
-    assert_eq!(site.category_source.as_deref(), Some("user"));
+    assert_eq!(site.category.map(|c| c.id()), Some("education"));
+    assert_eq!(site.category_source.map(|s| s.as_str()), Some("user"));
 
     // The same view at 800×600 and at full HD.
     if h.resize(800, 600) {
