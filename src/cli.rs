@@ -273,7 +273,8 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            // The exit code says what kind of failure it was (`sitetrail::ErrorKind`).
+            ExitCode::from(e.kind().exit_code())
         }
     }
 }
@@ -315,7 +316,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let visited_at = match at {
                 Some(s) => Timestamp::parse_rfc3339(&s).ok_or_else(|| {
-                    Error::InvalidConfig(format!(
+                    Error::InvalidInput(format!(
                         "--at {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
                     ))
                 })?,
@@ -402,9 +403,7 @@ fn run(cli: Cli) -> Result<()> {
                     .iter()
                     .map(|s| {
                         s.parse::<OutboxId>().map_err(|_| {
-                            Error::InvalidConfig(format!(
-                                "{s:?} is not an outbox id (see `sitetrail failed`)"
-                            ))
+                            Error::InvalidInput(format!("{s:?} is not an outbox id (see `sitetrail failed`)"))
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;

@@ -98,9 +98,7 @@ pub(crate) fn run_import(store: &Store, args: ImportArgs) -> Result<()> {
         return run_auto_import(store, &opts, args.json);
     }
     let (Some(browser), Some(path)) = (args.browser, args.path) else {
-        return Err(Error::InvalidConfig(
-            "give a browser and a PATH, or --auto".into(),
-        ));
+        return Err(Error::InvalidInput("give a browser and a PATH, or --auto".into()));
     };
     let bar = progress_bar(&path.display().to_string());
     let result = import::import_file(store, browser.into(), &path, &opts, &mut |p| update(&bar, p));
@@ -227,7 +225,7 @@ fn print_report(r: &ImportReport) {
 /// interval, until SIGINT/SIGTERM. An import in progress stops after the batch in flight commits.
 pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonArgs) -> Result<()> {
     if args.worker.until_idle {
-        return Err(Error::InvalidConfig(
+        return Err(Error::InvalidInput(
             "the daemon runs until SIGINT/SIGTERM; --until-idle is for `sitetrail worker`".into(),
         ));
     }
@@ -236,7 +234,7 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
         None => Duration::from_secs(args.import_interval_min.saturating_mul(60)),
     };
     if interval.is_zero() {
-        return Err(Error::InvalidConfig(
+        return Err(Error::InvalidInput(
             "the import interval must be at least 1 minute".into(),
         ));
     }

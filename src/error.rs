@@ -6,6 +6,121 @@
 
 use std::path::PathBuf;
 
+/// What kind of failure an error is: the one vocabulary the library, the CLI's exit codes and the
+/// app's UI share. The UI branches on it (`{kind, message}`), scripts on the exit code.
+///
+/// | kind | exit code | meaning |
+/// |---|---|---|
+/// | `invalid_input` | 2 | a bad argument, setting, URL, domain or category: fix the input |
+/// | `not_found` | 3 | the website, job or visit named does not exist |
+/// | `conflict` | 4 | the request does not fit the current state (retrying a job in flight) |
+/// | `busy` | 5 | the database or the app is busy (another writer, an import running): try again |
+/// | `offline` | 6 | the provider cannot be reached: try again later |
+/// | `rate_limited` | 6 | the provider asked to slow down: try again later |
+/// | `provider_failed` | 6 | the provider failed (5xx, timeout, bad answer): try again later |
+/// | `provider_refused` | 1 | the provider refused these domains |
+/// | `needs_user` | 7 | the provider refuses until you act (key, quota, model, certificate) |
+/// | `unavailable` | 8 | something this build or this machine cannot do |
+/// | `bad_file` | 1 | a file that cannot be used as asked (not an intact history file, not a Sitetrail database) |
+/// | `database`, `io`, `internal` | 1 | the database, the file system or Sitetrail itself failed |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A bad argument, setting, URL, domain or category.
+    InvalidInput,
+    /// What was named does not exist.
+    NotFound,
+    /// The request does not fit the current state.
+    Conflict,
+    /// The database or the app is busy; the same request may work in a moment.
+    Busy,
+    /// The provider cannot be reached.
+    Offline,
+    /// The provider asked to slow down.
+    RateLimited,
+    /// The provider failed in a way that may pass.
+    ProviderFailed,
+    /// The provider refused these domains.
+    ProviderRefused,
+    /// The provider refuses until the user acts.
+    NeedsUser,
+    /// Something this build or this machine cannot do.
+    Unavailable,
+    /// A file that cannot be used as asked.
+    BadFile,
+    /// The database failed.
+    Database,
+    /// The file system failed.
+    Io,
+    /// Sitetrail itself failed (a task panicked or was cancelled).
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, for documentation and tests.
+    pub const ALL: [ErrorKind; 14] = [
+        ErrorKind::InvalidInput,
+        ErrorKind::NotFound,
+        ErrorKind::Conflict,
+        ErrorKind::Busy,
+        ErrorKind::Offline,
+        ErrorKind::RateLimited,
+        ErrorKind::ProviderFailed,
+        ErrorKind::ProviderRefused,
+        ErrorKind::NeedsUser,
+        ErrorKind::Unavailable,
+        ErrorKind::BadFile,
+        ErrorKind::Database,
+        ErrorKind::Io,
+        ErrorKind::Internal,
+    ];
+
+    /// The stable name the UI branches on.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Offline => "offline",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::ProviderFailed => "provider_failed",
+            ErrorKind::ProviderRefused => "provider_refused",
+            ErrorKind::NeedsUser => "needs_user",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::BadFile => "bad_file",
+            ErrorKind::Database => "database",
+            ErrorKind::Io => "io",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// The `sitetrail` CLI's exit code for an error of this kind (see the table above). 2 is also
+    /// what the argument parser exits with for a malformed command line.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::InvalidInput => 2,
+            ErrorKind::NotFound => 3,
+            ErrorKind::Conflict => 4,
+            ErrorKind::Busy => 5,
+            ErrorKind::Offline | ErrorKind::RateLimited | ErrorKind::ProviderFailed => 6,
+            ErrorKind::NeedsUser => 7,
+            ErrorKind::Unavailable => 8,
+            ErrorKind::ProviderRefused
+            | ErrorKind::BadFile
+            | ErrorKind::Database
+            | ErrorKind::Io
+            | ErrorKind::Internal => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Everything that can go wrong in the library.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -28,6 +143,9 @@ pub enum Error {
     /// A category id outside the taxonomy.
     #[error("unknown category {0:?}; run `sitetrail categories` to list the valid ids")]
     UnknownCategory(String),
+    /// An argument with a value that cannot work (the message says which and why).
+    #[error("{0}")]
+    InvalidInput(String),
     /// A lookup by id or domain found nothing.
     #[error("{what} {key} not found")]
     NotFound {
@@ -39,7 +157,13 @@ pub enum Error {
     /// A request that does not fit the current state (retrying a job in flight, say).
     #[error("{0}")]
     Conflict(String),
-    /// A setting or argument with a value that cannot work.
+    /// Something busy that may be free in a moment (an import already running, say).
+    #[error("{0}")]
+    Busy(String),
+    /// Something this build or this machine cannot do (no home directory, say).
+    #[error("{0}")]
+    Unavailable(String),
+    /// A setting with a value that cannot work.
     #[error("invalid setting: {0}")]
     InvalidConfig(String),
     /// The database file could not be opened or prepared.
@@ -79,37 +203,49 @@ pub enum Error {
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 impl Error {
     /// True for errors a caller may retry unchanged with a chance of success (a busy database, a
     /// transient classifier failure); false for bad input and missing rows.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::Sql(rusqlite::Error::SqliteFailure(e, _)) => matches!(
-                e.code,
-                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-            ),
-            Error::Pool(_) | Error::Task(_) => true,
+            Error::Sql(e) => is_busy(e),
+            Error::Pool(_) | Error::Task(_) | Error::Busy(_) => true,
             Error::Classify(e) => !e.consumes_attempt() || e.is_transient(),
             _ => false,
         }
     }
 
-    /// A short stable name for the kind of error, used where errors cross into the UI as
-    /// `{kind, message}`.
-    pub fn kind(&self) -> &'static str {
+    /// The kind of error, shared with the CLI's exit codes and the UI (`{kind, message}`).
+    pub fn kind(&self) -> ErrorKind {
+        use crate::classify::ClassifyError as C;
         match self {
-            Error::InvalidUrl { .. } => "invalid_url",
-            Error::InvalidDomain { .. } => "invalid_domain",
-            Error::UnknownCategory(_) => "unknown_category",
-            Error::NotFound { .. } => "not_found",
-            Error::Conflict(_) => "conflict",
-            Error::InvalidConfig(_) => "invalid_config",
-            Error::Open { .. } => "open",
-            Error::Import { .. } => "import",
-            Error::Sql(_) | Error::Pool(_) => "database",
-            Error::Io(_) => "io",
-            Error::Classify(_) => "classifier",
-            Error::Task(_) => "internal",
+            Error::InvalidUrl { .. }
+            | Error::InvalidDomain { .. }
+            | Error::UnknownCategory(_)
+            | Error::InvalidInput(_)
+            | Error::InvalidConfig(_) => ErrorKind::InvalidInput,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::Busy(_) | Error::Pool(_) => ErrorKind::Busy,
+            Error::Sql(e) if is_busy(e) => ErrorKind::Busy,
+            Error::Unavailable(_) => ErrorKind::Unavailable,
+            Error::Open { .. } | Error::Import { .. } => ErrorKind::BadFile,
+            Error::Sql(_) => ErrorKind::Database,
+            Error::Io(_) => ErrorKind::Io,
+            Error::Classify(C::Offline(_)) => ErrorKind::Offline,
+            Error::Classify(C::RateLimited { .. }) => ErrorKind::RateLimited,
+            Error::Classify(C::NeedsUser(_)) => ErrorKind::NeedsUser,
+            Error::Classify(C::Transient(_)) => ErrorKind::ProviderFailed,
+            Error::Classify(C::Permanent(_)) => ErrorKind::ProviderRefused,
+            Error::Task(_) => ErrorKind::Internal,
         }
     }
 }
@@ -127,6 +263,27 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_has_a_distinct_name_and_an_exit_code() {
+        let names: std::collections::HashSet<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+        for k in ErrorKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+            assert!(k.exit_code() >= 1, "{k}: 0 is success");
+        }
+        assert_eq!(Error::InvalidInput("x".into()).kind().exit_code(), 2);
+        assert_eq!(Error::InvalidConfig("x".into()).kind(), ErrorKind::InvalidInput);
+        assert_eq!(
+            Error::NotFound {
+                what: "website",
+                key: "a.example".into()
+            }
+            .kind()
+            .exit_code(),
+            3
+        );
+    }
 
     #[test]
     fn truncate_counts_characters_not_bytes() {

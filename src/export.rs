@@ -175,7 +175,7 @@ impl Store {
             _ => Path::new("."),
         };
         if !dir.is_dir() {
-            return Err(Error::InvalidConfig(format!(
+            return Err(Error::InvalidInput(format!(
                 "cannot export to {}: no such folder",
                 path.display()
             )));

@@ -150,16 +150,14 @@ pub fn page_end(to: Option<Timestamp>, before: Option<VisitId>) -> VisitId {
 /// One page of history matching `q`, newest first.
 pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> {
     if q.limit == 0 || q.limit > MAX_PAGE {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "a history page holds 1 to {MAX_PAGE} rows, not {}",
             q.limit
         )));
     }
     if let (Some(from), Some(to)) = (q.from, q.to) {
         if from > to {
-            return Err(Error::InvalidConfig(
-                "the date range ends before it starts".into(),
-            ));
+            return Err(Error::InvalidInput("the date range ends before it starts".into()));
         }
     }
     let search = q

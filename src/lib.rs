@@ -26,7 +26,7 @@ pub mod worker;
 pub mod worker_state;
 
 pub use category::{Category, CategorySource};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use store::{Change, Store, StoreOptions};
 pub use time::Timestamp;
 pub use visits::NewVisit;

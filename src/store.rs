@@ -140,7 +140,7 @@ impl std::fmt::Debug for Store {
 /// The default database file: `sitetrail.db` in the user's data directory.
 pub fn default_db_path() -> Result<PathBuf> {
     let dirs = directories::ProjectDirs::from("app", "Sitetrail", "sitetrail").ok_or_else(|| {
-        Error::InvalidConfig("no home directory found; pass --db PATH or set SITETRAIL_DB".into())
+        Error::Unavailable("no home directory found; pass --db PATH or set SITETRAIL_DB".into())
     })?;
     Ok(dirs.data_dir().join("sitetrail.db"))
 }

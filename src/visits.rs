@@ -75,7 +75,7 @@ pub fn record_visit_for_domain_in(
     now: Timestamp,
 ) -> Result<Recorded> {
     if visit.source.trim().is_empty() {
-        return Err(Error::InvalidConfig("a visit's source must not be empty".into()));
+        return Err(Error::InvalidInput("a visit's source must not be empty".into()));
     }
     let (website_id, new_website) = get_or_insert_website_in(tx, domain, now)?;
     let (visit_id, inserted) = insert_visit_in(tx, visit, website_id)?;

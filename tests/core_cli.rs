@@ -160,25 +160,28 @@ fn failed_and_retry_by_id_and_all() {
 }
 
 #[test]
-fn errors_go_to_stderr_with_a_nonzero_exit_and_name_the_input() {
+fn errors_go_to_stderr_with_the_exit_code_of_their_kind_and_name_the_input() {
     let db = TempDb::new();
-    let cases: &[(&[&str], &str)] = &[
-        (&["visit", "ftp://files.example/"], "ftp://files.example/"),
+    // (arguments, text the message must hold, exit code of the error's kind: 2 invalid_input,
+    // 3 not_found; see sitetrail::ErrorKind)
+    let cases: &[(&[&str], &str, i32)] = &[
+        (&["visit", "ftp://files.example/"], "ftp://files.example/", 2),
         (
             &["visit", "https://ok.example/", "--at", "yesterday"],
             "yesterday",
+            2,
         ),
-        (&["retry", "01890000-0000-7000-8000-000000000000"], "not found"),
-        (&["retry", "nope"], "nope"),
-        (&["categorize", "unknown.example", "news"], "unknown.example"),
-        (&["categorize", "unknown.example", "weather"], "weather"),
-        (&["websites", "--category", "weather"], "weather"),
-        (&["reclassify", "unknown.example"], "not found"),
+        (&["retry", "01890000-0000-7000-8000-000000000000"], "not found", 3),
+        (&["retry", "nope"], "nope", 2),
+        (&["categorize", "unknown.example", "news"], "unknown.example", 3),
+        (&["categorize", "unknown.example", "weather"], "weather", 2),
+        (&["websites", "--category", "weather"], "weather", 2),
+        (&["reclassify", "unknown.example"], "not found", 3),
     ];
-    for (args, expect) in cases {
+    for (args, expect, code) in cases {
         let out = cli(&db.path).args(*args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} should fail");
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {stderr}");
         assert!(
             stderr.contains(expect),
             "{args:?}: stderr {stderr:?} should mention {expect:?}"

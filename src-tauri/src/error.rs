@@ -1,17 +1,18 @@
 //! The error every command returns, serialized for the UI as `{kind, message}`.
 //!
-//! `kind` is a short stable name the UI branches on (`invalid_input`, `not_found`, `database`, ...:
-//! the library's [`sitetrail::Error::kind`] plus the shell's own); `message` is a sentence for a
+//! `kind` is a short stable name the UI branches on (`invalid_input`, `not_found`, `offline`, ...:
+//! the library's one vocabulary, [`sitetrail::ErrorKind`]); `message` is a sentence for a
 //! person that says what happened and what to do. Neither ever contains a secret: library errors
 //! are written that way, and the shell's own messages never include the API key.
 
 use serde::Serialize;
+use sitetrail::ErrorKind;
 
 /// A command's failure as the UI receives it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CmdError {
-    /// Stable machine-readable kind.
-    pub kind: &'static str,
+    /// Stable machine-readable kind, the library's vocabulary ([`sitetrail::ErrorKind`]).
+    pub kind: ErrorKind,
     /// What happened, in plain words.
     pub message: String,
 }
@@ -20,37 +21,28 @@ pub struct CmdError {
 pub type CmdResult<T> = Result<T, CmdError>;
 
 impl CmdError {
-    /// Bad input from the UI: a missing, malformed or out-of-range argument.
-    pub fn invalid(message: impl Into<String>) -> Self {
+    /// A failure of `kind`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         CmdError {
-            kind: "invalid_input",
+            kind,
             message: message.into(),
         }
     }
 
+    /// Bad input from the UI: a missing, malformed or out-of-range argument.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        CmdError::new(ErrorKind::InvalidInput, message)
+    }
+
     /// Something this build or this machine cannot do (yet).
     pub fn unavailable(message: impl Into<String>) -> Self {
-        CmdError {
-            kind: "unavailable",
-            message: message.into(),
-        }
+        CmdError::new(ErrorKind::Unavailable, message)
     }
 }
 
 impl From<sitetrail::Error> for CmdError {
     fn from(e: sitetrail::Error) -> Self {
-        let kind = match &e {
-            // Bad values the user typed are input errors, whatever layer found them.
-            sitetrail::Error::InvalidConfig(_)
-            | sitetrail::Error::InvalidDomain { .. }
-            | sitetrail::Error::InvalidUrl { .. }
-            | sitetrail::Error::UnknownCategory(_) => "invalid_input",
-            other => other.kind(),
-        };
-        CmdError {
-            kind,
-            message: e.to_string(),
-        }
+        CmdError::new(e.kind(), e.to_string())
     }
 }
 

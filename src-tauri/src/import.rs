@@ -148,10 +148,10 @@ pub async fn run<R: Runtime>(
     profiles: Vec<DetectedProfile>,
 ) -> CmdResult<Vec<ProfileResult>> {
     if RUNNING.swap(true, Ordering::SeqCst) {
-        return Err(CmdError {
-            kind: "conflict",
-            message: "An import is already running; wait for it to finish.".into(),
-        });
+        return Err(CmdError::new(
+            sitetrail::ErrorKind::Busy,
+            "An import is already running; wait for it to finish.",
+        ));
     }
     let store = app.state::<AppState>().store.clone();
     let emitter = app.clone();

@@ -110,7 +110,7 @@ impl std::str::FromStr for Browser {
             "chrome" => Ok(Browser::Chrome),
             "firefox" => Ok(Browser::Firefox),
             "safari" => Ok(Browser::Safari),
-            other => Err(Error::InvalidConfig(format!(
+            other => Err(Error::InvalidInput(format!(
                 "unknown browser {other:?}; use chrome, firefox or safari"
             ))),
         }
@@ -235,7 +235,7 @@ pub fn import_file(
     let spec = browser.spec();
     let source = match &opts.source {
         Some(s) if s.trim().is_empty() => {
-            return Err(Error::InvalidConfig("--source must not be empty".into()));
+            return Err(Error::InvalidInput("--source must not be empty".into()));
         }
         Some(s) => s.trim().to_owned(),
         None => default_source(browser, path),

@@ -6,9 +6,29 @@ export function call(cmd, args = {}) {
   return tauri.core.invoke(cmd, args);
 }
 
-/** Plain words for an error from `call` (or anything thrown). */
+/**
+ * What a person can do about a failure, by its kind: the library's one vocabulary
+ * (sitetrail::ErrorKind in src/error.rs). The UI branches on `kind`, never on message text.
+ */
+const HINTS = {
+  busy: 'Try again in a moment.',
+  offline: 'Check the network and the provider\'s address.',
+  rate_limited: 'The provider asked to slow down; try again later.',
+  provider_failed: 'The provider failed; try again later.',
+  needs_user: 'Check the API key, the quota and the model.',
+};
+
+/** The kind of an error from `call` (`invalid_input`, `not_found`, `offline`, ...), or null. */
+export function kindOf(err) {
+  return err && typeof err === 'object' && typeof err.kind === 'string' ? err.kind : null;
+}
+
+/** Plain words for an error from `call` (or anything thrown), with what to do where that helps. */
 export function describe(err) {
-  if (err && typeof err === 'object' && typeof err.message === 'string') return err.message;
+  if (err && typeof err === 'object' && typeof err.message === 'string') {
+    const hint = HINTS[kindOf(err)];
+    return hint ? `${err.message} ${hint}` : err.message;
+  }
   return String(err);
 }
 

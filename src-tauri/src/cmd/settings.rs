@@ -174,10 +174,7 @@ pub async fn test_connection(state: State<'_, AppState>, settings: SettingsForm)
     let verdict = answers
         .pop()
         .ok_or_else(|| CmdError::unavailable("The provider gave no answer."))?
-        .map_err(|m| CmdError {
-            kind: "classifier",
-            message: m,
-        })?;
+        .map_err(|m| CmdError::new(sitetrail::ErrorKind::ProviderRefused, m))?;
     Ok(TestResult {
         domain: TEST_DOMAIN,
         category: verdict.category.id().to_owned(),

@@ -72,7 +72,7 @@ fn test_connection_answers_or_says_why_not() {
             json!({"settings": form("openai", Some("http://127.0.0.1:1/v1"))}),
         )
         .unwrap_err();
-    assert_eq!(e["kind"], "classifier", "{e}");
+    assert_eq!(e["kind"], "offline", "{e}");
     assert!(e["message"].as_str().unwrap().contains("offline"), "{e}");
     assert_eq!(
         t.err_kind("test_connection", json!({"settings": form("nope", None)})),
