@@ -10,11 +10,13 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
+use crate::cli_settings::SettingFlags;
+
 use sitetrail::classify::Classifier;
 use sitetrail::domain::Domain;
 use sitetrail::export::{ExportFormat, ExportKind};
 use sitetrail::ids::OutboxId;
-use sitetrail::settings::{Overrides, Provider, Resolved};
+use sitetrail::settings::{Overrides, Resolved};
 use sitetrail::websites::WebsiteFilter;
 use sitetrail::worker::Worker;
 use sitetrail::{Category, Error, NewVisit, Result, Store, Timestamp};
@@ -138,51 +140,14 @@ enum Command {
     Daemon(crate::cli_import::DaemonArgs),
 }
 
-/// Which provider and how to reach it; each flag overrides the environment and saved settings.
-#[derive(Args, Debug)]
-struct ProviderArgs {
-    /// The classifier [default: saved setting, else builtin].
-    #[arg(long, env = "SITETRAIL_PROVIDER", value_parser = ["builtin", "openai", "ollama"])]
-    provider: Option<String>,
-    /// The provider's base URL [default: https://api.openai.com/v1 or http://127.0.0.1:11434].
-    #[arg(long, env = "SITETRAIL_BASE_URL", value_name = "URL")]
-    base_url: Option<String>,
-    /// The model [default: gpt-4o-mini or llama3.2].
-    #[arg(long, env = "SITETRAIL_MODEL", value_name = "NAME")]
-    model: Option<String>,
-    /// Never send matching hosts to a remote provider: a domain or `*.suffix`; repeat the flag
-    /// for more (added to the saved exclusions).
-    #[arg(long, value_name = "PATTERN")]
-    exclude: Vec<String>,
-    /// Longest wait to connect to the provider (ms) [default: 10000].
-    #[arg(long, value_name = "N")]
-    connect_timeout_ms: Option<u64>,
-    /// Longest wait for a whole provider call (ms) [default: 120000].
-    #[arg(long, value_name = "N")]
-    request_timeout_ms: Option<u64>,
-}
-
-impl ProviderArgs {
-    fn overrides(&self) -> Result<Overrides> {
-        Ok(Overrides {
-            provider: self.provider.as_deref().map(str::parse::<Provider>).transpose()?,
-            base_url: self.base_url.clone(),
-            model: self.model.clone(),
-            exclusions: self.exclude.clone(),
-            connect_timeout_ms: self.connect_timeout_ms,
-            request_timeout_ms: self.request_timeout_ms,
-            ..Overrides::default()
-        })
-    }
-}
-
 #[derive(Args, Debug)]
 struct ClassifyArgs {
     /// Domains (or URLs) to classify.
     #[arg(required = true, value_name = "DOMAIN")]
     domains: Vec<String>,
+    /// Provider settings (each overrides the environment and the saved settings).
     #[command(flatten)]
-    provider: ProviderArgs,
+    provider: SettingFlags<false>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -205,53 +170,13 @@ pub(crate) struct WorkerArgs {
     /// Exit once no job is PENDING or PROCESSING.
     #[arg(long)]
     pub(crate) until_idle: bool,
+    /// Settings (each overrides the environment and the saved settings).
     #[command(flatten)]
-    provider: ProviderArgs,
-    /// Sleep between ticks (ms) [default: 1000].
-    #[arg(long, value_name = "N")]
-    fixed_delay_ms: Option<u64>,
-    /// Delay before a failed job is retried the first time (ms); later retries grow by
-    /// --retry-factor up to --retry-max-delay-ms, with ±20% jitter [default: 30000].
-    #[arg(long, value_name = "N")]
-    retry_delay_ms: Option<u64>,
-    /// Growth of the retry delay per failed attempt [default: 2].
-    #[arg(long, value_name = "F")]
-    retry_factor: Option<f64>,
-    /// Longest retry delay (ms) [default: 1800000].
-    #[arg(long, value_name = "N")]
-    retry_max_delay_ms: Option<u64>,
-    /// A job PROCESSING for longer than this is reclaimed (ms) [default: 300000].
-    #[arg(long, value_name = "N")]
-    processing_timeout_ms: Option<u64>,
-    /// Attempts before a job is FAILED [default: 5].
-    #[arg(long, value_name = "N")]
-    max_attempts: Option<u32>,
-    /// Jobs claimed and classified together per call [default: 1 for builtin, 20 otherwise].
-    #[arg(long, value_name = "N")]
-    batch_size: Option<usize>,
-    /// Most classifier calls per minute, evenly spaced [default: no limit].
-    #[arg(long, value_name = "N")]
-    max_requests_per_minute: Option<u32>,
+    settings: SettingFlags<true>,
     /// Adds this much latency to every classifier call (ms): simulates a slow provider, for
     /// tests and demos.
     #[arg(long, value_name = "N", hide = true)]
     simulate_latency_ms: Option<u64>,
-}
-
-impl WorkerArgs {
-    fn overrides(&self) -> Result<Overrides> {
-        Ok(Overrides {
-            fixed_delay_ms: self.fixed_delay_ms,
-            retry_base_ms: self.retry_delay_ms,
-            retry_factor: self.retry_factor,
-            retry_max_ms: self.retry_max_delay_ms,
-            processing_timeout_ms: self.processing_timeout_ms,
-            max_attempts: self.max_attempts,
-            batch_size: self.batch_size,
-            max_requests_per_minute: self.max_requests_per_minute,
-            ..self.provider.overrides()?
-        })
-    }
 }
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
@@ -493,7 +418,7 @@ fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Resu
 
 /// The worker the `worker` and `daemon` commands run, from the settings and the worker options.
 pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &WorkerArgs) -> Result<Worker> {
-    let resolved = resolve_settings(settings, &args.overrides()?)?;
+    let resolved = resolve_settings(settings, &args.settings.overrides)?;
     let user = store.with_conn(sitetrail::websites::list_user_categories)?;
     let (mut classifier, config) = resolved.build(user)?;
     tracing::info!(
@@ -518,7 +443,7 @@ pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &Worke
 }
 
 fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
-    let resolved = resolve_settings(settings, &args.provider.overrides()?)?;
+    let resolved = resolve_settings(settings, &args.provider.overrides)?;
     let domains = args
         .domains
         .iter()

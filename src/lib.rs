@@ -7,11 +7,13 @@
 
 #![warn(missing_docs)]
 
+pub mod blocking;
 pub mod category;
 pub mod classify;
 pub mod domain;
 pub mod error;
 pub mod export;
+pub mod fsutil;
 pub mod history;
 pub mod ids;
 pub mod import;

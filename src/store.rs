@@ -139,10 +139,7 @@ impl std::fmt::Debug for Store {
 
 /// The default database file: `sitetrail.db` in the user's data directory.
 pub fn default_db_path() -> Result<PathBuf> {
-    let dirs = directories::ProjectDirs::from("app", "Sitetrail", "sitetrail").ok_or_else(|| {
-        Error::Unavailable("no home directory found; pass --db PATH or set SITETRAIL_DB".into())
-    })?;
-    Ok(dirs.data_dir().join("sitetrail.db"))
+    Ok(crate::fsutil::project_dirs()?.data_dir().join("sitetrail.db"))
 }
 
 fn configure(conn: &mut Connection, sync: Synchronous, busy: Duration) -> rusqlite::Result<()> {
@@ -218,6 +215,7 @@ impl Store {
 
     /// A pooled connection. Blocking: never call from async code (use [`Store::run`]).
     pub fn conn(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
+        crate::blocking::note("database");
         Ok(self.pool.get()?)
     }
 
@@ -273,9 +271,7 @@ impl Store {
         F: FnOnce(&Store) -> Result<T> + Send + 'static,
     {
         let store = self.clone();
-        tokio::task::spawn_blocking(move || f(&store))
-            .await
-            .map_err(|e| Error::Task(e.to_string()))?
+        crate::blocking::run(move || f(&store)).await
     }
 }
 

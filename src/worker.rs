@@ -130,30 +130,32 @@ impl Default for WorkerConfig {
 }
 
 impl WorkerConfig {
-    /// Checks that the values can work together.
+    /// Checks that the values can work together, within the limits the settings schema gives
+    /// each of them ([`crate::settings::SCHEMA`]).
     pub fn validate(&self) -> Result<()> {
-        if self.max_attempts == 0 {
-            return Err(Error::InvalidConfig("max attempts must be at least 1".into()));
+        use crate::settings::schema::{limits, number_limits};
+        let within = |name: &str, value: u64, what: &str| {
+            let (min, max) = limits(name);
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(Error::InvalidConfig(format!(
+                    "{what} must be between {min} and {max}, not {value}"
+                )))
+            }
+        };
+        within("max_attempts", u64::from(self.max_attempts), "max attempts")?;
+        within("batch_size", self.batch_size as u64, "batch size")?;
+        let timeout_ms = u64::try_from(self.processing_timeout.as_millis()).unwrap_or(u64::MAX);
+        within("processing_timeout_ms", timeout_ms, "processing timeout (ms)")?;
+        if let Some(n) = self.max_requests_per_minute {
+            within("max_requests_per_minute", u64::from(n), "max requests per minute")?;
         }
-        if self.batch_size == 0 || self.batch_size > 500 {
-            return Err(Error::InvalidConfig(
-                "batch size must be between 1 and 500".into(),
-            ));
-        }
-        if self.processing_timeout.is_zero() {
-            return Err(Error::InvalidConfig(
-                "processing timeout must be more than 0".into(),
-            ));
-        }
-        if self.max_requests_per_minute == Some(0) {
-            return Err(Error::InvalidConfig(
-                "max requests per minute must be at least 1 (leave it unset for no limit)".into(),
-            ));
-        }
-        if !(self.retry.factor >= 1.0 && self.retry.factor <= 100.0) {
-            return Err(Error::InvalidConfig(
-                "retry factor must be between 1 and 100".into(),
-            ));
+        let (min, max) = number_limits("retry_factor");
+        if !(self.retry.factor >= min && self.retry.factor <= max) {
+            return Err(Error::InvalidConfig(format!(
+                "retry factor must be between {min} and {max}"
+            )));
         }
         if self.offline_backoff_first.is_zero() || self.pause_poll.is_zero() {
             return Err(Error::InvalidConfig(

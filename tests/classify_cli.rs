@@ -200,5 +200,10 @@ fn classify_with_builtin_and_bad_input() {
         .args(["worker", "--batch-size", "0", "--until-idle"])
         .output()
         .unwrap();
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("batch size"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--batch-size") && stderr.contains("from 1 to 500"),
+        "{stderr}"
+    );
 }

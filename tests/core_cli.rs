@@ -262,3 +262,37 @@ fn a_bad_synchronous_setting_is_refused_by_name() {
             .env("SITETRAIL_SYNCHRONOUS", "full"),
     );
 }
+
+#[test]
+fn every_setting_has_an_environment_variable_below_its_flag() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args(["visit", "https://a.example/"]));
+    // A bad value names the variable, exits as invalid input, and changes nothing.
+    let out = cli(&db.path)
+        .args(["worker", "--until-idle"])
+        .env("SITETRAIL_MAX_ATTEMPTS", "lots")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("SITETRAIL_MAX_ATTEMPTS") && stderr.contains("lots"),
+        "{stderr}"
+    );
+    assert_eq!(
+        db.open().queue_status().unwrap().pending,
+        1,
+        "nothing was classified"
+    );
+    // A good value is used, and a flag beats it.
+    let out = cli(&db.path)
+        .args(["worker", "--until-idle", "--fixed-delay-ms", "0"])
+        .env("SITETRAIL_BATCH_SIZE", "3")
+        .env("SITETRAIL_FIXED_DELAY_MS", "60000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("batch_size=3"), "{stderr}");
+    assert_eq!(db.open().queue_status().unwrap().completed, 1);
+}

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,7 @@ impl ImportSettings {
 
     /// Loads the file; defaults if it does not exist.
     pub fn load(config_dir: &Path) -> CmdResult<ImportSettings> {
+        sitetrail::blocking::note("settings file");
         let path = Self::path(config_dir);
         match std::fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text).map_err(|e| {
@@ -58,13 +60,12 @@ impl ImportSettings {
                 "Import at least once a week (at most 10080 minutes).",
             ));
         }
-        let io = |e: std::io::Error| CmdError::from(sitetrail::Error::Io(e));
-        std::fs::create_dir_all(config_dir).map_err(io)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(config_dir).map_err(io)?;
-        serde_json::to_writer_pretty(&mut tmp, self).map_err(|e| io(e.into()))?;
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(Self::path(config_dir)).map_err(|e| io(e.error))?;
-        Ok(())
+        let text =
+            serde_json::to_vec_pretty(self).map_err(|e| CmdError::from(sitetrail::Error::Io(e.into())))?;
+        Ok(sitetrail::fsutil::write_atomically(
+            &Self::path(config_dir),
+            &text,
+        )?)
     }
 }
 
@@ -119,8 +120,28 @@ pub struct ProfileResult {
     pub error: Option<String>,
 }
 
-/// True while a run is going (runs never overlap).
-static RUNNING: AtomicBool = AtomicBool::new(false);
+/// At most one import at a time, owned by the app state. A run holds an [`ImportRun`] for as long
+/// as its blocking work goes, and dropping it frees the slot, so a command whose future is
+/// dropped (the window closed) cannot leave the slot taken for ever.
+#[derive(Debug, Default)]
+pub struct ImportSlot(Arc<AtomicBool>);
+
+/// Proof that this run has the [`ImportSlot`]; frees it when dropped.
+#[derive(Debug)]
+pub struct ImportRun(Arc<AtomicBool>);
+
+impl ImportSlot {
+    /// Takes the slot, or `None` while another run has it.
+    pub fn try_begin(&self) -> Option<ImportRun> {
+        (!self.0.swap(true, Ordering::SeqCst)).then(|| ImportRun(self.0.clone()))
+    }
+}
+
+impl Drop for ImportRun {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
 
 /// The profiles to import: `ids` if given (each must be detected), else the saved choice, else all.
 pub fn choose(detected: Vec<DetectedProfile>, ids: &[String]) -> CmdResult<Vec<DetectedProfile>> {
@@ -147,60 +168,64 @@ pub async fn run<R: Runtime>(
     app: &AppHandle<R>,
     profiles: Vec<DetectedProfile>,
 ) -> CmdResult<Vec<ProfileResult>> {
-    if RUNNING.swap(true, Ordering::SeqCst) {
+    let state = app.state::<AppState>();
+    let Some(slot) = state.imports.try_begin() else {
         return Err(CmdError::new(
             sitetrail::ErrorKind::Busy,
             "An import is already running; wait for it to finish.",
         ));
-    }
-    let store = app.state::<AppState>().store.clone();
+    };
+    let store = state.store.clone();
     let emitter = app.clone();
     let count = profiles.len();
-    let result = tauri::async_runtime::spawn_blocking(move || {
+    let result = sitetrail::blocking::run(move || {
+        // The slot is freed when this blocking work ends, whatever happens to the command.
+        let _slot = slot;
         let mut done = 0usize;
         let mut last = String::new();
-        import::import_detected(&store, profiles, &ImportOptions::default(), &mut |p, progress| {
-            let name = ProfileView::from(p).name;
-            if last != name && !last.is_empty() {
-                done += 1;
-            }
-            last.clone_from(&name);
-            let _ = emitter.emit(
-                IMPORT_PROGRESS,
-                ImportProgress {
-                    profile: name,
-                    read: progress.read,
-                    total: progress.total,
-                    done_profiles: done,
-                    profiles: count,
-                },
-            );
-        })
-        .into_iter()
-        .map(|r| {
-            let profile = ProfileView::from(&r.profile);
-            match r.result {
-                Ok(rep) => ProfileResult {
-                    profile,
-                    imported: rep.imported,
-                    new_websites: rep.new_websites,
-                    skipped: rep.skipped.total,
-                    error: None,
-                },
-                Err(e) => ProfileResult {
-                    profile,
-                    imported: 0,
-                    new_websites: 0,
-                    skipped: 0,
-                    error: Some(e.to_string()),
-                },
-            }
-        })
-        .collect::<Vec<_>>()
+        Ok(
+            import::import_detected(&store, profiles, &ImportOptions::default(), &mut |p, progress| {
+                let name = ProfileView::from(p).name;
+                if last != name && !last.is_empty() {
+                    done += 1;
+                }
+                last.clone_from(&name);
+                let _ = emitter.emit(
+                    IMPORT_PROGRESS,
+                    ImportProgress {
+                        profile: name,
+                        read: progress.read,
+                        total: progress.total,
+                        done_profiles: done,
+                        profiles: count,
+                    },
+                );
+            })
+            .into_iter()
+            .map(|r| {
+                let profile = ProfileView::from(&r.profile);
+                match r.result {
+                    Ok(rep) => ProfileResult {
+                        profile,
+                        imported: rep.imported,
+                        new_websites: rep.new_websites,
+                        skipped: rep.skipped.total,
+                        error: None,
+                    },
+                    Err(e) => ProfileResult {
+                        profile,
+                        imported: 0,
+                        new_websites: 0,
+                        skipped: 0,
+                        error: Some(e.to_string()),
+                    },
+                }
+            })
+            .collect::<Vec<_>>(),
+        )
     })
     .await;
-    RUNNING.store(false, Ordering::SeqCst);
-    result.map_err(|e| CmdError::from(sitetrail::Error::Task(e.to_string())))
+    result.map_err(CmdError::from)
 }
 
 /// The auto-import schedule: every `auto_import_minutes` (re-read each time, so a change in
@@ -213,7 +238,12 @@ pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
         let Some(state) = app.try_state::<AppState>() else {
             return;
         };
-        let settings = match ImportSettings::load(&state.paths.config_dir) {
+        let config_dir = state.paths.config_dir.clone();
+        let settings = match sitetrail::blocking::run(move || {
+            ImportSettings::load(&config_dir).map_err(|e| sitetrail::Error::InvalidConfig(e.message))
+        })
+        .await
+        {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!(error = %e, "auto-import settings unreadable; skipping");
@@ -226,11 +256,18 @@ pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
             continue;
         }
         waited = Duration::ZERO;
-        let profiles = match choose(import::detect_profiles(), &settings.import_profiles) {
+        let detected = match sitetrail::blocking::run(|| Ok(import::detect_profiles())).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = %e, "auto-import: cannot look for browsers");
+                continue;
+            }
+        };
+        let profiles = match choose(detected.clone(), &settings.import_profiles) {
             Ok(p) => p,
             Err(e) => {
                 tracing::warn!(error = %e, "auto-import: a chosen profile is gone; importing the others");
-                import::detect_profiles()
+                detected
                     .into_iter()
                     .filter(|p| settings.import_profiles.contains(&p.path.display().to_string()))
                     .collect()

@@ -78,11 +78,17 @@ pub struct Startup {
 pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), CmdError> {
     let state = AppState::open(startup.paths, startup.keys)?;
     let changes = state.store.subscribe();
-    // The worker spawns onto tauri's tokio runtime, so start it from inside that runtime.
-    tauri::async_runtime::block_on(async { state.start_worker() })?;
-    tracing::info!(db = %state.paths.db.display(), "database open; worker started");
-    app.manage(state);
+    tracing::info!(db = %state.paths.db.display(), "database open");
+    app.manage(state.clone());
     app.manage(startup.picker);
+    // The worker is built from the settings file, the keyring and the database: blocking work
+    // that must not hold up the window, so it starts on the async runtime.
+    tauri::async_runtime::spawn(async move {
+        match state.start_worker().await {
+            Ok(()) => tracing::info!("worker started"),
+            Err(e) => tracing::error!(error = %e, "the worker could not start"),
+        }
+    });
     tauri::async_runtime::spawn(events::forward_changes(app.clone(), changes));
     tauri::async_runtime::spawn(import::schedule(app.clone()));
     Ok(())

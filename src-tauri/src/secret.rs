@@ -13,6 +13,7 @@
 use std::sync::Mutex;
 
 use serde::Serialize;
+use sitetrail::classify::secret::ApiKey;
 
 use crate::error::{CmdError, CmdResult};
 
@@ -36,11 +37,12 @@ pub struct KeyStatus {
     pub keyring_problem: Option<String>,
 }
 
-/// Reads and writes the API key.
-#[derive(Debug, Default)]
+/// Reads and writes the API key. Its calls block (the keyring is a D-Bus or OS call): make them
+/// through `AppState::blocking`.
+#[derive(Default)]
 pub struct KeyStore {
     /// A key typed this session when no keyring could take it.
-    session: Mutex<Option<String>>,
+    session: Mutex<Option<ApiKey>>,
     /// When set, the keyring is never touched (tests, and machines without a keyring service).
     no_keyring: Option<String>,
 }
@@ -74,24 +76,26 @@ impl KeyStore {
         }
     }
 
-    fn session_key(&self) -> Option<String> {
+    fn session_key(&self) -> Option<ApiKey> {
         self.session.lock().map(|s| s.clone()).unwrap_or(None)
     }
 
-    fn keyring_key(&self) -> Result<Option<String>, String> {
+    fn keyring_key(&self) -> Result<Option<ApiKey>, String> {
+        // Noted even when the keyring is off (tests): the call site is what must not block.
+        sitetrail::blocking::note("keyring");
         if let Some(why) = &self.no_keyring {
             return Err(why.clone());
         }
         match entry()?.get_password() {
-            Ok(k) => Ok(Some(k)),
+            Ok(k) => Ok(ApiKey::new(k)),
             Err(keyring::Error::NoEntry) => Ok(None),
             Err(e) => Err(e.to_string()),
         }
     }
 
     /// The key to use, with where it came from.
-    pub fn get(&self) -> (Option<String>, KeyStatus) {
-        let env = std::env::var(ENV_KEY).ok().filter(|k| !k.trim().is_empty());
+    pub fn get(&self) -> (Option<ApiKey>, KeyStatus) {
+        let env = std::env::var(ENV_KEY).ok().and_then(ApiKey::new);
         let stored = self.keyring_key();
         let (keyring_available, keyring_problem) = match &stored {
             Ok(_) => (true, None),
@@ -125,6 +129,7 @@ impl KeyStore {
                 "That does not look like an API key: it must be one word of at most {MAX_KEY_CHARS} characters."
             )));
         }
+        sitetrail::blocking::note("keyring");
         let saved = match &self.no_keyring {
             Some(_) => false,
             None => entry()
@@ -132,13 +137,14 @@ impl KeyStore {
                 .is_ok(),
         };
         if let Ok(mut s) = self.session.lock() {
-            *s = if saved { None } else { Some(key.to_owned()) };
+            *s = if saved { None } else { ApiKey::new(key) };
         }
         Ok(self.get().1)
     }
 
     /// Forgets the stored key (keyring and session; the environment is the user's).
     pub fn delete(&self) -> KeyStatus {
+        sitetrail::blocking::note("keyring");
         if self.no_keyring.is_none() {
             if let Ok(e) = entry() {
                 // NoEntry is fine: nothing to delete.
@@ -149,6 +155,16 @@ impl KeyStore {
             *s = None;
         }
         self.get().1
+    }
+}
+
+impl std::fmt::Debug for KeyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key: only whether one is held for the session.
+        f.debug_struct("KeyStore")
+            .field("session_key", &self.session_key().is_some())
+            .field("no_keyring", &self.no_keyring)
+            .finish()
     }
 }
 
@@ -166,7 +182,8 @@ mod tests {
         assert!(!shown.contains("sk-test"), "{shown}");
         if std::env::var_os(ENV_KEY).is_none() {
             assert_eq!(status.source, "session");
-            assert_eq!(store.get().0.as_deref(), Some("sk-test-123"));
+            assert_eq!(store.get().0, ApiKey::new("sk-test-123"));
+            assert!(!format!("{:?}", store.get()).contains("sk-test"));
             assert_eq!(store.delete().source, "none");
             assert_eq!(store.get().0, None);
         }

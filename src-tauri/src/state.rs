@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sitetrail::classify::builtin::Builtin;
-use sitetrail::classify::secret::ApiKey;
 use sitetrail::classify::Classifier;
 use sitetrail::settings::{Environment, Overrides, Resolved, Settings};
 use sitetrail::worker::{Worker, WorkerConfig, WorkerHandle};
@@ -38,8 +37,7 @@ impl AppPaths {
             Some(p) => PathBuf::from(p),
             None => sitetrail::store::default_db_path()?,
         };
-        let dirs = directories::ProjectDirs::from("app", "Sitetrail", "sitetrail")
-            .ok_or_else(|| sitetrail::Error::InvalidConfig("no home directory found".into()))?;
+        let dirs = sitetrail::fsutil::project_dirs()?;
         Ok(AppPaths {
             db,
             config_dir: dirs.config_dir().to_path_buf(),
@@ -84,8 +82,20 @@ impl RateMeter {
     }
 }
 
-/// The app's state, managed by tauri.
-pub struct AppState {
+/// The app's state, managed by tauri. Cheap to clone (an `Arc`): a command moves a clone into
+/// blocking work, so no command ever blocks the async runtime or the UI thread.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+/// What [`AppState`] holds.
+pub struct Inner {
     /// The database.
     pub store: Store,
     /// Where things are.
@@ -94,7 +104,13 @@ pub struct AppState {
     pub keys: KeyStore,
     /// The drain-rate meter behind the overview's ETA.
     pub rate: Mutex<RateMeter>,
-    worker: Mutex<Option<WorkerHandle>>,
+    /// At most one browser import at a time.
+    pub imports: crate::import::ImportSlot,
+    /// The running worker. An async mutex: a restart holds it from stopping the old worker to
+    /// starting the new one, so two restarts can never leave two workers running.
+    worker: tokio::sync::Mutex<Option<WorkerHandle>>,
+    /// Set once the app is quitting: no worker starts after that.
+    closing: std::sync::atomic::AtomicBool,
     running: Mutex<Running>,
 }
 
@@ -107,20 +123,88 @@ struct Running {
     problem: Option<String>,
 }
 
+/// A worker ready to start, built on a blocking thread.
+struct WorkerPlan {
+    classifier: Arc<dyn Classifier>,
+    running: Running,
+}
+
 impl AppState {
-    /// Opens the database (creating it if needed), with the CLI's options (`SITETRAIL_SYNCHRONOUS`).
+    /// Opens the database (creating it if needed), with the CLI's options
+    /// (`SITETRAIL_SYNCHRONOUS`). Blocking: called once, in setup, before the window shows.
     pub fn open(paths: AppPaths, keys: KeyStore) -> sitetrail::Result<AppState> {
         let store = Store::open_with(&paths.db, sitetrail::StoreOptions::from_env()?)?;
-        Ok(AppState {
+        Ok(AppState(Arc::new(Inner {
             store,
             paths,
             keys,
             rate: Mutex::new(RateMeter::default()),
-            worker: Mutex::new(None),
+            imports: crate::import::ImportSlot::default(),
+            worker: tokio::sync::Mutex::new(None),
+            closing: std::sync::atomic::AtomicBool::new(false),
             running: Mutex::new(Running::default()),
-        })
+        })))
     }
 
+    /// Runs `f` (database, files, keyring) on the blocking pool, through the library's one
+    /// helper for blocking work.
+    pub async fn blocking<T, F>(&self, f: F) -> CmdResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> sitetrail::Result<T> + Send + 'static,
+    {
+        let me = self.clone();
+        sitetrail::blocking::run(move || f(&me))
+            .await
+            .map_err(CmdError::from)
+    }
+
+    /// Starts the worker with the saved settings; if they cannot be used (a remote provider with
+    /// no key, say), starts the built-in rules and remembers why. The settings, the keyring and
+    /// the user's categories are read on a blocking thread.
+    pub async fn start_worker(&self) -> CmdResult<()> {
+        let mut slot = self.worker.lock().await;
+        self.start_locked(&mut slot).await
+    }
+
+    async fn start_locked(&self, slot: &mut Option<WorkerHandle>) -> CmdResult<()> {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
+        let plan = self.blocking(|s| Ok(s.plan_worker())).await?;
+        let worker = Worker::new(self.store.clone(), plan.classifier, plan.running.config.clone())?;
+        if let Ok(mut r) = self.running.lock() {
+            *r = plan.running;
+        }
+        *slot = Some(worker.spawn());
+        Ok(())
+    }
+
+    /// Stops the worker gracefully and waits for it; nothing to do if none runs. After this no
+    /// worker starts again (the app is quitting).
+    pub async fn stop_worker(&self) {
+        self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
+        let handle = self.worker.lock().await.take();
+        if let Some(h) = handle {
+            if let Err(e) = h.shutdown().await {
+                tracing::warn!(error = %e, "worker did not stop cleanly");
+            }
+        }
+    }
+
+    /// Restarts the worker (after the settings changed).
+    pub async fn restart_worker(&self) -> CmdResult<()> {
+        let mut slot = self.worker.lock().await;
+        if let Some(h) = slot.take() {
+            if let Err(e) = h.shutdown().await {
+                tracing::warn!(error = %e, "worker did not stop cleanly");
+            }
+        }
+        self.start_locked(&mut slot).await
+    }
+}
+
+impl Inner {
     /// The configuration of the running worker.
     pub fn worker_config(&self) -> WorkerConfig {
         self.running.lock().map(|r| r.config.clone()).unwrap_or_default()
@@ -139,22 +223,23 @@ impl AppState {
         self.running.lock().ok().and_then(|r| r.problem.clone())
     }
 
-    /// The saved settings (defaults if there is no file).
+    /// The saved settings (defaults if there is no file). Blocking.
     pub fn load_settings(&self) -> sitetrail::Result<Settings> {
         Settings::load(&self.paths.settings_file)
     }
 
     /// `settings` with the environment applied and the API key attached (the environment's, else
-    /// the keyring's or this session's).
+    /// the keyring's or this session's). Blocking (the keyring).
     pub fn resolve(&self, settings: Settings) -> sitetrail::Result<Resolved> {
-        let mut resolved = settings.resolve(&Environment::from_process(), &Overrides::default())?;
+        let mut resolved = settings.resolve(&Environment::from_process(), &Overrides::new())?;
         if resolved.api_key.is_none() {
-            resolved.api_key = self.keys.get().0.and_then(ApiKey::new);
+            resolved.api_key = self.keys.get().0;
         }
         Ok(resolved)
     }
 
     /// The classifier and worker configuration from the saved settings and the environment.
+    /// Blocking.
     pub fn build_worker(&self) -> sitetrail::Result<(Arc<dyn Classifier>, WorkerConfig, String)> {
         let resolved = self.resolve(self.load_settings()?)?;
         let user = self.store.with_conn(sitetrail::websites::list_user_categories)?;
@@ -162,53 +247,29 @@ impl AppState {
         Ok((classifier, config, resolved.settings.provider.as_str().to_owned()))
     }
 
-    /// Starts the worker with the saved settings; if they cannot be used (a remote provider with
-    /// no key, say), starts the built-in rules and remembers why. Must run on a tokio runtime.
-    pub fn start_worker(&self) -> CmdResult<()> {
-        let (classifier, config, provider, problem) = match self.build_worker() {
-            Ok((c, config, provider)) => (c, config, provider, None),
+    /// What to start: the saved settings' worker, or the built-in rules and why. Blocking.
+    fn plan_worker(&self) -> WorkerPlan {
+        match self.build_worker() {
+            Ok((classifier, config, provider)) => WorkerPlan {
+                classifier,
+                running: Running {
+                    config,
+                    provider,
+                    problem: None,
+                },
+            },
             Err(e) => {
                 tracing::warn!(error = %e, "saved classifier settings unusable; using the built-in rules");
-                let c: Arc<dyn Classifier> = Arc::new(Builtin);
-                (
-                    c,
-                    WorkerConfig::default(),
-                    "builtin".to_owned(),
-                    Some(e.to_string()),
-                )
-            }
-        };
-        let worker = Worker::new(self.store.clone(), classifier, config.clone())?;
-        let handle = worker.spawn();
-        let mut slot = self
-            .worker
-            .lock()
-            .map_err(|_| CmdError::unavailable("the worker slot is poisoned; restart the app"))?;
-        if let Ok(mut r) = self.running.lock() {
-            *r = Running {
-                config,
-                provider,
-                problem,
-            };
-        }
-        *slot = Some(handle);
-        Ok(())
-    }
-
-    /// Stops the worker gracefully and waits for it; nothing to do if none runs.
-    pub async fn stop_worker(&self) {
-        let handle = self.worker.lock().ok().and_then(|mut w| w.take());
-        if let Some(h) = handle {
-            if let Err(e) = h.shutdown().await {
-                tracing::warn!(error = %e, "worker did not stop cleanly");
+                WorkerPlan {
+                    classifier: Arc::new(Builtin),
+                    running: Running {
+                        config: WorkerConfig::default(),
+                        provider: "builtin".to_owned(),
+                        problem: Some(e.to_string()),
+                    },
+                }
             }
         }
-    }
-
-    /// Restarts the worker (after the settings changed).
-    pub async fn restart_worker(&self) -> CmdResult<()> {
-        self.stop_worker().await;
-        self.start_worker()
     }
 }
 

@@ -92,6 +92,7 @@ pub struct DetectedProfile {
 
 /// Every profile of every known browser in the current user's directories.
 pub fn detect_profiles() -> Vec<DetectedProfile> {
+    crate::blocking::note("profile detection");
     Roots::current()
         .map(|r| detect_profiles_in(&r))
         .unwrap_or_default()

@@ -62,6 +62,46 @@ async function load() {
   renderImport(imp);
 }
 
+/** Display names for the provider choices (the choices themselves come from the schema). */
+const PROVIDER_NAMES = { builtin: 'Built-in rules (offline)', ollama: 'Ollama (local model)', openai: 'OpenAI-compatible server' };
+
+/** The form field's id for a setting: `s-` and the name with dashes (`s-fixed-delay-ms`). */
+const fieldId = (name) => `s-${name.replace(/_/g, '-')}`;
+
+/** One input for a setting, drawn from its spec (kind, limits, unit, what unset means). */
+function input(spec, value, effective) {
+  const id = fieldId(spec.name);
+  const k = spec.kind;
+  const title = spec.help;
+  switch (k.type) {
+    case 'choice': {
+      const select = el('select', { id, title },
+        ...k.choices.map((c) => el('option', { value: c, text: spec.name === 'provider' ? (PROVIDER_NAMES[c] || c) : c })));
+      select.value = value;
+      return select;
+    }
+    case 'integer':
+    case 'number':
+      return el('input', {
+        type: 'number', id, title, min: String(k.min), max: String(k.max), step: k.type === 'integer' ? '1' : 'any',
+        value: value ?? '', placeholder: spec.optional ? spec.unset : '', inputmode: k.type === 'integer' ? 'numeric' : 'decimal',
+      });
+    case 'hosts':
+      return el('textarea', { id, title, rows: '3', text: (value || []).join('\n') });
+    default: // text, url
+      return el('input', {
+        type: k.type === 'url' ? 'url' : 'text', id, title, value: value ?? '',
+        placeholder: effective || (spec.optional ? spec.unset : ''),
+      });
+  }
+}
+
+function labelOf(spec) {
+  const unit = spec.unit ? ` (${spec.unit})` : '';
+  const note = spec.kind.type === 'hosts' ? ' (one per line: example.com or *.corp.example)' : '';
+  return `${spec.label}${unit}${note}`;
+}
+
 function renderClassifier(s) {
   const c = s.settings;
   const note = $('#s-classifier-note');
@@ -72,18 +112,16 @@ function renderClassifier(s) {
   note.className = s.problem ? 'note warn' : 'note';
   note.textContent = notes.join(' ');
 
-  const provider = el('select', { id: 's-provider' },
-    el('option', { value: 'builtin', text: 'Built-in rules (offline)' }),
-    el('option', { value: 'ollama', text: 'Ollama (local model)' }),
-    el('option', { value: 'openai', text: 'OpenAI-compatible server' }));
-  provider.value = c.provider;
+  const effective = { base_url: s.effective.base_url, model: s.effective.model };
+  const fieldFor = (spec) => field(labelOf(spec), input(spec, c[spec.name], effective[spec.name]), spec.kind.type === 'hosts');
   const key = el('input', { type: 'password', id: 's-api-key', autocomplete: 'off', placeholder: keyPlaceholder(s.key) });
   const keyNote = el('p', { class: s.key.keyring_available ? 'muted small' : 'note warn small', id: 's-key-note', text: keyText(s.key) });
   const testOut = el('p', { class: 'line small', id: 's-test-result', role: 'status', 'aria-live': 'polite' });
+  const provider = s.schema.filter((spec) => spec.scope === 'provider' && !spec.advanced && spec.kind.type !== 'hosts');
+  const basic = s.schema.filter((spec) => !spec.advanced && !provider.includes(spec));
+  const advanced = s.schema.filter((spec) => spec.advanced);
   $('#s-classifier-fields').replaceChildren(
-    field('Provider', provider),
-    field('Base URL', el('input', { type: 'url', id: 's-base-url', value: c.base_url ?? '', placeholder: s.effective.base_url || 'provider default' })),
-    field('Model', el('input', { type: 'text', id: 's-model', value: c.model ?? '', placeholder: s.effective.model || 'provider default' })),
+    ...provider.map(fieldFor),
     field('API key', key),
     el('div', { class: 'wide' }, keyNote,
       el('div', { class: 'row-buttons' },
@@ -91,12 +129,10 @@ function renderClassifier(s) {
         el('button', { type: 'button', class: 'ghost', id: 's-key-delete', onclick: deleteKey }, 'Forget key'),
         el('button', { type: 'button', class: 'ghost', id: 's-test', onclick: testConnection }, 'Test connection')),
       testOut),
-    field('Delay between requests (ms)', numberInput('s-delay', c.fixed_delay_ms, 0, 3_600_000)),
-    field('Requests per minute (empty: no limit)', numberInput('s-rpm', c.max_requests_per_minute, 1, 100_000)),
-    field('Websites per request (empty: default)', numberInput('s-batch', c.batch_size, 1, 500)),
-    field('Attempts before giving up', numberInput('s-attempts', c.max_attempts, 1, 100)),
-    field('Never send these to a remote provider (one per line: example.com or *.corp.example)',
-      el('textarea', { id: 's-exclusions', rows: '3', text: (c.exclusions || []).join('\n') }), true),
+    ...basic.map(fieldFor),
+    el('details', { class: 'wide', id: 's-advanced' },
+      el('summary', {}, 'Advanced: retries, timeouts'),
+      el('div', { class: 'fields' }, ...advanced.map(fieldFor))),
   );
   $('#s-actions').replaceChildren(
     el('button', { type: 'submit', id: 's-save' }, 'Save settings'),
@@ -122,17 +158,30 @@ function numberOrNull(id) {
   return v === '' ? null : Number(v);
 }
 
+/**
+ * The form as `{name: value}` for every setting in the schema; the backend checks each value
+ * against the same spec. An empty required number keeps the saved value (it is left out).
+ */
 function formSettings() {
-  return {
-    provider: $('#s-provider').value,
-    base_url: $('#s-base-url').value.trim() || null,
-    model: $('#s-model').value.trim() || null,
-    fixed_delay_ms: numberOrNull('#s-delay') ?? 1000,
-    max_requests_per_minute: numberOrNull('#s-rpm'),
-    batch_size: numberOrNull('#s-batch'),
-    max_attempts: numberOrNull('#s-attempts') ?? 5,
-    exclusions: $('#s-exclusions').value.split('\n').map((s) => s.trim()).filter(Boolean),
-  };
+  const out = {};
+  for (const spec of current.schema) {
+    const node = $(`#${fieldId(spec.name)}`);
+    if (!node) continue;
+    switch (spec.kind.type) {
+      case 'integer':
+      case 'number': {
+        const v = numberOrNull(`#${fieldId(spec.name)}`);
+        if (v !== null || spec.optional) out[spec.name] = v;
+        break;
+      }
+      case 'hosts':
+        out[spec.name] = node.value.split('\n').map((x) => x.trim()).filter(Boolean);
+        break;
+      default:
+        out[spec.name] = node.value.trim() || null;
+    }
+  }
+  return out;
 }
 
 async function save() {

@@ -10,9 +10,7 @@ use crate::import::{choose, ImportSettings, ProfileResult, ProfileView};
 use crate::state::AppState;
 
 async fn detected() -> CmdResult<Vec<import::DetectedProfile>> {
-    tauri::async_runtime::spawn_blocking(import::detect_profiles)
-        .await
-        .map_err(|e| CmdError::from(sitetrail::Error::Task(e.to_string())))
+    Ok(sitetrail::blocking::run(|| Ok(import::detect_profiles())).await?)
 }
 
 /// The browser profiles found on this computer.
@@ -52,8 +50,10 @@ pub struct ImportView {
 /// The auto-import settings and the detected profiles.
 #[tauri::command]
 pub async fn get_import_settings(state: State<'_, AppState>) -> CmdResult<ImportView> {
+    let dir = state.paths.config_dir.clone();
+    let settings = sitetrail::blocking::run(move || Ok(ImportSettings::load(&dir))).await??;
     Ok(ImportView {
-        settings: ImportSettings::load(&state.paths.config_dir)?,
+        settings,
         profiles: detected().await?.iter().map(ProfileView::from).collect(),
     })
 }
@@ -77,7 +77,8 @@ pub async fn save_import_settings(state: State<'_, AppState>, settings: ImportFo
         auto_import_minutes: settings.auto_import_minutes,
         import_profiles: settings.import_profiles,
     };
-    s.save(&state.paths.config_dir)?;
+    let dir = state.paths.config_dir.clone();
+    let s = sitetrail::blocking::run(move || Ok(s.save(&dir).map(|()| s))).await??;
     Ok(ImportView {
         settings: s,
         profiles: found.iter().map(ProfileView::from).collect(),

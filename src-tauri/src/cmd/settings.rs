@@ -3,83 +3,34 @@
 //!
 //! Saving validates everything first, writes the file atomically, then restarts the worker with
 //! it; a worker paused for the user (bad key, no quota) is resumed, since the settings changed.
-//! The form only carries the fields the UI shows: the others keep their saved values.
+//! The form is drawn from the settings schema (`sitetrail::settings::SCHEMA`, sent with the
+//! view) and carries `{name: value}` for the fields it shows; the others keep their saved values,
+//! and every value is checked by the same spec that checks the file, the environment and the CLI.
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-use sitetrail::settings::{Provider, Settings};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sitetrail::settings::{Environment, Overrides, Settings, Spec, SCHEMA};
 use tauri::State;
 
-use super::lib;
 use crate::error::{CmdError, CmdResult};
 use crate::secret::KeyStatus;
-use crate::state::AppState;
+use crate::state::{AppState, Inner};
 
 /// The domain "Test connection" classifies: a public site every provider knows.
 pub const TEST_DOMAIN: &str = "wikipedia.org";
-/// Environment variables that override saved settings, shown so the user knows why a saved value
-/// is not the one in use.
-const ENV_OVERRIDES: [&str; 4] = [
-    "SITETRAIL_PROVIDER",
-    "SITETRAIL_BASE_URL",
-    "SITETRAIL_MODEL",
-    "SITETRAIL_API_KEY",
-];
 
-/// The classifier fields of the settings form.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SettingsForm {
-    /// `builtin`, `ollama` or `openai`.
-    pub provider: String,
-    /// Empty: the provider's default.
-    pub base_url: Option<String>,
-    /// Empty: the provider's default.
-    pub model: Option<String>,
-    /// Sleep between requests (ms).
-    pub fixed_delay_ms: u64,
-    /// Request limit per minute; none: no limit.
-    pub max_requests_per_minute: Option<u32>,
-    /// Websites per request; none: the provider's default.
-    pub batch_size: Option<usize>,
-    /// Attempts before a job is FAILED.
-    pub max_attempts: u32,
-    /// Hosts never sent to a remote provider.
-    pub exclusions: Vec<String>,
-}
+/// The settings form as the UI sends it: setting name → value, for the settings it shows (names
+/// and values as in [`SCHEMA`]; unknown names are refused, each value is checked by its spec).
+pub type SettingsForm = Map<String, Value>;
 
-fn blank_to_none(v: Option<String>) -> Option<String> {
-    v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
-}
-
-impl SettingsForm {
-    /// The saved settings with the form's fields applied, validated.
-    pub fn apply_to(self, mut s: Settings) -> CmdResult<Settings> {
-        s.provider = self.provider.parse::<Provider>()?;
-        s.base_url = blank_to_none(self.base_url);
-        s.model = blank_to_none(self.model);
-        if self.fixed_delay_ms > 3_600_000 {
-            return Err(CmdError::invalid(
-                "The delay between requests can be at most one hour.",
-            ));
-        }
-        s.fixed_delay_ms = self.fixed_delay_ms;
-        s.max_requests_per_minute = self.max_requests_per_minute;
-        s.batch_size = self.batch_size;
-        if self.max_attempts > 100 {
-            return Err(CmdError::invalid("At most 100 attempts."));
-        }
-        s.max_attempts = self.max_attempts;
-        s.exclusions = self
-            .exclusions
-            .into_iter()
-            .map(|e| e.trim().to_owned())
-            .filter(|e| !e.is_empty())
-            .collect();
-        s.validate()?;
-        Ok(s)
-    }
+/// The saved settings with the form's values applied, validated. Blocking (reads the file).
+fn apply_form(state: &Inner, form: &SettingsForm) -> sitetrail::Result<Settings> {
+    let layer = Overrides::edit_from_json(form)?;
+    let s = state.load_settings()?.apply(&layer)?;
+    s.validate()?;
+    Ok(s)
 }
 
 /// What is in use: the provider, URL and model after the environment was applied.
@@ -98,10 +49,14 @@ pub struct Effective {
 pub struct SettingsView {
     /// The saved settings.
     pub settings: Settings,
+    /// Every setting's name, label, help, limits and unit: the form is drawn from this.
+    pub schema: &'static [Spec],
+    /// The defaults.
+    pub defaults: Settings,
     /// What is in use.
     pub effective: Effective,
     /// Which `SITETRAIL_*` variables are set and win over the saved values.
-    pub env_overrides: Vec<&'static str>,
+    pub env_overrides: Vec<String>,
     /// Where the API key comes from.
     pub key: KeyStatus,
     /// The settings file.
@@ -110,7 +65,8 @@ pub struct SettingsView {
     pub problem: Option<String>,
 }
 
-fn view(state: &AppState) -> CmdResult<SettingsView> {
+/// The view. Blocking (the settings file, the keyring).
+fn view(state: &Inner) -> sitetrail::Result<SettingsView> {
     let settings = state.load_settings()?;
     let resolved = state.resolve(settings.clone())?;
     Ok(SettingsView {
@@ -120,30 +76,33 @@ fn view(state: &AppState) -> CmdResult<SettingsView> {
             model: resolved.model().to_owned(),
         },
         settings,
-        env_overrides: ENV_OVERRIDES
-            .into_iter()
-            .filter(|v| std::env::var(v).is_ok_and(|x| !x.trim().is_empty()))
-            .collect(),
+        schema: SCHEMA,
+        defaults: Settings::default(),
+        env_overrides: Environment::from_process().variables_set(),
         key: state.keys.get().1,
         settings_file: state.paths.settings_file.display().to_string(),
         problem: state.worker_problem(),
     })
 }
 
-/// The saved settings and what is in use.
+/// The saved settings, what is in use, and the schema the form is drawn from.
 #[tauri::command]
-pub fn get_settings(state: State<'_, AppState>) -> CmdResult<SettingsView> {
-    view(&state)
+pub async fn get_settings(state: State<'_, AppState>) -> CmdResult<SettingsView> {
+    state.blocking(view).await
 }
 
 /// Validates and saves the classifier settings, then restarts the worker with them.
 #[tauri::command]
 pub async fn save_settings(state: State<'_, AppState>, settings: SettingsForm) -> CmdResult<SettingsView> {
-    let new = settings.apply_to(state.load_settings()?)?;
-    new.save(&state.paths.settings_file)?;
+    state
+        .blocking(move |s| {
+            let new = apply_form(s, &settings)?;
+            new.save(&s.paths.settings_file)
+        })
+        .await?;
     state.restart_worker().await?;
-    lib(state.store.run(|s| s.resume_worker().map(|_| ())).await)?;
-    view(&state)
+    state.blocking(|s| s.store.resume_worker().map(|_| ())).await?;
+    state.blocking(view).await
 }
 
 /// The answer to "Test connection".
@@ -162,8 +121,9 @@ pub struct TestResult {
 /// Classifies a sample domain with the form's settings (not saved) and reports the answer.
 #[tauri::command]
 pub async fn test_connection(state: State<'_, AppState>, settings: SettingsForm) -> CmdResult<TestResult> {
-    let form = settings.apply_to(state.load_settings()?)?;
-    let resolved = state.resolve(form)?;
+    let resolved = state
+        .blocking(move |s| s.resolve(apply_form(s, &settings)?))
+        .await?;
     let provider = resolved.settings.provider.as_str().to_owned();
     let classifier = resolved.classifier(Default::default())?;
     let started = Instant::now();
@@ -187,7 +147,11 @@ pub async fn test_connection(state: State<'_, AppState>, settings: SettingsForm)
 /// the worker so it uses it.
 #[tauri::command]
 pub async fn set_api_key(state: State<'_, AppState>, key: String) -> CmdResult<KeyStatus> {
-    let status = state.keys.set(&key)?;
+    let status = sitetrail::blocking::run({
+        let state = state.inner().clone();
+        move || Ok(state.keys.set(&key))
+    })
+    .await??;
     state.restart_worker().await?;
     Ok(status)
 }
@@ -195,7 +159,7 @@ pub async fn set_api_key(state: State<'_, AppState>, key: String) -> CmdResult<K
 /// Forgets the stored API key and restarts the worker.
 #[tauri::command]
 pub async fn delete_api_key(state: State<'_, AppState>) -> CmdResult<KeyStatus> {
-    let status = state.keys.delete();
+    let status = state.blocking(|s| Ok(s.keys.delete())).await?;
     state.restart_worker().await?;
     Ok(status)
 }
@@ -203,5 +167,7 @@ pub async fn delete_api_key(state: State<'_, AppState>) -> CmdResult<KeyStatus> 
 /// Clears a pause that waits for the user (after fixing a key or quota elsewhere).
 #[tauri::command]
 pub async fn resume_worker(state: State<'_, AppState>) -> CmdResult<bool> {
-    lib(state.store.run(|s| s.resume_worker().map(|r| r.is_some())).await)
+    state
+        .blocking(|s| s.store.resume_worker().map(|r| r.is_some()))
+        .await
 }

@@ -21,6 +21,15 @@ fn get_and_save_settings_restart_the_worker_with_them() {
     let v = t.ok("get_settings", json!({}));
     assert_eq!(v["settings"]["provider"], "builtin");
     assert_eq!(v["settings_file"], t.paths.settings_file.display().to_string());
+    // The UI draws the form from the library's schema: every setting with its limits.
+    let schema = v["schema"].as_array().unwrap();
+    assert_eq!(schema.len(), sitetrail::settings::SCHEMA.len());
+    let batch = schema.iter().find(|s| s["name"] == "batch_size").unwrap();
+    assert_eq!(
+        (batch["kind"]["min"].as_u64(), batch["kind"]["max"].as_u64()),
+        (Some(1), Some(500))
+    );
+    assert_eq!(v["defaults"]["max_attempts"], 5);
 
     let v = t.ok(
         "save_settings",

@@ -57,11 +57,14 @@ fn settings_survive_a_restart_and_the_key_is_in_no_file() {
     h.click("#s-provider option[value='openai']");
     h.type_into("#s-base-url", &fake.base_url);
     h.type_into("#s-model", "e2e-model");
-    h.type_into("#s-delay", "1500");
-    h.type_into("#s-rpm", "30");
-    h.type_into("#s-batch", "5");
-    h.type_into("#s-attempts", "7");
+    h.type_into("#s-fixed-delay-ms", "1500");
+    h.type_into("#s-max-requests-per-minute", "30");
+    h.type_into("#s-batch-size", "5");
+    h.type_into("#s-max-attempts", "7");
     h.type_into("#s-exclusions", "*.corp.example");
+    // The advanced settings are drawn from the same schema, behind a disclosure.
+    h.click("#s-advanced summary");
+    h.type_into("#s-retry-base-ms", "45000");
     h.type_into("#s-api-key", KEY);
     h.click("#s-key-save");
     h.wait_for(WAIT, || (value(&h, "#s-api-key").is_empty()).then_some(()));
@@ -94,11 +97,12 @@ fn settings_survive_a_restart_and_the_key_is_in_no_file() {
     h.wait_for(WAIT, || (value(&h, "#s-base-url") == fake.base_url).then_some(()));
     assert_eq!(value(&h, "#s-provider"), "openai");
     assert_eq!(value(&h, "#s-model"), "e2e-model");
-    assert_eq!(value(&h, "#s-delay"), "1500");
-    assert_eq!(value(&h, "#s-rpm"), "30");
-    assert_eq!(value(&h, "#s-batch"), "5");
-    assert_eq!(value(&h, "#s-attempts"), "7");
+    assert_eq!(value(&h, "#s-fixed-delay-ms"), "1500");
+    assert_eq!(value(&h, "#s-max-requests-per-minute"), "30");
+    assert_eq!(value(&h, "#s-batch-size"), "5");
+    assert_eq!(value(&h, "#s-max-attempts"), "7");
     assert_eq!(value(&h, "#s-exclusions"), "*.corp.example");
+    assert_eq!(value(&h, "#s-retry-base-ms"), "45000");
     h.screenshot("settings-after-restart.png");
     h.quit();
 

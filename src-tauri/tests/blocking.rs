@@ -1,0 +1,170 @@
+//! No command blocks the async runtime or the UI thread.
+//!
+//! The app runs here on tauri's mock runtime with a **current-thread** tokio runtime driven by
+//! one thread: any blocking call made by async code (a command, the worker, a schedule) lands on
+//! that thread. It and the test's own thread (which plays the UI's main thread: tauri runs
+//! synchronous commands there) are marked with `sitetrail::blocking::forbid_on_this_thread`, and
+//! every blocking function in the library and the app (a pooled connection, a settings file, the
+//! keyring, profile detection) reports itself to the probe. Every command is called; none may
+//! be reported.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sitetrail::{NewVisit, Store};
+use sitetrail_app::cmd::export::{SavePicker, SaveRequest};
+use sitetrail_app::secret::KeyStore;
+use sitetrail_app::state::AppPaths;
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{WebviewWindow, WebviewWindowBuilder};
+
+static BLOCKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn probe(what: &'static str) {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("?").to_owned();
+    BLOCKED.lock().unwrap().push(format!("{what} on thread {name}"));
+}
+
+fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        window,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|b| b.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
+    sitetrail::blocking::set_probe(probe);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .thread_name("blocking-pool")
+        .build()
+        .unwrap();
+    tauri::async_runtime::set(rt.handle().clone());
+    let driver = std::thread::Builder::new()
+        .name("async-runtime".into())
+        .spawn(move || {
+            sitetrail::blocking::forbid_on_this_thread(true);
+            rt.block_on(std::future::pending::<()>());
+        })
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let paths = AppPaths::under(dir.path());
+    let store = Store::open(&paths.db).unwrap();
+    store
+        .record_visit(&NewVisit {
+            url: "https://shop.example/a",
+            title: Some("A shop"),
+            visited_at: store.now(),
+            source: "test",
+            source_visit_id: None,
+        })
+        .unwrap();
+    drop(store);
+
+    let app = sitetrail_app::builder(mock_builder())
+        .build(sitetrail_app::context())
+        .unwrap();
+    let export_to = dir.path().join("export.csv");
+    let picker = SavePicker(Box::new(move |_req: SaveRequest| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let _ = tx.send(Some(export_to.clone()));
+        rx
+    }));
+    sitetrail_app::setup(
+        app.handle(),
+        sitetrail_app::Startup {
+            paths,
+            keys: KeyStore::memory_only("no keyring in tests"),
+            picker,
+        },
+    )
+    .unwrap();
+    let main = app.config().app.windows[0].clone();
+    let window = WebviewWindowBuilder::from_config(&app, &main)
+        .unwrap()
+        .build()
+        .unwrap();
+    // From here this thread is the UI's main thread: synchronous commands run on it.
+    sitetrail::blocking::forbid_on_this_thread(true);
+
+    let form = json!({"provider": "builtin", "fixed_delay_ms": 50, "max_attempts": 4});
+    let calls: Vec<(&str, Value)> = vec![
+        ("get_app_info", json!({})),
+        ("list_categories", json!({})),
+        ("get_queue", json!({})),
+        ("get_summary", json!({})),
+        ("list_history", json!({"query": {"search": "shop"}})),
+        (
+            "set_category",
+            json!({"domain": "shop.example", "category": "shopping"}),
+        ),
+        ("reclassify_website", json!({"domain": "shop.example"})),
+        ("list_failed_jobs", json!({})),
+        ("retry_all_failed", json!({})),
+        (
+            "get_jobs",
+            json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),
+        ),
+        ("get_settings", json!({})),
+        ("save_settings", json!({ "settings": form })),
+        ("test_connection", json!({ "settings": form })),
+        ("set_api_key", json!({"key": "sk-blocking-test"})),
+        ("delete_api_key", json!({})),
+        ("resume_worker", json!({})),
+        ("export_data", json!({"kind": "history", "format": "csv"})),
+        ("detect_browsers", json!({})),
+        ("import_browsers", json!({"ids": []})),
+        ("get_import_settings", json!({})),
+        (
+            "save_import_settings",
+            json!({"settings": {"auto_import_minutes": 30, "import_profiles": []}}),
+        ),
+    ];
+    for (cmd, args) in calls {
+        // Success or a {kind, message} error: either way the command ran to its end.
+        let answer = invoke(&window, cmd, args);
+        if let Err(e) = &answer {
+            assert!(e["kind"].is_string(), "{cmd}: {e}");
+        }
+    }
+    // The worker classifies the website again on the same runtime.
+    let end = Instant::now() + Duration::from_secs(20);
+    sitetrail::blocking::forbid_on_this_thread(false);
+    loop {
+        let site = Store::open(dir.path().join("data/sitetrail.db"))
+            .unwrap()
+            .website("shop.example")
+            .unwrap();
+        if site.category.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < end,
+            "the worker never classified the website again"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(dir.path().join("export.csv").exists(), "the export ran");
+    sitetrail_app::shutdown(app.handle());
+    let blocked = BLOCKED.lock().unwrap().clone();
+    assert!(
+        blocked.is_empty(),
+        "blocking work on the async runtime or the UI thread: {blocked:#?}"
+    );
+    drop(driver);
+}

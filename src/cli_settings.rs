@@ -1,0 +1,167 @@
+//! The settings' command-line flags, made from the settings schema (`sitetrail::settings::SCHEMA`):
+//! every setting has its flag, help text and default from the one definition, and a value is
+//! checked by the same function that checks the file, the environment and the app's form.
+
+use clap::builder::ValueParser;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use serde_json::{Map, Value};
+use sitetrail::settings::{Kind, Overrides, Scope, Settings, Spec, SCHEMA};
+
+/// The settings flags: with `ALL`, every setting (`worker`, `daemon`); without, only those about
+/// the provider (`classify`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SettingFlags<const ALL: bool> {
+    /// The values given, checked.
+    pub(crate) overrides: Overrides,
+}
+
+fn in_scope(spec: &Spec, all: bool) -> bool {
+    all || spec.scope == Scope::Provider
+}
+
+/// What the flag's value looks like, for `--help`.
+fn value_name(spec: &Spec) -> &'static str {
+    match spec.kind {
+        Kind::Choice { .. } => "NAME",
+        Kind::Text => "NAME",
+        Kind::Url => "URL",
+        Kind::Integer { .. } => "N",
+        Kind::Number { .. } => "F",
+        Kind::Hosts => "PATTERN",
+    }
+}
+
+/// The help line: the spec's help, its choices and its default.
+fn help(spec: &Spec) -> String {
+    let mut h = spec.help.to_owned();
+    if let Kind::Choice { choices } = spec.kind {
+        h.push_str(&format!(" [possible values: {}]", choices.join(", ")));
+    }
+    if spec.optional {
+        h.push_str(&format!(" [default: {}]", spec.unset));
+    } else if !spec.is_list() {
+        let defaults = serde_json::to_value(Settings::default()).unwrap_or_default();
+        if let Some(d) = defaults.get(spec.name) {
+            let d = d.as_str().map_or_else(|| d.to_string(), str::to_owned);
+            let unit = if spec.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", spec.unit)
+            };
+            h.push_str(&format!(" [default: {d}{unit}, or the saved setting]"));
+        }
+    }
+    h.push_str(&format!(" [env: {}]", spec.env_var()));
+    h
+}
+
+fn arg(spec: &'static Spec) -> Arg {
+    Arg::new(spec.name)
+        .long(spec.flag)
+        .value_name(value_name(spec))
+        .help(help(spec))
+        .action(if spec.is_list() {
+            ArgAction::Append
+        } else {
+            ArgAction::Set
+        })
+        .value_parser(ValueParser::new(move |s: &str| spec.parse_text(s)))
+}
+
+impl<const ALL: bool> Args for SettingFlags<ALL> {
+    fn augment_args(cmd: Command) -> Command {
+        SCHEMA
+            .iter()
+            .filter(|s| in_scope(s, ALL))
+            .fold(cmd, |cmd, s| cmd.arg(arg(s)))
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<const ALL: bool> FromArgMatches for SettingFlags<ALL> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut values = Map::new();
+        for spec in SCHEMA.iter().filter(|s| in_scope(s, ALL)) {
+            let Some(mut given) = m.get_many::<Value>(spec.name) else {
+                continue;
+            };
+            let value = if spec.is_list() {
+                // Each `--exclude` is a list of its own (it may hold commas): join them.
+                Value::Array(
+                    given
+                        .flat_map(|v| v.as_array().cloned().unwrap_or_default())
+                        .collect(),
+                )
+            } else {
+                match given.next_back() {
+                    Some(v) => v.clone(),
+                    None => continue,
+                }
+            };
+            values.insert(spec.name.to_owned(), value);
+        }
+        Ok(SettingFlags {
+            overrides: Overrides::from_checked(values),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(clap::Parser, Debug)]
+    struct Cmd {
+        #[command(flatten)]
+        settings: SettingFlags<true>,
+    }
+
+    #[derive(clap::Parser, Debug)]
+    struct ProviderOnly {
+        #[command(flatten)]
+        settings: SettingFlags<false>,
+    }
+
+    #[test]
+    fn every_setting_is_a_flag_checked_by_its_spec() {
+        use clap::Parser;
+        let c = Cmd::try_parse_from([
+            "x",
+            "--retry-delay-ms",
+            "100",
+            "--exclude",
+            "a.example",
+            "--exclude",
+            "*.b.example",
+            "--provider",
+            "OLLAMA",
+        ])
+        .unwrap();
+        let o = &c.settings.overrides;
+        assert_eq!(o.get("retry_base_ms"), Some(&Value::from(100)));
+        assert_eq!(o.get("provider"), Some(&Value::from("ollama")));
+        assert_eq!(
+            o.get("exclusions"),
+            Some(&serde_json::json!(["a.example", "*.b.example"]))
+        );
+        let err = Cmd::try_parse_from(["x", "--batch-size", "0"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("from 1 to 500"), "{err}");
+        assert!(ProviderOnly::try_parse_from(["x", "--max-attempts", "3"]).is_err());
+        assert!(ProviderOnly::try_parse_from(["x", "--model", "m"]).is_ok());
+        for spec in SCHEMA {
+            let flag = format!("--{}", spec.flag);
+            let help = Cmd::try_parse_from(["x", "--help"]).unwrap_err().to_string();
+            assert!(help.contains(&flag), "{flag} missing from --help");
+        }
+    }
+}

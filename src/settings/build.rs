@@ -1,0 +1,130 @@
+//! Building a worker from resolved settings: the classifier (the built-in rules, or a remote
+//! provider behind the privacy router) and the [`WorkerConfig`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Provider, Settings};
+use crate::category::Category;
+use crate::classify::builtin::BuiltinWithUser;
+use crate::classify::http::HttpOptions;
+use crate::classify::ollama::{self, Ollama, OllamaConfig};
+use crate::classify::openai::{self, OpenAi, OpenAiConfig};
+use crate::classify::privacy::{Exclusions, PrivacyRouter};
+use crate::classify::secret::ApiKey;
+use crate::classify::Classifier;
+use crate::error::{Error, Result};
+use crate::worker::{RetryPolicy, WorkerConfig};
+
+/// Settings after every layer was applied, with the API key: what a worker is built from.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The effective settings.
+    pub settings: Settings,
+    /// The API key, if any.
+    pub api_key: Option<ApiKey>,
+}
+
+impl Resolved {
+    /// The base URL in use (the provider's default if none is set).
+    pub fn base_url(&self) -> &str {
+        match (&self.settings.base_url, self.settings.provider) {
+            (Some(u), _) => u,
+            (None, Provider::Ollama) => ollama::DEFAULT_BASE_URL,
+            (None, _) => openai::DEFAULT_BASE_URL,
+        }
+    }
+
+    /// The model in use (the provider's default if none is set).
+    pub fn model(&self) -> &str {
+        match (&self.settings.model, self.settings.provider) {
+            (Some(m), _) => m,
+            (None, Provider::Ollama) => ollama::DEFAULT_MODEL,
+            (None, _) => openai::DEFAULT_MODEL,
+        }
+    }
+
+    /// The worker settings.
+    pub fn worker_config(&self) -> WorkerConfig {
+        let s = &self.settings;
+        let default_batch = if s.provider.is_remote() { 20 } else { 1 };
+        WorkerConfig {
+            fixed_delay: Duration::from_millis(s.fixed_delay_ms),
+            retry: RetryPolicy::exponential(
+                Duration::from_millis(s.retry_base_ms),
+                s.retry_factor,
+                Duration::from_millis(s.retry_max_ms),
+            ),
+            processing_timeout: Duration::from_millis(s.processing_timeout_ms),
+            max_attempts: s.max_attempts,
+            batch_size: s.batch_size.unwrap_or(default_batch),
+            max_requests_per_minute: s.max_requests_per_minute,
+            ..WorkerConfig::default()
+        }
+    }
+
+    /// The classifier: the built-in rules (with `user_categories` first), or a remote provider
+    /// behind the privacy router, which sends private and excluded hosts to the built-in rules.
+    pub fn classifier(&self, user_categories: HashMap<String, Category>) -> Result<Arc<dyn Classifier>> {
+        let local: Arc<dyn Classifier> = Arc::new(BuiltinWithUser::new(user_categories));
+        let s = &self.settings;
+        let http = HttpOptions {
+            connect_timeout: Duration::from_millis(s.connect_timeout_ms),
+            total_timeout: Duration::from_millis(s.request_timeout_ms),
+        };
+        let remote: Arc<dyn Classifier> = match s.provider {
+            Provider::Builtin => return Ok(local),
+            Provider::OpenAi => {
+                if self.api_key.is_none() && self.base_url().contains("api.openai.com") {
+                    return Err(Error::InvalidConfig(
+                        "the openai provider at api.openai.com needs an API key: set SITETRAIL_API_KEY"
+                            .into(),
+                    ));
+                }
+                Arc::new(OpenAi::new(OpenAiConfig {
+                    base_url: self.base_url().to_owned(),
+                    model: self.model().to_owned(),
+                    api_key: self.api_key.clone(),
+                    http,
+                })?)
+            }
+            Provider::Ollama => Arc::new(Ollama::new(OllamaConfig {
+                base_url: self.base_url().to_owned(),
+                model: self.model().to_owned(),
+                http,
+            })?),
+        };
+        let exclusions = Exclusions::parse(&s.exclusions)?;
+        Ok(Arc::new(PrivacyRouter::new(remote, local, exclusions)))
+    }
+
+    /// Everything a worker needs: its classifier and its configuration. The desktop app and
+    /// `sitetrail worker` both build their worker with this.
+    pub fn build(
+        &self,
+        user_categories: HashMap<String, Category>,
+    ) -> Result<(Arc<dyn Classifier>, WorkerConfig)> {
+        let config = self.worker_config();
+        config.validate()?;
+        Ok((self.classifier(user_categories)?, config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{Environment, Overrides};
+
+    #[test]
+    fn openai_at_openai_needs_a_key() {
+        let r = Settings {
+            provider: Provider::OpenAi,
+            ..Settings::default()
+        }
+        .resolve(&Environment::default(), &Overrides::new())
+        .unwrap();
+        let err = r.build(HashMap::new()).err().expect("no key must be refused");
+        assert!(err.to_string().contains("SITETRAIL_API_KEY"), "{err}");
+    }
+}
