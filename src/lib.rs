@@ -9,6 +9,7 @@
 
 pub mod blocking;
 pub mod category;
+pub mod changes;
 pub mod classify;
 pub mod domain;
 pub mod error;
@@ -29,6 +30,6 @@ pub mod worker_state;
 
 pub use category::{Category, CategorySource};
 pub use error::{Error, ErrorKind, Result};
-pub use store::{Change, Store, StoreOptions};
+pub use store::{Change, Changes, Store, StoreOptions};
 pub use time::Timestamp;
 pub use visits::NewVisit;

@@ -519,6 +519,32 @@ pub fn settle_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Re
     Ok(())
 }
 
+/// When the next job that is not claimable now becomes claimable: the earliest retry time of a
+/// PENDING job that failed before, or the earliest time a PROCESSING job times out. `None` if
+/// no job waits on time. Served by `outbox_live_idx` (it walks the waiting retries, never the
+/// COMPLETED history). An idle worker sleeps until then, or until new work is announced.
+pub fn get_next_due_at(conn: &Connection, processing_timeout: Duration) -> Result<Option<Timestamp>> {
+    let retry: Option<Timestamp> = conn
+        .prepare_cached(
+            r#"SELECT min(coalesce(next_attempt_at, attempted_at)) AS t
+               FROM website_category_classification_outbox INDEXED BY outbox_live_idx
+               WHERE status <> 'COMPLETED' AND status = 'PENDING' AND attempted_at IS NOT NULL"#,
+        )?
+        .query_row([], |r| r.get("t"))?;
+    let claimed: Option<Timestamp> = conn
+        .prepare_cached(
+            r#"SELECT min(attempted_at) AS t
+               FROM website_category_classification_outbox INDEXED BY outbox_live_idx
+               WHERE status <> 'COMPLETED' AND status = 'PROCESSING'"#,
+        )?
+        .query_row([], |r| r.get("t"))?;
+    let timeout = claimed.map(|t| t.plus(processing_timeout));
+    Ok(match (retry, timeout) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    })
+}
+
 /// True while any job is PENDING or PROCESSING.
 pub fn has_live_jobs(conn: &Connection) -> Result<bool> {
     Ok(conn

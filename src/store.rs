@@ -18,6 +18,8 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::broadcast;
 
+use crate::changes::{bump_counters, Hub};
+pub use crate::changes::{Change, Changes};
 use crate::error::{Error, Result};
 use crate::time::{Clock, SystemClock, Timestamp};
 
@@ -30,6 +32,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0002_worker_state.sql"),
     ),
     (3, "import", include_str!("../migrations/0003_import.sql")),
+    (8, "changes", include_str!("../migrations/0008_changes.sql")),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.
@@ -106,27 +109,14 @@ impl StoreOptions {
     }
 }
 
-/// What changed, sent to subscribers after the transaction that changed it committed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    /// Visits were added (and maybe websites with them).
-    Visits,
-    /// A website's category changed.
-    Websites,
-    /// An outbox job changed state.
-    Outbox,
-    /// The worker paused or resumed.
-    Worker,
-}
-
 /// A handle on the database. Cheap to clone; clones share the pool.
 #[derive(Clone)]
 pub struct Store {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: PathBuf,
     clock: Arc<dyn Clock>,
-    changes: broadcast::Sender<Change>,
+    hub: Arc<Hub>,
+    busy_timeout: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -191,7 +181,6 @@ impl Store {
             .connection_timeout(Duration::from_secs(30))
             .build(manager)
             .map_err(|e| open_err(e.to_string()))?;
-        let (changes, _) = broadcast::channel(256);
         let mut conn = pool.get().map_err(|e| open_err(e.to_string()))?;
         migrate(&mut conn).map_err(|e| open_err(e.to_string()))?;
         drop(conn);
@@ -199,7 +188,8 @@ impl Store {
             pool,
             path,
             clock: opts.clock,
-            changes,
+            hub: Hub::new(),
+            busy_timeout: busy,
         })
     }
 
@@ -226,14 +216,27 @@ impl Store {
     }
 
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction, committing if it returns `Ok` and rolling back
-    /// otherwise. Subscribers hear of `change` only after the commit.
+    /// otherwise. `changes` are the kinds of data it may touch (`Change::Visits | Change::Outbox`,
+    /// a single `Some(Change::Visits)`, or `None`): if it changed any row they are recorded in the
+    /// same transaction and announced to subscribers, in this process and others, after the
+    /// commit. A transaction that changed nothing announces nothing.
     pub fn write<T>(
         &self,
-        change: Option<Change>,
+        changes: impl Into<Changes>,
         f: impl FnOnce(&Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
+        let changes = changes.into();
+        self.write_changes(|tx, c| {
+            *c |= changes;
+            f(tx)
+        })
+    }
+
+    /// [`Store::write`] for a transaction that says what it touched as it goes: `f` adds the
+    /// kinds to the set it is given (a visit adds `Websites` and `Outbox` only with a new website).
+    pub fn write_changes<T>(&self, f: impl FnOnce(&Transaction<'_>, &mut Changes) -> Result<T>) -> Result<T> {
         let mut conn = self.conn()?;
-        self.write_on(&mut conn, change, f)
+        self.write_changes_on(&mut conn, f)
     }
 
     /// [`Store::write`] on a connection the caller holds across several transactions (from
@@ -241,27 +244,46 @@ impl Store {
     pub fn write_on<T>(
         &self,
         conn: &mut Connection,
-        change: Option<Change>,
+        changes: impl Into<Changes>,
         f: impl FnOnce(&Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
+        let changes = changes.into();
+        self.write_changes_on(conn, |tx, c| {
+            *c |= changes;
+            f(tx)
+        })
+    }
+
+    /// [`Store::write_changes`] on a connection the caller holds.
+    pub fn write_changes_on<T>(
+        &self,
+        conn: &mut Connection,
+        f: impl FnOnce(&Transaction<'_>, &mut Changes) -> Result<T>,
+    ) -> Result<T> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
+        let before = tx.total_changes();
+        let mut changes = Changes::NONE;
+        let out = f(&tx, &mut changes)?;
+        let changed = tx.total_changes() != before;
+        if changed {
+            bump_counters(&tx, changes)?;
+        }
         tx.commit()?;
-        if let Some(c) = change {
-            self.notify(c);
+        if changed {
+            self.hub.send(changes);
         }
         Ok(out)
     }
 
-    /// Tells subscribers that `change` happened (call only after it committed).
-    pub fn notify(&self, change: Change) {
-        // No subscriber is fine: nobody is listening.
-        let _ = self.changes.send(change);
-    }
-
-    /// A receiver of committed changes.
+    /// A receiver of committed changes: this process's at once, other processes' within
+    /// [`crate::changes::WATCH_INTERVAL`] (the first subscriber starts the watcher).
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
-        self.changes.subscribe()
+        let (path, busy) = (self.path.clone(), self.busy_timeout);
+        self.hub.subscribe(move || {
+            let conn = Connection::open(&path)?;
+            conn.busy_timeout(busy)?;
+            Ok(conn)
+        })
     }
 
     /// Runs blocking database work on tokio's blocking pool, for async callers.

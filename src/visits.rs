@@ -172,7 +172,14 @@ impl Store {
     /// classification job is only queued.
     pub fn record_visit(&self, visit: &NewVisit<'_>) -> Result<Recorded> {
         let now = self.now();
-        self.write(Some(Change::Visits), |tx| record_visit_in(tx, visit, now))
+        self.write_changes(|tx, changes| {
+            let rec = record_visit_in(tx, visit, now)?;
+            *changes |= Change::Visits;
+            if rec.new_website {
+                *changes |= Change::Websites | Change::Outbox;
+            }
+            Ok(rec)
+        })
     }
 }
 

@@ -115,7 +115,7 @@ impl Store {
     pub fn set_user_category(&self, domain: &str, category: Category) -> Result<Website> {
         let domain = Domain::parse(domain)?;
         let now = self.now();
-        self.write(Some(Change::Websites), |tx| {
+        self.write(Change::Websites | Change::Outbox, |tx| {
             let site = get_website_by_domain(tx, &domain)?;
             tx.prepare_cached(
                 r#"UPDATE website
@@ -135,7 +135,7 @@ impl Store {
     pub fn reclassify(&self, domain: &str) -> Result<Website> {
         let domain = Domain::parse(domain)?;
         let now = self.now();
-        self.write(Some(Change::Websites), |tx| {
+        self.write(Change::Websites | Change::Outbox, |tx| {
             let site = get_website_by_domain(tx, &domain)?;
             tx.prepare_cached(
                 r#"UPDATE website

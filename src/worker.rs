@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
@@ -110,6 +111,9 @@ pub struct WorkerConfig {
     pub offline_backoff_max: Duration,
     /// How often a paused worker checks whether the user resumed it from another process.
     pub pause_poll: Duration,
+    /// Longest sleep of an idle worker. It wakes as soon as new work is announced (by this
+    /// process or another, see [`crate::changes`]) or a retry falls due; this is the safety net.
+    pub idle_poll: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -125,6 +129,7 @@ impl Default for WorkerConfig {
             offline_backoff_first: Duration::from_secs(1),
             offline_backoff_max: Duration::from_secs(300),
             pause_poll: Duration::from_secs(1),
+            idle_poll: Duration::from_secs(60),
         }
     }
 }
@@ -215,11 +220,7 @@ impl Worker {
             .store
             .run(move |s| {
                 let now = s.now();
-                let jobs = s.write(None, |tx| outbox::claim_jobs(tx, now, policy))?;
-                if !jobs.is_empty() {
-                    s.notify(Change::Outbox);
-                }
-                Ok(jobs)
+                s.write(Change::Outbox, |tx| outbox::claim_jobs(tx, now, policy))
             })
             .await?;
         if jobs.is_empty() {
@@ -254,7 +255,7 @@ impl Worker {
             .store
             .run(move |s| {
                 let now = s.now();
-                s.write(Some(Change::Outbox), |tx| {
+                s.write(Change::Outbox | Change::Websites, |tx| {
                     for job in &settled {
                         debug!(domain = %job.domain, "already categorised; no classifier call");
                         log_stale(job, outbox::complete_job(tx, job, None, now)?);
@@ -351,11 +352,20 @@ impl Worker {
         }
         let mut offline = Backoff::new(self.config.offline_backoff_first, self.config.offline_backoff_max);
         let mut paused = false;
+        // New visits and jobs are announced here, from this process and others: an idle worker
+        // sleeps until then instead of claiming on a timer.
+        let mut announced = self.store.subscribe();
         loop {
             if *stop.borrow() {
                 break;
             }
             let mut wait = self.config.fixed_delay;
+            let mut idle = false;
+            // What was announced before this claim is seen by it.
+            while !matches!(
+                announced.try_recv(),
+                Err(TryRecvError::Empty | TryRecvError::Closed)
+            ) {}
             let tick = self.tick(&mut stop).await;
             if !matches!(tick, Ok(Tick::Blocked(_)) | Err(_)) {
                 offline.reset();
@@ -370,6 +380,8 @@ impl Worker {
                     if until_idle && !self.store.run(|s| s.with_conn(outbox::has_live_jobs)).await? {
                         break;
                     }
+                    idle = true;
+                    wait = self.idle_wait().await;
                 }
                 Ok(Tick::Worked { .. }) => {
                     let failed = self.failed_batches.load(Ordering::Relaxed);
@@ -407,6 +419,14 @@ impl Worker {
                 tokio::task::yield_now().await;
                 continue;
             }
+            if idle {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = wait_for_work(&mut announced) => debug!("new work announced; worker woken"),
+                    _ = stop.wait_for(|s| *s) => break,
+                }
+                continue;
+            }
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = stop.wait_for(|s| *s) => break,
@@ -414,6 +434,34 @@ impl Worker {
         }
         info!("worker stopped");
         Ok(())
+    }
+
+    /// How long an idle worker may sleep: until the next retry or timeout falls due, at most
+    /// `idle_poll`, at least the fixed delay.
+    async fn idle_wait(&self) -> Duration {
+        let timeout = self.config.processing_timeout;
+        let due = self
+            .store
+            .run(move |s| {
+                let now = s.now();
+                Ok(s.with_conn(|c| outbox::get_next_due_at(c, timeout))?
+                    .map(|t| Duration::from_millis(u64::try_from(t.millis_since(now)).unwrap_or(0))))
+            })
+            .await;
+        let until_due = match due {
+            Ok(Some(d)) => d,
+            Ok(None) => self.config.idle_poll,
+            Err(e) => {
+                warn!(error = %e, "cannot read when the next job is due");
+                self.config.fixed_delay
+            }
+        };
+        // Never a busy loop: a job "due" in the past that the claim could not take (a clock that
+        // went back) is looked at again after a short pause.
+        until_due
+            .min(self.config.idle_poll)
+            .max(self.config.fixed_delay)
+            .max(Duration::from_millis(10))
     }
 
     async fn set_paused(&self, kind: PauseKind, reason: &str, pause_for: Option<Duration>) {
@@ -462,6 +510,18 @@ impl Worker {
         let (tx, rx) = watch::channel(false);
         let join = tokio::spawn(self.run(rx, false));
         WorkerHandle { stop: tx, join }
+    }
+}
+
+/// Returns once new work may have been announced: visits, websites or jobs changed (or
+/// notifications were missed). Never returns if the store is gone.
+async fn wait_for_work(rx: &mut broadcast::Receiver<Change>) {
+    loop {
+        match rx.recv().await {
+            Ok(Change::Visits | Change::Websites | Change::Outbox) | Err(RecvError::Lagged(_)) => return,
+            Ok(Change::Worker) => {}
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
     }
 }
 

@@ -142,10 +142,6 @@ impl Store {
     /// Subscribers hear of it only if there was a pause.
     pub fn resume_worker(&self) -> Result<Option<WorkerState>> {
         let now = self.now();
-        let cleared = self.write(None, |tx| update_worker_running(tx, now))?;
-        if cleared.is_some() {
-            self.notify(Change::Worker);
-        }
-        Ok(cleared)
+        self.write(Change::Worker, |tx| update_worker_running(tx, now))
     }
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+mod core_changes;
 mod core_cli;
 mod core_history;
 mod core_outbox;

@@ -302,7 +302,7 @@ pub fn import_file(
                 return Ok(());
             }
             let now = store.now();
-            let batch = store.write_on(&mut conn, None, |tx| {
+            let batch = store.write_changes_on(&mut conn, |tx, changes| {
                 websites.begin_batch(tx)?;
                 let mut batch = Batch::default();
                 while batch.read < batch_size as u64 {
@@ -321,11 +321,14 @@ pub fn import_file(
                 if let Some(last) = batch.last {
                     cursor::save_cursor_in(tx, &source, browser, &path_text, last, now)?;
                 }
+                if batch.imported > 0 {
+                    *changes |= Change::Visits;
+                }
+                if batch.new_websites > 0 {
+                    *changes |= Change::Websites | Change::Outbox;
+                }
                 Ok(batch)
             })?;
-            if batch.imported > 0 {
-                store.notify(Change::Visits);
-            }
             report.add(&batch);
             progress(Progress {
                 read: report.read,

@@ -1,5 +1,7 @@
 // Entry point: loads the category list and app info, wires the views, routes between them, and
-// fans the backend's coalesced change events out to the views.
+// fans the backend's coalesced change events out to the views. No timer: the backend announces
+// every committed change, this process's and other processes' (the CLI, the native host), so an
+// idle app does nothing.
 import { call, describe, listen, STORE_CHANGED } from './api.js';
 import { $, setCategories, toast } from './dom.js';
 import * as overview from './overview.js';
@@ -10,8 +12,6 @@ import * as firstRun from './firstrun.js';
 
 const views = { overview, history, failed, settings };
 let current = null;
-/** The one timer: the queue panel is refreshed every 5 s in case another process (the CLI) wrote. */
-const QUEUE_REFRESH_MS = 5000;
 
 function showView(name) {
   if (!views[name]) name = 'overview';
@@ -56,7 +56,6 @@ async function start() {
     overview.onChange(changes);
     for (const [name, v] of Object.entries(views)) if (name !== 'overview') v.onChange(changes);
   });
-  setInterval(() => overview.refreshQueue(), QUEUE_REFRESH_MS);
   // After a first-run import, redraw the overview at once (counts, chart, top websites).
   document.addEventListener('sitetrail:imported', () => {
     if (current === 'overview') overview.show();

@@ -8,8 +8,6 @@ const rows = new Map();
 /** job ids retried and not yet settled */
 const tracking = new Set();
 let visible = false;
-let pollTimer = null;
-const POLL_MS = 2000; // a fallback only: change events drive the updates
 
 export function init() {
   $('#f-retry-all').addEventListener('click', retryAll);
@@ -130,7 +128,6 @@ async function sendRetry(ids, request) {
 
 /** Reads the followed jobs' state and shows it. */
 async function follow() {
-  clearTimeout(pollTimer);
   if (tracking.size === 0) return;
   let jobs;
   try {
@@ -156,5 +153,4 @@ async function follow() {
     }
   }
   summary();
-  if (tracking.size > 0) pollTimer = setTimeout(follow, POLL_MS);
 }
