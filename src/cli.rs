@@ -271,11 +271,16 @@ fn run(cli: Cli) -> Result<()> {
         Command::Status { json } => {
             let s = store.queue_status()?;
             let w = store.worker_state()?;
+            // The backlog at the saved settings' pace (the app also knows the measured rate).
+            let eta = resolve_settings(cli.settings, &Overrides::new())
+                .ok()
+                .and_then(|r| sitetrail::backlog::estimate(&s, &r.worker_config(), None));
             if json {
                 let mut v = serde_json::to_value(&s).map_err(|e| Error::Io(e.into()))?;
                 v["paused_kind"] = json!(w.paused_kind);
                 v["paused_reason"] = json!(w.paused_reason);
                 v["paused_until"] = json!(w.paused_until);
+                v["eta_seconds"] = json!(eta.map(|e| e.seconds));
                 print_json(&v)?;
             } else {
                 println!(
@@ -284,6 +289,9 @@ fn run(cli: Cli) -> Result<()> {
                 );
                 if let Some(age) = s.oldest_pending_age_ms {
                     println!("oldest pending job: {:.1} s old", age as f64 / 1000.0);
+                }
+                if let Some(e) = eta {
+                    println!("backlog: about {:.0} s at the configured pace", e.seconds.ceil());
                 }
                 if let Some(reason) = &w.paused_reason {
                     let until = w
@@ -406,10 +414,10 @@ fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Resu
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
-            wait_for_signal().await;
+            sitetrail::signal::stop_requested().await;
             tracing::info!("stopping: finishing the job in flight (send the signal again to stop at once)");
             let _ = stop_tx.send(true);
-            wait_for_signal().await;
+            sitetrail::signal::stop_requested().await;
             std::process::exit(130);
         });
         worker.run(stop_rx, args.until_idle).await
@@ -481,26 +489,4 @@ fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-pub(crate) async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -17,7 +17,7 @@ use serde_json::json;
 use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
 use sitetrail::{Error, Result, Store};
 
-use crate::cli::{build_worker, print_json, wait_for_signal, WorkerArgs};
+use crate::cli::{build_worker, print_json, WorkerArgs};
 
 /// The browser family named on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -245,11 +245,11 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
         let cancel = Arc::new(AtomicBool::new(false));
         let cancel_on_signal = cancel.clone();
         tokio::spawn(async move {
-            wait_for_signal().await;
+            sitetrail::signal::stop_requested().await;
             tracing::info!("stopping: finishing the job and import batch in flight (send the signal again to stop at once)");
             cancel_on_signal.store(true, Ordering::Relaxed);
             let _ = stop_tx.send(true);
-            wait_for_signal().await;
+            sitetrail::signal::stop_requested().await;
             std::process::exit(130);
         });
         let importer = tokio::spawn(auto_import_loop(store, interval, stop_rx.clone(), cancel));

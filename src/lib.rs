@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backlog;
 pub mod blocking;
 pub mod category;
 pub mod changes;
@@ -20,6 +21,7 @@ pub mod ids;
 pub mod import;
 pub mod outbox;
 pub mod settings;
+pub mod signal;
 pub mod sql_enum;
 pub mod store;
 pub mod time;

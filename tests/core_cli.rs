@@ -27,7 +27,14 @@ fn visit_then_worker_then_websites_and_status() {
     assert_eq!(rec["new_website"], true);
     run_ok(cli(&db.path).args(["visit", "http://mail.example.org/inbox"]));
 
-    let status = json(&run_ok(cli(&db.path).args(["status", "--json"])));
+    let no_settings = db.dir.path().join("no-settings.json");
+    let status = json(&run_ok(
+        cli(&db.path)
+            .args(["status", "--json", "--settings"])
+            .arg(&no_settings),
+    ));
+    // Two jobs at the default pace (one website a second).
+    assert_eq!(status["eta_seconds"], 2.0, "{status}");
     for key in [
         "pending",
         "processing",
@@ -54,6 +61,7 @@ fn visit_then_worker_then_websites_and_status() {
         (Some(0), Some(2))
     );
     assert!(status["oldest_pending_age_ms"].is_null());
+    assert!(status["eta_seconds"].is_null(), "nothing left: {status}");
 
     let sites = json(&run_ok(cli(&db.path).args([
         "websites",

@@ -7,11 +7,17 @@
 //! `sitetrail-first-view` performance mark (set two animation frames after the first view was
 //! filled in) minus the app process's start time from /proc.
 //!
-//! Run: `cargo bench -p sitetrail-app --bench app` (needs Xvfb, WebKitWebDriver, tauri-driver).
+//! Change latency: the bench process (not the app) records a visit and times how long until the
+//! overview shows the new count.
+//!
+//! Run: `cargo bench -p sitetrail-app --bench app --features custom-protocol` (needs Xvfb,
+//! WebKitWebDriver, tauri-driver). `APP_BENCH_BASELINE=path/to/older/sitetrail-app` measures an
+//! older build too, alternating with this one, `APP_BENCH_ROUNDS=N` rounds of each.
 
 #[path = "../tests/e2e/harness.rs"]
 mod harness;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use harness::Harness;
@@ -22,6 +28,8 @@ use sitetrail::{NewVisit, Store};
 const VISITS: usize = 12_000;
 const SCROLL_ROWS: usize = 10_000;
 const CPU_WINDOW: Duration = Duration::from_secs(30);
+/// Visits recorded from outside the app to time how soon it shows them.
+const CHANGES: usize = 5;
 
 fn stat_fields(pid: u32) -> Option<Vec<String>> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -135,17 +143,34 @@ fn seed(store: &Store) -> sitetrail::Result<()> {
     })
 }
 
-fn main() {
+/// One build's figures from one round.
+#[derive(Debug, Default, Clone, Copy)]
+struct Figures {
+    launch_ms: f64,
+    rss_start_mib: f64,
+    idle_cpu_pct: f64,
+    change_ms: f64,
+}
+
+/// The text of `#eta` (it names the number of visits when the queue is empty).
+fn eta_text(h: &Harness) -> String {
+    h.try_text("#eta").unwrap_or_default()
+}
+
+/// Launch, memory, idle CPU and change latency of the app binary `app` on a copy of `template`.
+/// With `scroll`, also scrolls through the history and reports the memory after it.
+fn measure(app: &str, template: &Path, scroll: bool) -> Figures {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("data/sitetrail/sitetrail.db");
-    seed(&Store::open(&db).expect("open")).expect("seed");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::copy(template, &db).expect("copy the seeded database");
     let env = vec![
         ("SITETRAIL_DB", db.display().to_string()),
         ("XDG_CONFIG_HOME", dir.path().join("config").display().to_string()),
         ("XDG_DATA_HOME", dir.path().join("data").display().to_string()),
     ];
     let mut h = Harness::start(&env, &dir.path().join("app.log"));
-    h.launch();
+    h.launch_app(app);
     let pid = h.app_pid().expect("app pid");
     let first_view_ms = h
         .exec(
@@ -154,43 +179,14 @@ fn main() {
         )
         .as_f64()
         .expect("first-view mark");
-    println!("app bench: {VISITS} visits in the database, queue empty");
-    println!(
-        "  launch to first painted view                 {:>6.0} ms (process start to the first view's second frame)",
-        first_view_ms - start_epoch_ms(pid)
-    );
+    let mut f = Figures {
+        launch_ms: first_view_ms - start_epoch_ms(pid),
+        ..Figures::default()
+    };
     std::thread::sleep(Duration::from_secs(3));
-    report_tree("RSS after start (3 s idle)", pid);
+    f.rss_start_mib = report_tree("RSS after start (3 s idle)", pid) as f64 / 1024.0;
 
-    h.click("#tab-history");
-    let started = Instant::now();
-    let mut rows = 0;
-    while rows < SCROLL_ROWS {
-        h.exec(
-            "const s = document.getElementById('h-scroll'); s.scrollTop = s.scrollHeight;",
-            json!([]),
-        );
-        let before = rows;
-        rows = h.wait_for(Duration::from_secs(60), || {
-            let n = h
-                .exec(
-                    "return Number(document.getElementById('h-rows').dataset.loaded || 0)",
-                    json!([]),
-                )
-                .as_u64()
-                .unwrap_or(0) as usize;
-            (n > before).then_some(n)
-        });
-    }
-    println!(
-        "  scrolled through {rows} history rows in     {:>6.1} s (100-row pages, scroll-to-end each time; {} rows kept in the page)",
-        started.elapsed().as_secs_f64(),
-        h.count("#h-rows tr")
-    );
-    std::thread::sleep(Duration::from_secs(2));
-    report_tree(&format!("RSS after scrolling {rows} rows"), pid);
-
-    h.click("#tab-overview");
+    // Idle: the overview shown, the queue empty, nobody writing.
     std::thread::sleep(Duration::from_secs(3));
     let pids = tree(pid);
     let t0: u64 = pids.iter().map(|&p| cpu_ticks(p)).sum();
@@ -198,10 +194,114 @@ fn main() {
     std::thread::sleep(CPU_WINDOW);
     let t1: u64 = pids.iter().map(|&p| cpu_ticks(p)).sum();
     let secs = w0.elapsed().as_secs_f64();
-    println!(
-        "  CPU with an empty queue, overview shown      {:>6.2} % of one core ({:.2} s CPU over {:.0} s, app + WebKit)",
-        (t1 - t0) as f64 / ticks_per_sec() / secs * 100.0,
-        (t1 - t0) as f64 / ticks_per_sec(),
-        secs
-    );
+    f.idle_cpu_pct = (t1 - t0) as f64 / ticks_per_sec() / secs * 100.0;
+
+    // Change latency: this process (not the app) records visits to a known website; how long
+    // until the overview shows the new count.
+    let store = Store::open(&db).expect("open the app's database");
+    let mut waits = Vec::new();
+    for i in 0..CHANGES {
+        let before = eta_text(&h);
+        let started = Instant::now();
+        store
+            .record_visit(&NewVisit {
+                url: &format!("https://site1.example/changed/{i}"),
+                title: Some("changed"),
+                visited_at: store.now(),
+                source: "bench",
+                source_visit_id: None,
+            })
+            .expect("record a visit");
+        h.wait_for(Duration::from_secs(30), || (eta_text(&h) != before).then_some(()));
+        waits.push(started.elapsed().as_secs_f64() * 1000.0);
+        // Apart, so the app's 300 ms coalescing window does not merge them.
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    waits.sort_by(f64::total_cmp);
+    f.change_ms = waits[waits.len() / 2];
+
+    if scroll {
+        h.click("#tab-history");
+        let started = Instant::now();
+        let mut rows = 0;
+        while rows < SCROLL_ROWS {
+            h.exec(
+                "const s = document.getElementById('h-scroll'); s.scrollTop = s.scrollHeight;",
+                json!([]),
+            );
+            let before = rows;
+            rows = h.wait_for(Duration::from_secs(60), || {
+                let n = h
+                    .exec(
+                        "return Number(document.getElementById('h-rows').dataset.loaded || 0)",
+                        json!([]),
+                    )
+                    .as_u64()
+                    .unwrap_or(0) as usize;
+                (n > before).then_some(n)
+            });
+        }
+        println!(
+            "  scrolled through {rows} history rows in     {:>6.1} s (100-row pages, scroll-to-end each time; {} rows kept in the page)",
+            started.elapsed().as_secs_f64(),
+            h.count("#h-rows tr")
+        );
+        std::thread::sleep(Duration::from_secs(2));
+        report_tree(&format!("RSS after scrolling {rows} rows"), pid);
+    }
+    h.quit();
+    f
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let seeded = tempfile::tempdir().expect("temp dir");
+    let template = seeded.path().join("sitetrail.db");
+    {
+        let store = Store::open(&template).expect("open");
+        seed(&store).expect("seed");
+        store
+            .with_conn(|c| Ok(c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?))
+            .expect("checkpoint");
+    }
+    // APP_BENCH_BASELINE=path/to/an/older/sitetrail-app measures it too, alternating rounds, so
+    // the two builds are compared under the same load.
+    let baseline = std::env::var("APP_BENCH_BASELINE").ok().filter(|p| !p.is_empty());
+    let rounds: usize = std::env::var("APP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    let mut builds: Vec<(&str, String)> = vec![("this build", harness::APP.to_owned())];
+    if let Some(b) = baseline {
+        builds.push(("baseline", b));
+    }
+    println!("app bench: {VISITS} visits in the database, queue empty, {rounds} round(s)");
+    let mut results: Vec<Vec<Figures>> = vec![Vec::new(); builds.len()];
+    for round in 0..rounds {
+        for (i, (label, app)) in builds.iter().enumerate() {
+            println!(" round {} — {label}", round + 1);
+            let f = measure(app, &template, round == 0 && i == 0);
+            println!(
+                "  launch {:.0} ms, idle CPU {:.2} % of a core, change seen after {:.0} ms",
+                f.launch_ms, f.idle_cpu_pct, f.change_ms
+            );
+            results[i].push(f);
+        }
+    }
+    println!("medians over {rounds} round(s):");
+    for ((label, _), figures) in builds.iter().zip(&results) {
+        let m = |get: fn(&Figures) -> f64| median(figures.iter().map(get).collect());
+        println!(
+            "  {label:<11} launch to first painted view {:>6.0} ms | RSS after start {:>6.1} MiB | idle CPU {:>5.2} % of one core (app + WebKit, {:.0} s) | another process's visit shown after {:>5.0} ms",
+            m(|f| f.launch_ms),
+            m(|f| f.rss_start_mib),
+            m(|f| f.idle_cpu_pct),
+            CPU_WINDOW.as_secs_f64(),
+            m(|f| f.change_ms),
+        );
+    }
 }

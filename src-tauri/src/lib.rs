@@ -121,24 +121,7 @@ fn dialog_picker<R: Runtime>(app: AppHandle<R>) -> SavePicker {
 /// Turns SIGTERM/SIGINT (logout, `kill`, Ctrl+C in a terminal) into a normal exit, so the worker
 /// is stopped gracefully on [`RunEvent::Exit`] instead of dying mid-job.
 async fn exit_on_signal<R: Runtime>(app: AppHandle<R>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-        else {
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
-    }
+    sitetrail::signal::stop_requested().await;
     tracing::info!("signal received; exiting");
     app.exit(0);
 }

@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
+use sitetrail::backlog::RateMeter;
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::Classifier;
 use sitetrail::settings::{Environment, Overrides, Resolved, Settings};
@@ -52,33 +52,6 @@ impl AppPaths {
             config_dir: dir.join("config"),
             settings_file: dir.join("config/settings.json"),
         }
-    }
-}
-
-/// Completed-or-failed job counts over the last minutes, to tell how fast the queue drains.
-#[derive(Debug, Default)]
-pub struct RateMeter {
-    samples: std::collections::VecDeque<(Instant, i64)>,
-}
-
-/// How far back the drain rate looks.
-const RATE_WINDOW: Duration = Duration::from_secs(120);
-
-impl RateMeter {
-    /// Records that `done` jobs are finished now; returns jobs per second over the window, once
-    /// the window spans a few seconds.
-    pub fn sample(&mut self, now: Instant, done: i64) -> Option<f64> {
-        while self
-            .samples
-            .front()
-            .is_some_and(|(t, _)| now.duration_since(*t) > RATE_WINDOW)
-        {
-            self.samples.pop_front();
-        }
-        self.samples.push_back((now, done));
-        let (t0, d0) = *self.samples.front()?;
-        let secs = now.duration_since(t0).as_secs_f64();
-        (secs >= 3.0).then(|| ((done - d0).max(0) as f64) / secs)
     }
 }
 
@@ -270,23 +243,5 @@ impl Inner {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_rate_is_jobs_per_second_over_the_window() {
-        let mut m = RateMeter::default();
-        let t0 = Instant::now();
-        assert_eq!(m.sample(t0, 10), None, "one sample says nothing");
-        assert_eq!(m.sample(t0 + Duration::from_secs(1), 12), None, "too short");
-        let r = m.sample(t0 + Duration::from_secs(10), 30).unwrap();
-        assert!((r - 2.0).abs() < 1e-9, "{r}");
-        // Old samples leave the window.
-        let r = m.sample(t0 + Duration::from_secs(400), 30).unwrap_or(0.0);
-        assert_eq!(r, 0.0);
     }
 }

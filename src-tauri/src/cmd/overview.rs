@@ -39,7 +39,7 @@ pub struct QueueView {
     /// Seconds until the backlog is done at that rate (or at the configured pace).
     pub eta_seconds: Option<f64>,
     /// `measured` or `configured`: what the ETA is based on.
-    pub eta_basis: Option<&'static str>,
+    pub eta_basis: Option<sitetrail::backlog::EtaBasis>,
     /// The classifier in use.
     pub provider: String,
     /// Why the saved classifier settings could not be used, if they could not.
@@ -72,22 +72,14 @@ pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
         .lock()
         .ok()
         .and_then(|mut m| m.sample(Instant::now(), done));
-    let config = state.worker_config();
-    // The configured pace: one batch per fixed delay.
-    let pace = config.batch_size as f64 / config.fixed_delay.max(Duration::from_millis(1)).as_secs_f64();
-    let backlog = (queue.pending + queue.processing) as f64;
-    let (eta_seconds, eta_basis) = match measured {
-        _ if backlog == 0.0 => (None, None),
-        Some(r) if r > 0.0 => (Some(backlog / r), Some("measured")),
-        _ => (Some(backlog / pace), Some("configured")),
-    };
+    let eta = sitetrail::backlog::estimate(&queue, &state.worker_config(), measured);
     Ok(QueueView {
         queue,
         pause,
         pause_supported,
         rate_per_minute: measured.map(|r| r * 60.0),
-        eta_seconds,
-        eta_basis,
+        eta_seconds: eta.map(|e| e.seconds),
+        eta_basis: eta.map(|e| e.basis),
         provider: state.provider_name(),
         problem: state.worker_problem(),
         visits,

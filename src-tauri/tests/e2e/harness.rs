@@ -117,6 +117,11 @@ impl Harness {
 
     /// Launches the app in a new session and waits for its first view.
     pub fn launch(&mut self) {
+        self.launch_app(APP);
+    }
+
+    /// Launches the app binary `app` (another build, for benchmarks) like [`Harness::launch`].
+    pub fn launch_app(&mut self, app: &str) {
         assert!(self.session_url.is_none(), "one session at a time");
         let resp = self.request(
             reqwest::Method::POST,
@@ -124,7 +129,7 @@ impl Harness {
             Some(json!({
                 "capabilities": { "alwaysMatch": {
                     "browserName": "wry",
-                    "tauri:options": { "application": APP }
+                    "tauri:options": { "application": app }
                 }}
             })),
         );
