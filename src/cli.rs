@@ -458,8 +458,10 @@ fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
         let outcomes = rt.block_on(classifier.classify(chunk))?;
         for (domain, outcome) in chunk.iter().zip(outcomes) {
             rows.push(match outcome {
-                Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source, "error": null}),
-                Err(e) => json!({"domain": domain, "category": null, "source": null, "error": e}),
+                Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source,
+                                "confidence": v.confidence, "error": null}),
+                Err(e) => json!({"domain": domain, "category": null, "source": null,
+                                 "confidence": null, "error": e}),
             });
         }
     }

@@ -10,6 +10,7 @@
 pub mod blocking;
 pub mod category;
 pub mod classify;
+pub mod confidence;
 pub mod domain;
 pub mod error;
 pub mod export;
@@ -28,6 +29,7 @@ pub mod worker;
 pub mod worker_state;
 
 pub use category::{Category, CategorySource};
+pub use confidence::Confidence;
 pub use error::{Error, ErrorKind, Result};
 pub use store::{Change, Store, StoreOptions};
 pub use time::Timestamp;

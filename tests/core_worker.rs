@@ -52,6 +52,7 @@ impl Classifier for Fake {
                     Ok(Verdict {
                         category: Category::News,
                         source: CategorySource::Ai,
+                        confidence: sitetrail::Confidence::Medium,
                     })
                 }
             })
