@@ -19,7 +19,7 @@ use sitetrail::ids::OutboxId;
 use sitetrail::settings::{Overrides, Resolved};
 use sitetrail::websites::WebsiteFilter;
 use sitetrail::worker::Worker;
-use sitetrail::{Category, Error, NewVisit, Result, Store, Timestamp};
+use sitetrail::{Category, CategorySource, Error, NewVisit, Result, Store, Timestamp};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -103,10 +103,15 @@ enum Command {
         /// A category id (see `sitetrail categories`).
         category: String,
     },
-    /// Clears a website's category and queues it to be classified again.
+    /// Clears a website's category and queues it to be classified again (the built-in category
+    /// comes back at once; a remote provider is asked where it is not certain).
     Reclassify {
         /// The website's domain.
         domain: String,
+        /// Classify again with the AI: ask the remote provider even where the built-in answer
+        /// is certain.
+        #[arg(long)]
+        ai: bool,
     },
     /// Writes history or categories to a CSV or JSON file.
     Export {
@@ -312,8 +317,15 @@ fn run(cli: Cli) -> Result<()> {
                 for j in jobs {
                     let at = j.attempted_at.map(Timestamp::to_rfc3339).unwrap_or_default();
                     let err = j.last_error_message.unwrap_or_default();
+                    let keeps = match (j.category, j.category_source) {
+                        (Some(c), Some(CategorySource::Builtin)) => {
+                            format!("  (keeps its provisional category {c})")
+                        }
+                        (Some(c), Some(src)) => format!("  (category {c}, {})", src.as_str()),
+                        _ => String::new(),
+                    };
                     println!(
-                        "{}  {}  attempts {}  {}  {}",
+                        "{}  {}  attempts {}  {}  {}{keeps}",
                         j.id, j.domain, j.attempt_count, at, err
                     );
                 }
@@ -351,10 +363,11 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 for w in sites {
                     let cat = w.category.map_or("-", Category::id);
-                    let src = w
-                        .category_source
-                        .map(|s| format!(" ({})", s.as_str()))
-                        .unwrap_or_default();
+                    let src = match (w.category_source, w.category_confidence) {
+                        (Some(s), Some(c)) => format!(" ({}, {c})", s.as_str()),
+                        (Some(s), None) => format!(" ({})", s.as_str()),
+                        _ => String::new(),
+                    };
                     println!("{}  {cat}{src}", w.domain);
                 }
             }
@@ -367,9 +380,10 @@ fn run(cli: Cli) -> Result<()> {
                 w.domain, category
             );
         }
-        Command::Reclassify { domain } => {
-            let w = store.reclassify(&domain)?;
-            println!("{} queued to be classified again", w.domain);
+        Command::Reclassify { domain, ai } => {
+            let w = store.reclassify_with(&domain, sitetrail::websites::Reclassify { ai })?;
+            let with = if ai { " by the AI" } else { "" };
+            println!("{} queued to be classified again{with}", w.domain);
         }
         Command::Export { what, format, output } => {
             let kind = match what {

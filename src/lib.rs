@@ -19,6 +19,7 @@ pub mod history;
 pub mod ids;
 pub mod import;
 pub mod outbox;
+pub mod provisional;
 pub mod settings;
 pub mod sql_enum;
 pub mod store;
