@@ -143,6 +143,9 @@ enum Command {
     /// Runs the worker and re-imports every detected browser profile every few minutes, until
     /// SIGINT/SIGTERM.
     Daemon(crate::cli_import::DaemonArgs),
+    /// Lists the websites whose category is not certain, most visited first, to confirm or
+    /// correct them.
+    Review(crate::cli_review::ReviewArgs),
 }
 
 #[derive(Args, Debug)]
@@ -273,6 +276,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Worker(args) => run_worker(store, cli.settings, args)?,
         Command::Import(args) => crate::cli_import::run_import(&store, args)?,
         Command::Daemon(args) => crate::cli_import::run_daemon(store, cli.settings, args)?,
+        Command::Review(args) => crate::cli_review::run_review(&store, args)?,
         Command::Status { json } => {
             let s = store.queue_status()?;
             let w = store.worker_state()?;

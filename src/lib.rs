@@ -20,6 +20,7 @@ pub mod ids;
 pub mod import;
 pub mod outbox;
 pub mod provisional;
+pub mod review;
 pub mod settings;
 pub mod sql_enum;
 pub mod store;

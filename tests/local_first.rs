@@ -425,4 +425,30 @@ fn the_builtin_provider_answers_everything_in_the_local_pass_without_claims() {
         .all(|w| w["category_confidence"].is_string()));
     let text = run_ok(cli(&db.path).args(["websites"]));
     assert!(text.contains("github.com  dev_tech (builtin, high)"), "{text}");
+
+    // `reclassify --ai` records the wish for the AI; with no remote provider configured, the
+    // built-in answer is all there is, and the job completes.
+    let out = run_ok(cli(&db.path).args(["reclassify", "--ai", "github.com"]));
+    assert!(
+        out.contains("github.com queued to be classified again by the AI"),
+        "{out}"
+    );
+    let requested = |store: &Store| -> i64 {
+        store
+            .with_conn(|c| {
+                Ok(c.query_row(
+                    "SELECT o.remote_requested FROM website_category_classification_outbox o
+                     JOIN website w ON w.id = o.website_id WHERE w.domain = 'github.com'",
+                    [],
+                    |r| r.get(0),
+                )?)
+            })
+            .unwrap()
+    };
+    assert_eq!(requested(&store), 1);
+    assert_eq!(source(&store, "github.com"), None, "cleared");
+    run_ok(cli(&db.path).args(["worker", "--until-idle"]));
+    assert_eq!(cat(&store, "github.com").1, some("builtin"));
+    run_ok(cli(&db.path).args(["reclassify", "github.com"]));
+    assert_eq!(requested(&store), 0, "a plain reclassify asks for no AI");
 }

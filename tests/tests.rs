@@ -17,6 +17,7 @@ mod worker_failures;
 
 mod local_first;
 mod local_first_user;
+mod review;
 
 mod import_bad_input;
 mod import_cli;
