@@ -4,6 +4,12 @@ import { $, el, fmtNumber, fmtDuration, fmtTime, categoryName, toast } from './d
 import * as firstRun from './firstrun.js';
 
 let summary = null;
+let lastProvider = null;
+
+/** The classifier the worker last reported ('builtin', 'openai', 'ollama'), once known. */
+export function currentProvider() {
+  return lastProvider;
+}
 let summaryAt = 0;
 let visible = false;
 const SUMMARY_MIN_INTERVAL_MS = 10_000;
@@ -58,6 +64,7 @@ export async function refreshQueue() {
     return;
   }
   const s = q.queue;
+  lastProvider = q.provider;
   $('#q-pending').textContent = fmtNumber(s.pending);
   $('#q-processing').textContent = fmtNumber(s.processing);
   $('#q-completed').textContent = fmtNumber(s.completed);
@@ -169,7 +176,7 @@ function drawTop() {
     list.append(
       el('li', {},
         el('span', { class: 'd', title: w.domain, text: w.domain }),
-        el('span', { class: 'badge', text: categoryName(w.category) }),
+        el('span', { class: 'badge', title: w.category_confidence ? `Confidence: ${w.category_confidence}` : null, text: categoryName(w.category) }),
         el('span', { class: 'n', text: fmtNumber(w.visits) })),
     );
   }
