@@ -4,7 +4,10 @@
 //! (b) the open table's one-time decoding (time, heap);
 //! (c) the local pass: new websites given their built-in category per second, through
 //!     `LocalFirst::pass` on a real SQLite file (20,000 websites);
-//! (d) the review list at 1,000,000 visits over 20,000 websites (median and worst of 10 runs).
+//! (d) the review list at 1,000,000 visits over 20,000 websites (median and worst of 10 runs);
+//! (e) the remote calls saved on the typical-browsing list: its 188 websites visited, the real
+//!     worker draining them against a fake OpenAI-compatible server on 127.0.0.1 that counts the
+//!     hosts it is asked about.
 //!
 //! Run: `cargo bench --bench local_first` (`-- --visits N` for another history size in (d)).
 
@@ -256,6 +259,84 @@ fn review(dir: &tempfile::TempDir, visits: usize) -> sitetrail::Result<()> {
     Ok(())
 }
 
+fn remote_calls_saved(dir: &tempfile::TempDir) -> sitetrail::Result<()> {
+    use wiremock::{matchers::method, Mock, MockServer, Request, ResponseTemplate};
+    let store = Store::open(dir.path().join("typical.db"))?;
+    let typical = parse_domain_map(TYPICAL).expect("typical list");
+    for (d, _) in &typical {
+        store.record_visit(&NewVisit {
+            url: &format!("https://{d}/"),
+            title: None,
+            visited_at: Timestamp::now(),
+            source: "bench",
+            source_visit_id: None,
+        })?;
+    }
+    let rt = tokio::runtime::Runtime::new()?;
+    let (requests, hosts) = rt.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(|req: &Request| {
+                let body: serde_json::Value = req.body_json().unwrap_or_default();
+                let user = body["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let results: Vec<serde_json::Value> = user
+                    .lines()
+                    .map(|h| serde_json::json!({"domain": h, "category": "other", "confidence": 0.9}))
+                    .collect();
+                let content = serde_json::json!({ "results": results }).to_string();
+                ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}]
+                }))
+            })
+            .mount(&server)
+            .await;
+        let classifier = Arc::new(sitetrail::classify::openai::OpenAi::new(
+            sitetrail::classify::openai::OpenAiConfig {
+                base_url: format!("{}/v1", server.uri()),
+                model: "bench".into(),
+                api_key: None,
+                http: sitetrail::classify::http::HttpOptions {
+                    connect_timeout: Duration::from_secs(2),
+                    total_timeout: Duration::from_secs(10),
+                },
+            },
+        )?);
+        let config = sitetrail::worker::WorkerConfig {
+            fixed_delay: Duration::ZERO,
+            batch_size: 20,
+            ..Default::default()
+        };
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        sitetrail::worker::Worker::new(store.clone(), classifier, config)?
+            .run(rx, true)
+            .await?;
+        let received = server.received_requests().await.unwrap_or_default();
+        let hosts: usize = received
+            .iter()
+            .map(|r| {
+                let body: serde_json::Value = r.body_json().unwrap_or_default();
+                body["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .lines()
+                    .count()
+            })
+            .sum();
+        Ok::<_, sitetrail::Error>((received.len(), hosts))
+    })?;
+    let n = typical.len();
+    println!(
+        "(e) typical browsing through the real worker: {n} websites, {hosts} sent to the remote provider in {requests} requests of up to 20; {} answered locally = {:.1}% of the remote calls saved",
+        n - hosts,
+        100.0 * (n - hosts) as f64 / n as f64
+    );
+    Ok(())
+}
+
 fn main() -> sitetrail::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let visits = args
@@ -268,6 +349,7 @@ fn main() -> sitetrail::Result<()> {
     table_decoding();
     classification_rates();
     local_pass(&dir)?;
+    remote_calls_saved(&dir)?;
     review(&dir, visits)?;
     Ok(())
 }

@@ -244,7 +244,7 @@ pub fn complete_job(
                SET category = :category, category_source = :source, classified_at = :now,
                    category_confidence = CASE WHEN :source = 'user' THEN 'high' ELSE 'medium' END,
                    category_rule = NULL, version = version + 1
-               WHERE id = :id AND (category IS NULL OR (category_source = 'builtin' AND :source <> 'user'))"#,
+               WHERE id = :id AND (category IS NULL OR category_source = 'builtin')"#,
         )?
         .execute(named_params! {
             ":id": job.website_id, ":category": category, ":source": source, ":now": now,

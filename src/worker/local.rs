@@ -87,13 +87,14 @@ impl LocalFirst {
             .pass_lock
             .lock()
             .map_err(|_| Error::Task("the local pass lock is poisoned".into()))?;
+        // Decode the open table (once per process) before any write lock is taken: the claim
+        // judges under one too.
+        open_table::warm();
         for _ in 0..3 {
             let sites = store.with_conn(|c| provisional::list_unjudged(c, LOCAL_BATCH))?;
             if sites.is_empty() {
                 return Ok(PassOutcome::default());
             }
-            // Decode the open table (once) before the write lock is taken.
-            open_table::warm();
             let (version, user) = store.with_conn(|c| self.user_categories(c))?;
             let judged: Vec<Judged> = sites
                 .into_iter()

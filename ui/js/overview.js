@@ -98,7 +98,9 @@ export async function refreshQueue() {
   if (left > 0 && q.eta_seconds !== null) {
     const rate = q.rate_per_minute ? ` (${q.rate_per_minute.toFixed(q.rate_per_minute < 10 ? 1 : 0)} per minute)` : '';
     const basis = q.eta_basis === 'measured' ? `at the current pace${rate}` : 'at the configured pace';
-    eta = `${fmtNumber(left)} website${left === 1 ? '' : 's'} left to classify: ${fmtDuration(q.eta_seconds)} ${basis}.`;
+    // With a remote provider, the websites waiting already show their built-in category.
+    const what = q.provider === 'builtin' ? 'left to classify' : 'waiting for the AI (they show their built-in category meanwhile)';
+    eta = `${fmtNumber(left)} website${left === 1 ? '' : 's'} ${what}: ${fmtDuration(q.eta_seconds)} ${basis}.`;
   } else if (left === 0 && q.visits > 0) {
     eta = `${fmtNumber(q.visits)} visits recorded; every website is classified or waiting for you in Failed.`;
   }
