@@ -1,7 +1,7 @@
 // Review: the websites whose category is not certain, most visited first. "Right" keeps the
 // shown category as the user's own; the picker sets another. Settled rows stay in place (marked)
 // until the list is refreshed, so nothing jumps under the pointer.
-import { call, describe } from './api.js';
+import { call, describe, kindOf } from './api.js';
 import { $, el, fmtNumber, categoryCell, categoryName, ruleLabel, toast } from './dom.js';
 
 const LIMIT = 200;
@@ -103,7 +103,7 @@ async function confirm(tr, i) {
     settled(tr, w.category);
   } catch (e) {
     toast(`Could not keep the category: ${describe(e)}`, true);
-    if (e && e.kind === 'conflict') refresh();
+    if (kindOf(e) === 'conflict') refresh();
   }
 }
 
