@@ -39,6 +39,7 @@ impl Classifier for Noop {
                 Ok(Verdict {
                     category: Category::Other,
                     source: CategorySource::Ai,
+                    confidence: sitetrail::Confidence::Medium,
                 })
             })
             .collect())

@@ -65,6 +65,8 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     ("website", Some(Change::Websites)),
     ("website_category_classification_outbox", Some(Change::Outbox)),
     ("worker_state", Some(Change::Worker)),
+    // Bumped by triggers with every change to a user's category (migration 0007).
+    ("user_categories_version", Some(Change::Websites)),
     // Bookkeeping no view shows.
     ("import_cursor", None),
     ("schema_migrations", None),

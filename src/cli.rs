@@ -19,7 +19,7 @@ use sitetrail::ids::OutboxId;
 use sitetrail::settings::{Overrides, Resolved};
 use sitetrail::websites::WebsiteFilter;
 use sitetrail::worker::Worker;
-use sitetrail::{Category, Error, NewVisit, Result, Store, Timestamp};
+use sitetrail::{Category, CategorySource, Error, NewVisit, Result, Store, Timestamp};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -103,10 +103,15 @@ enum Command {
         /// A category id (see `sitetrail categories`).
         category: String,
     },
-    /// Clears a website's category and queues it to be classified again.
+    /// Clears a website's category and queues it to be classified again (the built-in category
+    /// comes back at once; a remote provider is asked where it is not certain).
     Reclassify {
         /// The website's domain.
         domain: String,
+        /// Classify again with the AI: ask the remote provider even where the built-in answer
+        /// is certain.
+        #[arg(long)]
+        ai: bool,
     },
     /// Writes history or categories to a CSV or JSON file.
     Export {
@@ -138,6 +143,9 @@ enum Command {
     /// Runs the worker and re-imports every detected browser profile every few minutes, until
     /// SIGINT/SIGTERM.
     Daemon(crate::cli_import::DaemonArgs),
+    /// Lists the websites whose category is not certain, most visited first, to confirm or
+    /// correct them.
+    Review(crate::cli_review::ReviewArgs),
 }
 
 #[derive(Args, Debug)]
@@ -268,6 +276,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Worker(args) => run_worker(store, cli.settings, args)?,
         Command::Import(args) => crate::cli_import::run_import(&store, args)?,
         Command::Daemon(args) => crate::cli_import::run_daemon(store, cli.settings, args)?,
+        Command::Review(args) => crate::cli_review::run_review(&store, args)?,
         Command::Status { json } => {
             let s = store.queue_status()?;
             let w = store.worker_state()?;
@@ -320,8 +329,15 @@ fn run(cli: Cli) -> Result<()> {
                 for j in jobs {
                     let at = j.attempted_at.map(Timestamp::to_rfc3339).unwrap_or_default();
                     let err = j.last_error_message.unwrap_or_default();
+                    let keeps = match (j.category, j.category_source) {
+                        (Some(c), Some(CategorySource::Builtin)) => {
+                            format!("  (keeps its provisional category {c})")
+                        }
+                        (Some(c), Some(src)) => format!("  (category {c}, {})", src.as_str()),
+                        _ => String::new(),
+                    };
                     println!(
-                        "{}  {}  attempts {}  {}  {}",
+                        "{}  {}  attempts {}  {}  {}{keeps}",
                         j.id, j.domain, j.attempt_count, at, err
                     );
                 }
@@ -359,10 +375,11 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 for w in sites {
                     let cat = w.category.map_or("-", Category::id);
-                    let src = w
-                        .category_source
-                        .map(|s| format!(" ({})", s.as_str()))
-                        .unwrap_or_default();
+                    let src = match (w.category_source, w.category_confidence) {
+                        (Some(s), Some(c)) => format!(" ({}, {c})", s.as_str()),
+                        (Some(s), None) => format!(" ({})", s.as_str()),
+                        _ => String::new(),
+                    };
                     println!("{}  {cat}{src}", w.domain);
                 }
             }
@@ -375,9 +392,10 @@ fn run(cli: Cli) -> Result<()> {
                 w.domain, category
             );
         }
-        Command::Reclassify { domain } => {
-            let w = store.reclassify(&domain)?;
-            println!("{} queued to be classified again", w.domain);
+        Command::Reclassify { domain, ai } => {
+            let w = store.reclassify_with(&domain, sitetrail::websites::Reclassify { ai })?;
+            let with = if ai { " by the AI" } else { "" };
+            println!("{} queued to be classified again{with}", w.domain);
         }
         Command::Export { what, format, output } => {
             let kind = match what {
@@ -466,8 +484,10 @@ fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
         let outcomes = rt.block_on(classifier.classify(chunk))?;
         for (domain, outcome) in chunk.iter().zip(outcomes) {
             rows.push(match outcome {
-                Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source, "error": null}),
-                Err(e) => json!({"domain": domain, "category": null, "source": null, "error": e}),
+                Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source,
+                                "confidence": v.confidence, "error": null}),
+                Err(e) => json!({"domain": domain, "category": null, "source": null,
+                                 "confidence": null, "error": e}),
             });
         }
     }

@@ -45,6 +45,8 @@ struct VisitRecord {
     category: Option<Category>,
     category_source: Option<CategorySource>,
     source: String,
+    // Added last, so CSV columns that scripts read by position keep their place.
+    category_confidence: Option<crate::confidence::Confidence>,
 }
 
 #[derive(serde::Serialize)]
@@ -55,6 +57,7 @@ struct WebsiteRecord {
     category_source: Option<CategorySource>,
     classified_at: Option<Timestamp>,
     created_at: Timestamp,
+    category_confidence: Option<crate::confidence::Confidence>,
 }
 
 /// Writes rows one at a time in the chosen format.
@@ -123,7 +126,8 @@ fn csv_error(e: csv::Error) -> Error {
 
 fn write_history<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result<u64> {
     let mut stmt = conn.prepare(
-        r#"SELECT v.id, v.visited_at, v.url, v.title, v.source, w.domain, w.category, w.category_source
+        r#"SELECT v.id, v.visited_at, v.url, v.title, v.source, w.domain, w.category, w.category_source,
+                  w.category_confidence
            FROM visit v JOIN website w ON w.id = v.website_id
            ORDER BY v.id"#,
     )?;
@@ -139,6 +143,7 @@ fn write_history<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result<
             category: r.get("category")?,
             category_source: r.get("category_source")?,
             source: r.get("source")?,
+            category_confidence: r.get("category_confidence")?,
         })?;
         n += 1;
     }
@@ -147,7 +152,7 @@ fn write_history<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result<
 
 fn write_websites<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result<u64> {
     let mut stmt = conn.prepare(
-        r#"SELECT id, domain, category, category_source, classified_at, created_at
+        r#"SELECT id, domain, category, category_source, classified_at, created_at, category_confidence
            FROM website ORDER BY domain"#,
     )?;
     let mut rows = stmt.query([])?;
@@ -160,6 +165,7 @@ fn write_websites<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result
             category_source: r.get("category_source")?,
             classified_at: r.get("classified_at")?,
             created_at: r.get("created_at")?,
+            category_confidence: r.get("category_confidence")?,
         })?;
         n += 1;
     }

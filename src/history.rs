@@ -63,6 +63,8 @@ pub struct HistoryRow {
     pub category: Option<Category>,
     /// Who set the category.
     pub category_source: Option<CategorySource>,
+    /// How sure the category is (`high`, `medium`, `low`).
+    pub category_confidence: Option<crate::confidence::Confidence>,
 }
 
 /// A page of history, newest first.
@@ -96,6 +98,8 @@ pub struct TopWebsite {
     pub category: Option<Category>,
     /// Who set it.
     pub category_source: Option<CategorySource>,
+    /// How sure it is.
+    pub category_confidence: Option<crate::confidence::Confidence>,
     /// Visits in the window.
     pub visits: i64,
 }
@@ -120,7 +124,7 @@ fn like_pattern(text: &str) -> String {
 /// its index search at the cursor instead of stepping over every newer visit (a test counts the
 /// steps).
 pub const HISTORY_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-           w.id AS website_id, w.domain, w.category, w.category_source
+           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= :low AND v.id < :below
       AND (:category IS NULL OR w.category = :category)
@@ -193,6 +197,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
                 domain: r.get("domain")?,
                 category: r.get("category")?,
                 category_source: r.get("category_source")?,
+                category_confidence: r.get("category_confidence")?,
             })
         },
     )?;
@@ -229,7 +234,7 @@ pub fn list_category_counts(conn: &Connection, since: Timestamp) -> Result<Vec<C
 /// The `n` most visited websites since `since`.
 pub fn list_top_websites(conn: &Connection, since: Timestamp, n: usize) -> Result<Vec<TopWebsite>> {
     let mut stmt = conn.prepare_cached(
-        r#"SELECT w.id, w.domain, w.category, w.category_source, count(*) AS visits
+        r#"SELECT w.id, w.domain, w.category, w.category_source, w.category_confidence, count(*) AS visits
            FROM visit v JOIN website w ON w.id = v.website_id
            WHERE v.id >= :low
            GROUP BY w.id
@@ -241,6 +246,7 @@ pub fn list_top_websites(conn: &Connection, since: Timestamp, n: usize) -> Resul
             domain: r.get("domain")?,
             category: r.get("category")?,
             category_source: r.get("category_source")?,
+            category_confidence: r.get("category_confidence")?,
             visits: r.get("visits")?,
         })
     })?;

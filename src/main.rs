@@ -3,6 +3,7 @@
 
 mod cli;
 mod cli_import;
+mod cli_review;
 mod cli_settings;
 
 fn main() -> std::process::ExitCode {

@@ -79,7 +79,8 @@ pub struct ClaimedJob {
     pub website_id: WebsiteId,
     /// The website's domain.
     pub domain: String,
-    /// The website's category at claim time (set by the user, say): then no classifier call.
+    /// The website's final category at claim time (set by the user, say): then no classifier
+    /// call. A provisional built-in category does not count (see [`crate::provisional`]).
     pub existing_category: Option<Category>,
     /// `attempt_count` after the claim (1 on the first attempt).
     pub attempt_count: i64,
@@ -215,8 +216,11 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
     Ok(jobs)
 }
 
-/// Marks `job` COMPLETED and, if the website has no category yet, sets it; both only if the job
-/// is still at the version read at claim.
+/// Marks `job` COMPLETED and, if the website has no category yet or only a provisional built-in
+/// one, sets it (never over the user's or an AI's); both only if the job is still at the version
+/// read at claim. The category's confidence is the source's default (`high` for the user,
+/// `medium` otherwise); the worker writes the classifier's own through
+/// [`crate::provisional::complete_with_verdict`].
 pub fn complete_job(
     tx: &Transaction<'_>,
     job: &ClaimedJob,
@@ -238,8 +242,9 @@ pub fn complete_job(
         tx.prepare_cached(
             r#"UPDATE website
                SET category = :category, category_source = :source, classified_at = :now,
-                   version = version + 1
-               WHERE id = :id AND category IS NULL"#,
+                   category_confidence = CASE WHEN :source = 'user' THEN 'high' ELSE 'medium' END,
+                   category_rule = NULL, version = version + 1
+               WHERE id = :id AND (category IS NULL OR category_source = 'builtin')"#,
         )?
         .execute(named_params! {
             ":id": job.website_id, ":category": category, ":source": source, ":now": now,
@@ -334,6 +339,12 @@ pub struct FailedJob {
     pub attempted_at: Option<Timestamp>,
     /// Why the last attempt failed.
     pub last_error_message: Option<String>,
+    /// The category the website has meanwhile (a provisional built-in one, usually), if any.
+    pub category: Option<Category>,
+    /// Who set it.
+    pub category_source: Option<CategorySource>,
+    /// How sure it is.
+    pub category_confidence: Option<crate::confidence::Confidence>,
 }
 
 /// One outbox job with its website, for progress displays.
@@ -391,7 +402,8 @@ pub fn get_queue_status(conn: &Connection, now: Timestamp) -> Result<QueueStatus
 /// Every FAILED job, most recently attempted first.
 pub fn list_failed_jobs(conn: &Connection) -> Result<Vec<FailedJob>> {
     let mut stmt = conn.prepare_cached(
-        r#"SELECT o.id, o.website_id, w.domain, o.attempt_count, o.attempted_at, o.last_error_message
+        r#"SELECT o.id, o.website_id, w.domain, o.attempt_count, o.attempted_at, o.last_error_message,
+                  w.category, w.category_source, w.category_confidence
            FROM website_category_classification_outbox o INDEXED BY outbox_live_idx
            JOIN website w ON w.id = o.website_id
            WHERE o.status <> 'COMPLETED' AND o.status = 'FAILED'
@@ -405,6 +417,9 @@ pub fn list_failed_jobs(conn: &Connection) -> Result<Vec<FailedJob>> {
             attempt_count: r.get("attempt_count")?,
             attempted_at: r.get("attempted_at")?,
             last_error_message: r.get("last_error_message")?,
+            category: r.get("category")?,
+            category_source: r.get("category_source")?,
+            category_confidence: r.get("category_confidence")?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0002_worker_state.sql"),
     ),
     (3, "import", include_str!("../migrations/0003_import.sql")),
+    (
+        7,
+        "local_first",
+        include_str!("../migrations/0007_local_first.sql"),
+    ),
     (8, "changes", include_str!("../migrations/0008_changes.sql")),
 ];
 

@@ -1,12 +1,14 @@
 //! Websites and their categories: listing them, and the user's own choices.
 //!
 //! A category the user sets (`category_source = 'user'`) is final: the worker only writes a
-//! category where there is none, and setting one settles the website's outbox job in the same
-//! transaction so a worker holding it is stale.
+//! category where there is none or a provisional built-in one, and setting one settles the
+//! website's outbox job in the same transaction so a worker holding it is stale. Every category
+//! carries a confidence (`category_confidence`; the user's are `high`).
 
 use rusqlite::{named_params, Connection, OptionalExtension};
 
 use crate::category::{Category, CategorySource};
+use crate::confidence::Confidence;
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::ids::WebsiteId;
@@ -27,12 +29,23 @@ pub struct Website {
     pub category: Option<Category>,
     /// Who set the category: `ai`, `builtin` or `user`.
     pub category_source: Option<CategorySource>,
+    /// How sure the category is: `high`, `medium` or `low`.
+    pub category_confidence: Option<Confidence>,
+    /// Which built-in rule gave the category (`map`, `word`, `user`, ...), if one did.
+    pub category_rule: Option<String>,
     /// When it was classified.
     pub classified_at: Option<Timestamp>,
     /// When it was first seen.
     pub created_at: Timestamp,
     /// Row version.
     pub version: i64,
+}
+
+/// How to classify a website again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reclassify {
+    /// Ask the remote provider even where the built-in answer is certain.
+    pub ai: bool,
 }
 
 /// Which websites to list.
@@ -51,6 +64,8 @@ fn website_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Website> {
         favicon_url: r.get("favicon_url")?,
         category: r.get("category")?,
         category_source: r.get("category_source")?,
+        category_confidence: r.get("category_confidence")?,
+        category_rule: r.get("category_rule")?,
         classified_at: r.get("classified_at")?,
         created_at: r.get("created_at")?,
         version: r.get("version")?,
@@ -60,7 +75,8 @@ fn website_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Website> {
 /// Websites matching `filter`, by domain.
 pub fn list_websites(conn: &Connection, filter: &WebsiteFilter) -> Result<Vec<Website>> {
     let mut stmt = conn.prepare_cached(
-        r#"SELECT id, domain, favicon_url, category, category_source, classified_at, created_at, version
+        r#"SELECT id, domain, favicon_url, category, category_source, category_confidence, category_rule,
+                  classified_at, created_at, version
            FROM website
            WHERE (:category IS NULL OR category = :category)
              AND (:uncategorized = 0 OR category IS NULL)
@@ -76,7 +92,8 @@ pub fn list_websites(conn: &Connection, filter: &WebsiteFilter) -> Result<Vec<We
 /// The website with `domain`.
 pub fn get_website_by_domain(conn: &Connection, domain: &Domain) -> Result<Website> {
     conn.prepare_cached(
-        r#"SELECT id, domain, favicon_url, category, category_source, classified_at, created_at, version
+        r#"SELECT id, domain, favicon_url, category, category_source, category_confidence, category_rule,
+                  classified_at, created_at, version
            FROM website WHERE domain = :domain"#,
     )?
     .query_row(named_params! { ":domain": domain.as_str() }, website_from_row)
@@ -98,6 +115,25 @@ pub fn list_user_categories(conn: &Connection) -> Result<std::collections::HashM
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Sets the user's own category for `site` in the caller's transaction and settles its job.
+pub fn set_user_category_in(
+    tx: &rusqlite::Transaction<'_>,
+    site: &Website,
+    category: Category,
+    now: Timestamp,
+) -> Result<()> {
+    tx.prepare_cached(
+        r#"UPDATE website
+           SET category = :category, category_source = :source, classified_at = :now,
+               category_confidence = 'high', category_rule = 'user', version = version + 1
+           WHERE id = :id"#,
+    )?
+    .execute(named_params! {
+        ":id": site.id, ":category": category, ":source": CategorySource::User, ":now": now,
+    })?;
+    outbox::settle_job_for_website(tx, site.id)
+}
+
 impl Store {
     /// Websites matching `filter`.
     pub fn websites(&self, filter: &WebsiteFilter) -> Result<Vec<Website>> {
@@ -117,33 +153,34 @@ impl Store {
         let now = self.now();
         self.write(Change::Websites | Change::Outbox, |tx| {
             let site = get_website_by_domain(tx, &domain)?;
-            tx.prepare_cached(
-                r#"UPDATE website
-                   SET category = :category, category_source = :source, classified_at = :now,
-                       version = version + 1
-                   WHERE id = :id"#,
-            )?
-            .execute(named_params! {
-                ":id": site.id, ":category": category, ":source": CategorySource::User, ":now": now,
-            })?;
-            outbox::settle_job_for_website(tx, site.id)?;
+            set_user_category_in(tx, &site, category, now)?;
             get_website_by_domain(tx, &domain)
         })
     }
 
-    /// Clears `domain`'s category (whoever set it) and queues it to be classified again.
+    /// Clears `domain`'s category (whoever set it) and queues it to be classified again: the
+    /// worker gives it the built-in category at once, and asks the remote provider (if one is
+    /// configured) only where that is not certain.
     pub fn reclassify(&self, domain: &str) -> Result<Website> {
+        self.reclassify_with(domain, Reclassify::default())
+    }
+
+    /// Like [`Store::reclassify`], with `how.ai`: the remote provider is asked even where the
+    /// built-in answer is certain ("classify again with the AI").
+    pub fn reclassify_with(&self, domain: &str, how: Reclassify) -> Result<Website> {
         let domain = Domain::parse(domain)?;
         let now = self.now();
         self.write(Change::Websites | Change::Outbox, |tx| {
             let site = get_website_by_domain(tx, &domain)?;
             tx.prepare_cached(
                 r#"UPDATE website
-                   SET category = NULL, category_source = NULL, classified_at = NULL, version = version + 1
+                   SET category = NULL, category_source = NULL, category_confidence = NULL,
+                       category_rule = NULL, classified_at = NULL, version = version + 1
                    WHERE id = :id"#,
             )?
             .execute(named_params! { ":id": site.id })?;
             outbox::requeue_job_for_website(tx, site.id, now)?;
+            crate::provisional::set_remote_requested(tx, site.id, how.ai)?;
             get_website_by_domain(tx, &domain)
         })
     }

@@ -18,9 +18,17 @@
 //! back with exponential backoff and jitter ([`RetryPolicy`]); a batch that failed as a whole for a
 //! transient reason also makes the worker wait before its next call, so an outage cannot burn
 //! through the whole queue. `max_requests_per_minute` paces calls on top of the fixed delay.
+//!
+//! Local first ([`LocalFirst`]): every website gets the built-in category at once, with its
+//! confidence, from a local pass that runs at the start of each tick and on its own while the
+//! worker waits (on a call, a pause or the fixed delay); only the websites whose built-in answer
+//! is not certain (or that the user sent to the AI) wait for the remote provider, which then
+//! replaces the provisional category.
 
+mod local;
 mod pacing;
 
+pub use local::{LocalFirst, LOCAL_INTERVAL};
 pub use pacing::{Backoff, RequestPacer};
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -194,6 +202,8 @@ pub struct Worker {
     pacer: Option<RequestPacer>,
     /// Batches in a row that failed as a whole for a transient reason (0 after any answer).
     failed_batches: AtomicU32,
+    /// Built-in categories at once, and the local decisions of the claim.
+    local: Arc<LocalFirst>,
 }
 
 impl Worker {
@@ -202,6 +212,7 @@ impl Worker {
         config.validate()?;
         Ok(Worker {
             store,
+            local: Arc::new(LocalFirst::new(classifier.clone())),
             classifier,
             pacer: config.max_requests_per_minute.map(RequestPacer::per_minute),
             config,
@@ -216,11 +227,17 @@ impl Worker {
             limit: self.config.batch_size,
             processing_timeout: self.config.processing_timeout,
         };
+        // Built-in categories first, so the claim finds the new websites judged (and answered,
+        // where no remote provider needs to see them).
+        self.local.catch_up(&self.store, 8).await;
+        let local = self.local.clone();
         let jobs = self
             .store
             .run(move |s| {
                 let now = s.now();
-                s.write(Change::Outbox, |tx| outbox::claim_jobs(tx, now, policy))
+                s.write(Change::Outbox | Change::Websites, |tx| {
+                    local.claim(tx, now, policy)
+                })
             })
             .await?;
         if jobs.is_empty() {
@@ -350,6 +367,18 @@ impl Worker {
         if let Err(e) = self.store.run(|s| s.resume_worker()).await {
             warn!(error = %e, "cannot clear the previous pause state");
         }
+        // The local pass goes on by itself while this loop waits on the remote provider.
+        let (local_stop, local_stop_rx) = watch::channel(false);
+        let local = tokio::spawn(self.local.clone().run(self.store.clone(), local_stop_rx));
+        let result = self.run_remote(&mut stop, until_idle).await;
+        let _ = local_stop.send(true);
+        if let Err(e) = local.await {
+            warn!(error = %e, "the local classification pass ended badly");
+        }
+        result
+    }
+
+    async fn run_remote(&self, stop: &mut watch::Receiver<bool>, until_idle: bool) -> Result<()> {
         let mut offline = Backoff::new(self.config.offline_backoff_first, self.config.offline_backoff_max);
         let mut paused = false;
         // New visits and jobs are announced here, from this process and others: an idle worker
@@ -366,7 +395,7 @@ impl Worker {
                 announced.try_recv(),
                 Err(TryRecvError::Empty | TryRecvError::Closed)
             ) {}
-            let tick = self.tick(&mut stop).await;
+            let tick = self.tick(stop).await;
             if !matches!(tick, Ok(Tick::Blocked(_)) | Err(_)) {
                 offline.reset();
                 if paused {
@@ -406,7 +435,7 @@ impl Worker {
                     );
                     paused = true;
                     self.set_paused(kind, &reason, pause_for).await;
-                    if self.wait_paused(pause_for, &mut stop).await {
+                    if self.wait_paused(pause_for, stop).await {
                         offline.reset();
                         info!("resumed by the user");
                     }
@@ -540,7 +569,7 @@ fn settle(
 ) -> Result<()> {
     match outcome {
         Ok(v) => {
-            let r = outbox::complete_job(tx, job, Some((v.category, v.source)), now)?;
+            let r = crate::provisional::complete_with_verdict(tx, job, &v, now)?;
             if r == WriteOutcome::Applied {
                 info!(domain = %job.domain, category = %v.category, source = v.source.as_str(), "classified");
             }

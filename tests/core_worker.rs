@@ -52,6 +52,7 @@ impl Classifier for Fake {
                     Ok(Verdict {
                         category: Category::News,
                         source: CategorySource::Ai,
+                        confidence: sitetrail::Confidence::Medium,
                     })
                 }
             })
@@ -199,8 +200,15 @@ async fn shutdown_gives_a_hung_job_back_without_costing_an_attempt() {
         .unwrap();
     let s = store.queue_status().unwrap();
     assert_eq!((s.pending, s.processing), (1, 0));
-    let failed_or_pending = store.website("slow.example").unwrap();
-    assert_eq!(failed_or_pending.category, None);
+    // The website kept its provisional built-in category; the job waits for the provider.
+    let pending = store.website("slow.example").unwrap();
+    assert_eq!(
+        (
+            pending.category.map(|c| c.id()),
+            pending.category_source.map(|s| s.as_str())
+        ),
+        (Some("other"), Some("builtin"))
+    );
     let attempts: i64 = store
         .with_conn(|c| {
             Ok(c.query_row(

@@ -16,6 +16,10 @@ mod classify_cli;
 mod classify_providers;
 mod worker_failures;
 
+mod local_first;
+mod local_first_user;
+mod review;
+
 mod import_bad_input;
 mod import_cli;
 mod import_detect;

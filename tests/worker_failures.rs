@@ -291,9 +291,14 @@ async fn answers_outside_the_taxonomy_and_refusals_fail_only_their_jobs() {
         errors[1].0 == "weird.example" && errors[1].1.contains("\"weather\""),
         "{errors:?}"
     );
-    assert!(
-        store.website("weird.example").unwrap().category.is_none(),
-        "never stored"
+    let weird = store.website("weird.example").unwrap();
+    assert_eq!(
+        (
+            weird.category.map(|c| c.id()),
+            weird.category_source.map(|s| s.as_str())
+        ),
+        (Some("other"), Some("builtin")),
+        "the answer outside the taxonomy is never stored; the provisional category stays"
     );
 }
 

@@ -41,6 +41,8 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         cmd::history::list_history,
         cmd::history::set_category,
         cmd::history::reclassify_website,
+        cmd::review::list_review,
+        cmd::review::confirm_category,
         cmd::jobs::list_failed_jobs,
         cmd::jobs::retry_jobs,
         cmd::jobs::retry_all_failed,

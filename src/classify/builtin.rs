@@ -1,58 +1,132 @@
-//! The built-in classifier: local rules, no network. It always answers.
+//! The built-in classifier: local rules, no network. It always answers, and says how sure it is
+//! ([`Judgement`]: a category, a [`Confidence`] and the [`Rule`] that gave it).
 //!
 //! Order of evaluation, first match wins:
 //! 1. the user's own categories (`category_source = 'user'`), for the domain and each parent
-//!    domain, so a category set on `example.com` also covers `docs.example.com`;
-//! 2. a bundled map of about 1,000 well-known domains (`data/domains.tsv`, its source stated in
-//!    its header), matched on the domain and each parent domain;
-//!    and then on the site's name alone, so `kayak.de` is answered like `kayak.com`;
-//! 3. subdomain hints: the leftmost label (`mail.`, `docs.`, `shop.`, ...);
-//! 4. words in the site's name (`bank`, `news`, `casino`, ...; vocabulary in `data/words.tsv`),
-//!    longest word first;
-//! 5. ending hints (`.edu`, `.gov`, `.ac.uk`, `.gouv.fr`, `.nhs.uk`, `.bank`, ...);
-//! 6. else `other`.
+//!    domain, so a category set on `example.com` also covers `docs.example.com` (high);
+//! 2. the user's categories by site name, so one set on `kayak.com` also answers `kayak.de`
+//!    (medium);
+//! 3. the bundled map of about 1,000 well-known domains (`data/domains.tsv`, its source stated in
+//!    its header; high) and then the open domain table of about 140,000 domains
+//!    ([`super::open_table`]; medium, university domains high), both for the domain and each
+//!    parent, the most specific name first and the map before the table at the same name;
+//! 4. the bundled map by site name alone, so `kayak.de` is answered like `kayak.com` (medium);
+//! 5. subdomain hints: the leftmost label (`mail.`, `docs.`, `shop.`, ...; medium);
+//! 6. words in the site's name (`bank`, `news`, `casino`, ...; vocabulary in `data/words.tsv`),
+//!    longest word first (medium): a health agency's site under `.gov` is `health`;
+//! 7. endings: government, university, school and military zones and vetted top-level domains
+//!    (`.gov`, `.edu`, `.ac.uk`, `.gouv.fr`, `.nhs.uk`, `.bank`, ...; high), other meaningful
+//!    endings, open to anyone (`.shop`, `.tv`, `.gg`, ...; low);
+//! 8. else `other` (low).
 //!
-//! Rules 3 to 5 live in [`super::hints`].
+//! A `high` answer is certain: the worker does not ask a remote provider about it (unless the
+//! user asks to classify again with the AI). Rules 5 to 7 live in [`super::hints`].
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use async_trait::async_trait;
 
-use super::{hints, Classifier, ClassifyError, DomainOutcome, Verdict};
+use super::user_rules::{self, UserCategories};
+use super::{hints, open_table, Classifier, ClassifyError, DomainOutcome, Verdict};
 use crate::category::{Category, CategorySource};
+use crate::confidence::Confidence;
 
 /// The bundled domain map, as shipped.
 pub const DOMAINS_TSV: &str = include_str!("data/domains.tsv");
 
 static KNOWN: LazyLock<HashMap<&'static str, Category>> = LazyLock::new(|| {
+    // Checked by a unit test; a broken map would leave the rules without it, never panic.
     parse_domain_map(DOMAINS_TSV)
-        .expect("src/classify/data/domains.tsv is valid (checked by a unit test)")
+        .unwrap_or_default()
         .into_iter()
         .collect()
 });
 
 /// The bundled map by site name alone (`kayak` from `kayak.com`), for the same site under
-/// another ending (`kayak.de`). Only names of at least [`MIN_BRAND_LEN`] letters, and only names
-/// the map gives one category, so `op.gg` says nothing about `op.fi`.
-static KNOWN_NAMES: LazyLock<HashMap<&'static str, Category>> = LazyLock::new(|| {
-    let mut names: HashMap<&'static str, Option<Category>> = HashMap::new();
-    for (domain, category) in KNOWN.iter() {
-        let labels: Vec<&str> = domain.split('.').collect();
-        if let [name] = *hints::name_labels(&labels) {
-            if name.len() >= MIN_BRAND_LEN {
-                let entry = names.entry(name).or_insert(Some(*category));
-                if *entry != Some(*category) {
-                    *entry = None;
-                }
-            }
+/// another ending (`kayak.de`). Only names of at least [`user_rules::MIN_NAME_LEN`] letters, and
+/// only names the map gives one category, so `op.gg` says nothing about `op.fi`.
+static KNOWN_NAMES: LazyLock<HashMap<String, Category>> =
+    LazyLock::new(|| user_rules::names_of(KNOWN.iter().map(|(d, c)| (*d, *c))));
+
+/// Which rule gave a built-in answer; stored in `website.category_rule`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// The user's own category for the domain or a parent.
+    User,
+    /// The user's own category for the same site name under another ending.
+    UserName,
+    /// The bundled map, for the domain or a parent.
+    Map,
+    /// The open domain table, for the domain or a parent.
+    OpenTable,
+    /// The bundled map, for the same site name under another ending.
+    MapName,
+    /// The leftmost label (`mail.`, `shop.`).
+    Subdomain,
+    /// A word in the site's name.
+    Word,
+    /// The ending (`.gov`, `.ac.uk`, `.shop`).
+    Ending,
+    /// Nothing matched: `other`.
+    Nothing,
+}
+
+impl Rule {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::User => "user",
+            Rule::UserName => "user_name",
+            Rule::Map => "map",
+            Rule::OpenTable => "open_table",
+            Rule::MapName => "map_name",
+            Rule::Subdomain => "subdomain",
+            Rule::Word => "word",
+            Rule::Ending => "ending",
+            Rule::Nothing => "nothing",
         }
     }
-    names.into_iter().filter_map(|(n, c)| Some((n, c?))).collect()
-});
+}
 
-/// Shorter site names are too likely to be different sites under different endings.
-const MIN_BRAND_LEN: usize = 5;
+/// A built-in answer: the category, how sure the rules are, and which rule gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judgement {
+    /// The category.
+    pub category: Category,
+    /// How sure.
+    pub confidence: Confidence,
+    /// Which rule answered.
+    pub rule: Rule,
+}
+
+impl Judgement {
+    fn new(category: Category, confidence: Confidence, rule: Rule) -> Judgement {
+        Judgement {
+            category,
+            confidence,
+            rule,
+        }
+    }
+
+    /// True if the answer is certain: no remote provider needs to be asked.
+    pub fn is_certain(&self) -> bool {
+        self.confidence == Confidence::High
+    }
+}
+
+/// Which lookups the rules use (for measuring them apart; the defaults are what ships).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleOptions {
+    /// Ask the open domain table (rule 3's second half).
+    pub open_table: bool,
+}
+
+impl Default for RuleOptions {
+    fn default() -> Self {
+        RuleOptions { open_table: true }
+    }
+}
 
 /// Parses a domain map: `domain<TAB>category` lines, `#` comments and blank lines ignored.
 pub fn parse_domain_map(text: &str) -> Result<Vec<(&str, Category)>, String> {
@@ -69,71 +143,123 @@ pub fn parse_domain_map(text: &str) -> Result<Vec<(&str, Category)>, String> {
         .collect()
 }
 
-/// Classifies one domain by the bundled rules (without any user categories). Always answers.
-pub fn classify_domain(domain: &str) -> Category {
-    let domain = domain.trim().trim_end_matches('.').to_ascii_lowercase();
-    let domain = domain.strip_prefix("www.").unwrap_or(&domain);
-    if let Some(c) = lookup_with_parents(domain, |d| KNOWN.get(d).copied()) {
-        return c;
+/// `domain` as the rules look it up: trimmed, lower case, no trailing dot, no `www.`.
+fn normalise(domain: &str) -> String {
+    let d = domain.trim().trim_end_matches('.').to_ascii_lowercase();
+    match d.strip_prefix("www.") {
+        Some(rest) => rest.to_owned(),
+        None => d,
     }
+}
+
+/// Judges `domain` by the rules, with the user's own categories on top if given. Always answers.
+pub fn judge(domain: &str, user: Option<&UserCategories>, opts: RuleOptions) -> Judgement {
+    let domain = normalise(domain);
     let labels: Vec<&str> = domain.split('.').collect();
     let names = hints::name_labels(&labels);
-    if let Some(c) = names.last().and_then(|n| KNOWN_NAMES.get(n)) {
-        return *c;
+    let site_name = names.last().copied();
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        if let Some(c) = parents(&domain).find_map(|d| user.exact(d)) {
+            return Judgement::new(c, Confidence::High, Rule::User);
+        }
+        if let Some(c) = site_name.and_then(|n| user.by_name(n)) {
+            return Judgement::new(c, Confidence::Medium, Rule::UserName);
+        }
     }
-    hints::subdomain_hint(names)
-        .or_else(|| hints::word_hint(names))
-        .or_else(|| hints::ending_hint(&labels))
-        .unwrap_or(Category::Other)
+    for d in parents(&domain) {
+        if let Some(c) = KNOWN.get(d) {
+            return Judgement::new(*c, Confidence::High, Rule::Map);
+        }
+        if opts.open_table {
+            if let Some(c) = open_table::table().get(d) {
+                // The table's education rows are mostly Hipo's list of universities: as sure as
+                // a university ending. The rest comes from filtering lists and is often right.
+                let confidence = if c == Category::Education {
+                    Confidence::High
+                } else {
+                    Confidence::Medium
+                };
+                return Judgement::new(c, confidence, Rule::OpenTable);
+            }
+        }
+    }
+    if let Some(c) = site_name.and_then(|n| KNOWN_NAMES.get(n)) {
+        return Judgement::new(*c, Confidence::Medium, Rule::MapName);
+    }
+    if let Some(c) = hints::subdomain_hint(names) {
+        return Judgement::new(c, Confidence::Medium, Rule::Subdomain);
+    }
+    if let Some(c) = hints::word_hint(names) {
+        return Judgement::new(c, Confidence::Medium, Rule::Word);
+    }
+    match hints::ending(&labels) {
+        Some(e) if e.restricted => Judgement::new(e.category, Confidence::High, Rule::Ending),
+        Some(e) => Judgement::new(e.category, Confidence::Low, Rule::Ending),
+        None => Judgement::new(Category::Other, Confidence::Low, Rule::Nothing),
+    }
+}
+
+/// Judges one domain by the bundled rules (without any user categories). Always answers.
+pub fn judge_domain(domain: &str) -> Judgement {
+    judge(domain, None, RuleOptions::default())
+}
+
+/// Classifies one domain by the bundled rules (without any user categories). Always answers.
+pub fn classify_domain(domain: &str) -> Category {
+    judge_domain(domain).category
+}
+
+/// `domain` and then each parent (`a.b.example.com`, `b.example.com`, `example.com`); bare
+/// top-level domains are not looked up.
+fn parents(domain: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(domain), |d| {
+        d.split_once('.').map(|(_, p)| p).filter(|p| p.contains('.'))
+    })
 }
 
 /// The built-in classifier: the bundled rules only.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Builtin;
 
-/// The built-in classifier with the user's own categories on top (rule 1): a category the user
-/// set for a domain also answers for its subdomains.
+/// The built-in classifier with the user's own categories on top (rules 1 and 2): a category
+/// the user set for a domain also answers for its subdomains and for the same site name under
+/// other endings.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltinWithUser {
-    user: HashMap<String, Category>,
+    user: Arc<UserCategories>,
 }
 
 impl BuiltinWithUser {
     /// The rules with the user's own categories, `domain → category`, on top.
     pub fn new(user: HashMap<String, Category>) -> BuiltinWithUser {
+        BuiltinWithUser::with_categories(Arc::new(UserCategories::new(user)))
+    }
+
+    /// The rules with a snapshot of the user's categories on top.
+    pub fn with_categories(user: Arc<UserCategories>) -> BuiltinWithUser {
         BuiltinWithUser { user }
+    }
+
+    /// Judges one domain. Always answers.
+    pub fn judge(&self, domain: &str) -> Judgement {
+        judge(domain, Some(&self.user), RuleOptions::default())
     }
 
     /// Classifies one domain. Always answers.
     pub fn classify_one(&self, domain: &str) -> Category {
-        let d = domain.trim().trim_end_matches('.').to_ascii_lowercase();
-        let d = d.strip_prefix("www.").unwrap_or(&d);
-        lookup_with_parents(d, |p| self.user.get(p).copied()).unwrap_or_else(|| classify_domain(d))
+        self.judge(domain).category
     }
 }
 
-/// The first hit of `get` on `domain` and then each parent (`a.b.example.com`, `b.example.com`,
-/// `example.com`); bare top-level domains are not looked up.
-fn lookup_with_parents(domain: &str, get: impl Fn(&str) -> Option<Category>) -> Option<Category> {
-    let mut rest = domain;
-    loop {
-        if let Some(c) = get(rest) {
-            return Some(c);
-        }
-        match rest.split_once('.') {
-            Some((_, parent)) if parent.contains('.') => rest = parent,
-            _ => return None,
-        }
-    }
-}
-
-fn answer(domains: &[String], f: impl Fn(&str) -> Category) -> Vec<DomainOutcome> {
+fn answer(domains: &[String], f: impl Fn(&str) -> Judgement) -> Vec<DomainOutcome> {
     domains
         .iter()
         .map(|d| {
+            let j = f(d);
             Ok(Verdict {
-                category: f(d),
+                category: j.category,
                 source: CategorySource::Builtin,
+                confidence: j.confidence,
             })
         })
         .collect()
@@ -146,7 +272,7 @@ impl Classifier for Builtin {
     }
 
     async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
-        Ok(answer(domains, classify_domain))
+        Ok(answer(domains, judge_domain))
     }
 }
 
@@ -157,7 +283,7 @@ impl Classifier for BuiltinWithUser {
     }
 
     async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
-        Ok(answer(domains, |d| self.classify_one(d)))
+        Ok(answer(domains, |d| self.judge(d)))
     }
 }
 
@@ -196,6 +322,73 @@ mod tests {
         assert_eq!(classify_domain("casino-news.example"), Category::Gambling);
         assert_eq!(classify_domain("mybank.gov.example"), Category::Finance);
         assert_eq!(classify_domain("shop.netflix.example"), Category::VideoStreaming);
+        // Words in the name beat a government zone; the zone alone is certain.
+        assert_eq!(judge_domain("healthcare.gov").rule, Rule::Word);
+        assert_eq!(judge_domain("agency.gov").rule, Rule::Ending);
+    }
+
+    #[test]
+    fn every_answer_says_how_sure_it_is() {
+        let j = |d: &str| {
+            let j = judge_domain(d);
+            (j.category, j.confidence, j.rule)
+        };
+        use Confidence::*;
+        assert_eq!(j("github.com"), (Category::DevTech, High, Rule::Map));
+        assert_eq!(j("gist.github.com"), (Category::DevTech, High, Rule::Map));
+        assert_eq!(
+            j("netflix.example"),
+            (Category::VideoStreaming, Medium, Rule::MapName)
+        );
+        assert_eq!(
+            j("mail.example.org"),
+            (Category::Communication, Medium, Rule::Subdomain)
+        );
+        assert_eq!(j("mybank.example"), (Category::Finance, Medium, Rule::Word));
+        assert_eq!(j("example.gob.es"), (Category::GovernmentLaw, High, Rule::Ending));
+        assert_eq!(j("example.edu"), (Category::Education, High, Rule::Ending));
+        assert_eq!(j("example.shop"), (Category::Shopping, Low, Rule::Ending));
+        assert_eq!(j("example.com"), (Category::Other, Low, Rule::Nothing));
+        assert!(judge_domain("github.com").is_certain());
+        assert!(!judge_domain("mybank.example").is_certain());
+    }
+
+    #[test]
+    fn the_open_table_answers_after_the_map_for_the_domain_and_its_subdomains() {
+        let table = open_table::table();
+        // A domain only the table knows: exact, and for a name under it.
+        let (only_table, c) = table
+            .iter()
+            .find(|(d, c)| {
+                *c != Category::Education
+                    && !KNOWN.contains_key(d)
+                    && !parents(d).any(|p| KNOWN.contains_key(p))
+                    && hints::name_labels(&d.split('.').collect::<Vec<_>>()).len() == 1
+            })
+            .unwrap();
+        assert_eq!(
+            judge_domain(only_table),
+            Judgement::new(c, Confidence::Medium, Rule::OpenTable)
+        );
+        assert_eq!(
+            judge_domain(&format!("deep.sub.{only_table}")),
+            Judgement::new(c, Confidence::Medium, Rule::OpenTable)
+        );
+        let without = judge(only_table, None, RuleOptions { open_table: false });
+        assert_ne!(without.rule, Rule::OpenTable);
+        // In both the map and the table, with different categories: the map wins.
+        let (both, table_says) = table
+            .iter()
+            .find(|(d, c)| KNOWN.get(d).is_some_and(|m| m != c))
+            .unwrap();
+        let j = judge_domain(both);
+        assert_eq!(j.rule, Rule::Map, "{both}");
+        assert_eq!(Some(&j.category), KNOWN.get(both));
+        assert_ne!(j.category, table_says);
+        // A host the table lists under a domain of the map: the more specific name wins.
+        assert_eq!(table.get("adservice.google.de"), Some(Category::AdsInfra));
+        assert_eq!(judge_domain("adservice.google.de").category, Category::AdsInfra);
+        assert_eq!(judge_domain("google.de").category, Category::SearchReference);
     }
 
     #[test]
@@ -212,11 +405,27 @@ mod tests {
     }
 
     #[test]
-    fn user_categories_come_first_and_cover_subdomains() {
-        let user = HashMap::from([("github.com".to_owned(), Category::Productivity)]);
+    fn user_categories_come_first_and_cover_subdomains_and_other_endings() {
+        let user = HashMap::from([
+            ("github.com".to_owned(), Category::Productivity),
+            ("myfavouriteshop.example".to_owned(), Category::Games),
+        ]);
         let b = BuiltinWithUser::new(user);
         assert_eq!(b.classify_one("github.com"), Category::Productivity);
-        assert_eq!(b.classify_one("gist.github.com"), Category::Productivity);
+        assert_eq!(b.judge("gist.github.com").rule, Rule::User);
+        assert_eq!(b.judge("gist.github.com").confidence, Confidence::High);
         assert_eq!(classify_domain("gist.github.com"), Category::DevTech);
+        // The same site name under another ending: the user's choice, as a medium guess.
+        let other_ending = b.judge("myfavouriteshop.de");
+        assert_eq!(
+            (other_ending.category, other_ending.confidence, other_ending.rule),
+            (Category::Games, Confidence::Medium, Rule::UserName)
+        );
+        assert_eq!(
+            b.judge("github.de").rule,
+            Rule::UserName,
+            "beats the map's name rule"
+        );
+        assert_eq!(classify_domain("myfavouriteshop.de"), Category::Shopping);
     }
 }

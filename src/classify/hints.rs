@@ -339,21 +339,50 @@ pub fn word_hint(names: &[&str]) -> Option<Category> {
 
 /// Rule 5: the domain's ending (`.edu`, `.ac.uk`, `.gouv.fr`, `.bank`, `.nhs.uk`).
 pub fn ending_hint(labels: &[&str]) -> Option<Category> {
+    ending(labels).map(|e| e.category)
+}
+
+/// What a domain's ending says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ending {
+    /// The category.
+    pub category: Category,
+    /// True for endings only a vetted kind of body may register (government, university,
+    /// school and military zones, `.bank`, `.insurance`): the answer is then certain. Other
+    /// meaningful endings (`.shop`, `.tv`, `.gg`, ...) are open to anyone and only a hint.
+    pub restricted: bool,
+}
+
+/// Top-level domains whose registrations are vetted (see [`Ending::restricted`]).
+const RESTRICTED_TLDS: &[&str] = &["edu", "gov", "mil", "int", "bank", "insurance"];
+
+/// Rule 5 with how much the ending can be trusted.
+pub fn ending(labels: &[&str]) -> Option<Ending> {
     let domain = labels.join(".");
     if let Some((_, c)) = ENDING_HINTS
         .iter()
         .find(|(e, _)| domain.ends_with(&format!(".{e}")))
     {
-        return Some(*c);
+        // Every whole ending listed is a government or health-service zone.
+        return Some(Ending {
+            category: *c,
+            restricted: true,
+        });
     }
     let n = labels.len();
     if n >= 3 && labels[n - 1].len() == 2 {
         if let Some((_, c)) = COUNTRY_SECOND_LEVEL.iter().find(|(l, _)| *l == labels[n - 2]) {
-            return Some(*c);
+            return Some(Ending {
+                category: *c,
+                restricted: true,
+            });
         }
     }
     let tld = labels.last()?;
-    TLD_HINTS.iter().find(|(t, _)| t == tld).map(|(_, c)| *c)
+    TLD_HINTS.iter().find(|(t, _)| t == tld).map(|(t, c)| Ending {
+        category: *c,
+        restricted: RESTRICTED_TLDS.contains(t),
+    })
 }
 
 /// The label with every masked word (`alphabet`, `essex`, ...) replaced by dots.
@@ -478,6 +507,13 @@ mod tests {
         assert_eq!(ending_hint(&labels("example.nhs.uk")), Some(Category::Health));
         assert_eq!(ending_hint(&labels("bmj.bund.de")), Some(Category::GovernmentLaw));
         assert_eq!(ending_hint(&labels("example.bank")), Some(Category::Finance));
+        assert_eq!(
+            ending(&labels("example.gov.uk")).map(|e| e.restricted),
+            Some(true)
+        );
+        assert_eq!(ending(&labels("example.edu")).map(|e| e.restricted), Some(true));
+        assert_eq!(ending(&labels("example.shop")).map(|e| e.restricted), Some(false));
+        assert_eq!(ending(&labels("example.tv")).map(|e| e.restricted), Some(false));
         // `go` means government only as a second level under a country code.
         assert_eq!(ending_hint(&labels("go.example.com")), None);
         assert_eq!(ending_hint(&labels("example.com")), None);

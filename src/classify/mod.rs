@@ -12,16 +12,19 @@ pub mod builtin;
 pub mod hints;
 pub mod http;
 pub mod ollama;
+pub mod open_table;
 pub mod openai;
 pub mod privacy;
 pub mod prompt;
 pub mod secret;
+pub mod user_rules;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::category::{Category, CategorySource};
+use crate::confidence::Confidence;
 
 /// The answer for one domain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +33,9 @@ pub struct Verdict {
     pub category: Category,
     /// Who gave it (`ai` for remote and local models, `builtin` for the rules).
     pub source: CategorySource,
+    /// How sure: the rule's band for `builtin`; for `ai`, the model's own confidence in bands
+    /// ([`Confidence::from_score`]).
+    pub confidence: Confidence,
 }
 
 /// One domain's outcome: a verdict, or why this domain alone could not be classified.
@@ -80,10 +86,20 @@ pub trait Classifier: Send + Sync {
 
     /// Classifies `domains`. On `Ok`, the vector has exactly one outcome per domain, in order.
     async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError>;
+
+    /// True if this classifier would send `domain` to a remote provider (a model reached over
+    /// HTTP), false if it answers it locally (the built-in rules; private and excluded hosts
+    /// behind the [`privacy::PrivacyRouter`]). The worker asks only those the remote provider
+    /// will see; everything else gets the built-in answer at once, as final. The default says
+    /// every classifier but the built-in one is remote.
+    fn asks_remote(&self, domain: &str) -> bool {
+        let _ = domain;
+        self.name() != "builtin"
+    }
 }
 
-/// Wraps a classifier and adds a fixed latency to every call: simulates a slow provider, for
-/// tests and demos.
+/// Wraps a classifier and adds a fixed latency to every call: simulates a slow remote provider,
+/// for tests and demos.
 pub struct WithLatency {
     inner: std::sync::Arc<dyn Classifier>,
     latency: Duration,
@@ -105,5 +121,11 @@ impl Classifier for WithLatency {
     async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
         tokio::time::sleep(self.latency).await;
         self.inner.classify(domains).await
+    }
+
+    /// It stands in for a slow remote provider: every host is treated as sent out, so the
+    /// worker goes through the call (and its latency) for everything that is not certain.
+    fn asks_remote(&self, _domain: &str) -> bool {
+        true
     }
 }

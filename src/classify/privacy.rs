@@ -148,6 +148,10 @@ impl Classifier for PrivacyRouter {
             .map(|o| o.unwrap_or_else(|| Err("no classifier answered".into())))
             .collect())
     }
+
+    fn asks_remote(&self, domain: &str) -> bool {
+        self.may_send(domain) && self.remote.asks_remote(domain)
+    }
 }
 
 #[cfg(test)]

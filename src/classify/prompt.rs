@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::{ClassifyError, DomainOutcome, Verdict};
 use crate::category::{Category, CategorySource};
+use crate::confidence::Confidence;
 use crate::error::truncate_chars;
 
 /// The name given to the JSON schema in `response_format`.
@@ -85,20 +86,24 @@ pub fn parse_answer(content: &str, domains: &[String]) -> Result<Vec<DomainOutco
             truncate_chars(content, 200)
         ))
     })?;
-    let answers: Vec<(String, Option<&str>)> = results
+    let answers: Vec<(String, Option<&str>, Option<f64>)> = results
         .iter()
         .filter_map(|r| {
             let domain = r.get("domain")?.as_str()?;
-            Some((normalise(domain), r.get("category").and_then(Value::as_str)))
+            Some((
+                normalise(domain),
+                r.get("category").and_then(Value::as_str),
+                r.get("confidence").and_then(Value::as_f64),
+            ))
         })
         .collect();
     Ok(domains
         .iter()
         .map(|d| {
             let key = normalise(d);
-            let (_, category) = answers
+            let (_, category, score) = answers
                 .iter()
-                .find(|(a, _)| *a == key)
+                .find(|(a, _, _)| *a == key)
                 .ok_or_else(|| format!("the model gave no answer for {d}"))?;
             let category = category.ok_or_else(|| format!("the model gave no category for {d}"))?;
             let category: Category = category.parse().map_err(|_| {
@@ -110,6 +115,7 @@ pub fn parse_answer(content: &str, domains: &[String]) -> Result<Vec<DomainOutco
             Ok(Verdict {
                 category,
                 source: CategorySource::Ai,
+                confidence: Confidence::from_score(*score),
             })
         })
         .collect())
@@ -153,6 +159,9 @@ mod tests {
         .unwrap();
         assert_eq!(out[0].as_ref().unwrap().category, Category::Shopping);
         assert_eq!(out[1].as_ref().unwrap().category, Category::News);
+        // The model's own confidence, in bands.
+        assert_eq!(out[0].as_ref().unwrap().confidence, Confidence::High);
+        assert_eq!(out[1].as_ref().unwrap().confidence, Confidence::High);
         assert!(out[2].as_ref().unwrap_err().contains("\"weather\""));
         assert!(out[3].as_ref().unwrap_err().contains("no answer for d.example"));
     }

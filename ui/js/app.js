@@ -7,10 +7,11 @@ import { $, setCategories, toast } from './dom.js';
 import * as overview from './overview.js';
 import * as history from './history.js';
 import * as failed from './failed.js';
+import * as review from './review.js';
 import * as settings from './settings.js';
 import * as firstRun from './firstrun.js';
 
-const views = { overview, history, failed, settings };
+const views = { overview, history, review, failed, settings };
 let current = null;
 
 function showView(name) {
@@ -37,16 +38,18 @@ async function start() {
   firstRun.setFeatures(info.features);
   overview.init();
   history.init(categories);
+  review.init(categories);
   failed.init();
   settings.init(info);
 
   for (const tab of document.querySelectorAll('.tab')) {
     tab.addEventListener('click', () => showView(tab.dataset.view));
   }
-  // Alt+1..4 switch views from anywhere.
+  // Alt+1..5 switch views from anywhere.
   document.addEventListener('keydown', (e) => {
     const n = Number(e.key);
-    if (e.altKey && n >= 1 && n <= 4) {
+    const count = Object.keys(views).length;
+    if (e.altKey && n >= 1 && n <= count) {
       e.preventDefault();
       showView(Object.keys(views)[n - 1]);
     }

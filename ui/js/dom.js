@@ -68,13 +68,37 @@ export function sourceLabel(src) {
   return { ai: 'AI', builtin: 'built-in', user: 'you' }[src] || '';
 }
 
-/** A category badge with its source. */
-export function categoryCell(category, source) {
+/** How sure a category is, as users say it. */
+export function confidenceLabel(confidence) {
+  return { high: 'certain', medium: 'likely', low: 'a guess' }[confidence] || '';
+}
+
+/** Which built-in rule gave a category, as users say it. */
+export function ruleLabel(rule) {
+  return {
+    user: 'your category for this site',
+    user_name: 'your category for the same site under another ending',
+    map: 'a well-known website',
+    map_name: 'a well-known website under another ending',
+    open_table: 'the open domain list',
+    subdomain: 'the subdomain',
+    word: 'a word in the name',
+    ending: 'the domain ending',
+    nothing: 'nothing matched',
+  }[rule] || '';
+}
+
+/** A category badge with its source and how sure it is. */
+export function categoryCell(category, source, confidence) {
+  const conf = category && confidence
+    ? el('span', { class: `conf ${confidence}`, title: `Confidence: ${confidence}`, text: confidenceLabel(confidence) })
+    : null;
   return el(
     'span',
     { class: 'cat' },
     el('span', { class: category ? 'badge' : 'badge none', text: categoryName(category) }),
     source ? el('span', { class: `src ${source}`, text: sourceLabel(source) }) : null,
+    conf,
   );
 }
 

@@ -1,7 +1,7 @@
 // Failed classifications: every FAILED job with Retry per row and Retry all; a retried row
 // follows its job live (waiting → working → done, with the category) without a reload.
 import { call, describe } from './api.js';
-import { $, el, fmtWhen, fmtNumber, categoryName, toast } from './dom.js';
+import { $, el, fmtWhen, fmtNumber, categoryName, confidenceLabel, toast } from './dom.js';
 
 /** job id -> row */
 const rows = new Map();
@@ -25,7 +25,8 @@ export function hide() {
 export function onChange(ch) {
   if (!(ch.outbox || ch.websites)) return;
   if (tracking.size > 0) follow();
-  if (visible && ch.outbox) refresh();
+  // A website's category changes the row's "still has its provisional category" line.
+  if (visible && (ch.outbox || ch.websites)) refresh();
 }
 
 function summary() {
@@ -71,7 +72,9 @@ function row(j) {
   const tr = el('tr', { 'data-id': j.id, 'data-state': 'failed' },
     el('td', { class: 'domain', title: j.domain, text: j.domain }),
     el('td', { class: 'num attempts', text: String(j.attempt_count) }),
-    el('td', { class: 'err', text: j.last_error_message || '' }),
+    el('td', {},
+      el('div', { class: 'err', text: j.last_error_message || '' }),
+      el('div', { class: 'keeps muted small' })),
     el('td', { class: 'time when', title: j.attempted_at || '', text: fmtWhen(j.attempted_at) }),
     el('td', {}, el('div', { class: 'status' })));
   setFailed(tr, j);
@@ -82,10 +85,19 @@ function setFailed(tr, j) {
   tr.dataset.state = 'failed';
   tr.querySelector('.attempts').textContent = String(j.attempt_count);
   tr.querySelector('.err').textContent = j.last_error_message || '';
+  tr.querySelector('.keeps').textContent = keepsText(j);
   tr.querySelector('.when').textContent = fmtWhen(j.attempted_at);
   const domain = j.domain;
   tr.querySelector('.status').replaceChildren(
     el('button', { type: 'button', class: 'small retry', 'aria-label': `Retry ${domain}`, onclick: () => retry([j.id]) }, 'Retry'));
+}
+
+/** What the website shows meanwhile: its provisional built-in category, usually. */
+function keepsText(j) {
+  if (!j.category) return 'It has no category yet.';
+  const sure = j.category_confidence ? `, ${confidenceLabel(j.category_confidence)}` : '';
+  if (j.category_source === 'builtin') return `It still has its provisional category: ${categoryName(j.category)} (built-in${sure}).`;
+  return `Its category: ${categoryName(j.category)}.`;
 }
 
 function setState(tr, state, text) {
@@ -144,6 +156,7 @@ async function follow() {
     else if (j.status === 'COMPLETED') {
       tr.querySelector('.attempts').textContent = String(j.attempt_count);
       tr.querySelector('.err').textContent = '';
+      tr.querySelector('.keeps').textContent = '';
       tr.querySelector('.when').textContent = fmtWhen(j.attempted_at);
       setState(tr, 'done', `Done: ${categoryName(j.category)}`);
       tracking.delete(j.id);

@@ -1,7 +1,8 @@
 // History: newest visits first, keyset pages appended as you scroll, search and filters, and
 // the per-website category dialog.
 import { call, describe } from './api.js';
-import { $, el, fmtWhen, fmtNumber, categoryCell, categoryName, toast } from './dom.js';
+import { $, el, fmtWhen, fmtNumber, categoryCell, categoryName, confidenceLabel, toast } from './dom.js';
+import { currentProvider } from './overview.js';
 
 const PAGE = 100;
 /** Rows kept in the page: older pages push the oldest-loaded (newest) rows out, so memory and
@@ -64,7 +65,8 @@ export function init(categories) {
     e.preventDefault();
     saveCategory();
   });
-  $('#cat-reclassify').addEventListener('click', reclassify);
+  $('#cat-reclassify').addEventListener('click', () => reclassify(false));
+  $('#cat-reclassify-ai').addEventListener('click', () => reclassify(true));
 }
 
 export function show() {
@@ -180,7 +182,7 @@ function row(r) {
       el('div', { class: 'site' },
         el('span', { class: 'd', text: r.domain, title: r.url }),
         el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }))),
-    el('td', { class: 'c' }, categoryCell(r.category, r.category_source)),
+    el('td', { class: 'c' }, categoryCell(r.category, r.category_source, r.category_confidence)),
     el('td', { class: 'time', title: r.visited_at, text: fmtWhen(r.visited_at) }),
     el('td', {},
       el('button', {
@@ -190,25 +192,29 @@ function row(r) {
   let list = rowsByDomain.get(r.domain);
   if (!list) rowsByDomain.set(r.domain, (list = []));
   list.push(tr);
-  tr._cat = [r.category, r.category_source];
+  tr._cat = [r.category, r.category_source, r.category_confidence];
   return tr;
 }
 
-function updateDomain(domain, category, source) {
+function updateDomain(domain, category, source, confidence) {
   for (const tr of rowsByDomain.get(domain) || []) {
-    tr._cat = [category, source];
-    tr.querySelector('td.c').replaceChildren(categoryCell(category, source));
+    tr._cat = [category, source, confidence];
+    tr.querySelector('td.c').replaceChildren(categoryCell(category, source, confidence));
   }
 }
 
 let editing = null;
 function openDialog(domain, tr) {
   editing = domain;
-  const [category, source] = tr._cat;
+  const [category, source, confidence] = tr._cat;
   $('#cat-domain').textContent = domain;
+  const sure = confidence ? `, ${confidenceLabel(confidence)}` : '';
   $('#cat-current').textContent = category
-    ? `Now: ${categoryName(category)} (set by ${{ ai: 'the AI', builtin: 'the built-in rules', user: 'you' }[source] || source}).`
+    ? `Now: ${categoryName(category)} (set by ${{ ai: 'the AI', builtin: 'the built-in rules', user: 'you' }[source] || source}${sure}).`
     : 'Not classified yet.';
+  // Only a remote provider can be asked again; the built-in rules answer "Classify again".
+  const remote = currentProvider() && currentProvider() !== 'builtin';
+  $('#cat-reclassify-ai').hidden = !remote;
   $('#cat-select').value = category || 'other';
   $('#cat-dialog').showModal();
   $('#cat-select').focus();
@@ -218,7 +224,7 @@ async function saveCategory() {
   const category = $('#cat-select').value;
   try {
     const w = await call('set_category', { domain: editing, category });
-    updateDomain(w.domain, w.category, w.category_source);
+    updateDomain(w.domain, w.category, w.category_source, w.category_confidence);
     $('#cat-dialog').close();
     toast(`${w.domain} is now ${categoryName(w.category)} (your choice).`);
   } catch (e) {
@@ -226,12 +232,14 @@ async function saveCategory() {
   }
 }
 
-async function reclassify() {
+async function reclassify(ai) {
   try {
-    const w = await call('reclassify_website', { domain: editing });
-    updateDomain(w.domain, null, null);
+    const w = await call('reclassify_website', { domain: editing, ai });
+    updateDomain(w.domain, null, null, null);
     $('#cat-dialog').close();
-    toast(`${w.domain} will be classified again.`);
+    toast(ai
+      ? `${w.domain} will be classified again by the AI (the built-in category shows meanwhile).`
+      : `${w.domain} will be classified again.`);
   } catch (e) {
     toast(`Could not send it back: ${describe(e)}`, true);
   }

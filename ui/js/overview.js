@@ -4,6 +4,12 @@ import { $, el, fmtNumber, fmtDuration, fmtTime, categoryName, toast } from './d
 import * as firstRun from './firstrun.js';
 
 let summary = null;
+let lastProvider = null;
+
+/** The classifier the worker last reported ('builtin', 'openai', 'ollama'), once known. */
+export function currentProvider() {
+  return lastProvider;
+}
 let summaryAt = 0;
 let visible = false;
 const SUMMARY_MIN_INTERVAL_MS = 10_000;
@@ -58,6 +64,7 @@ export async function refreshQueue() {
     return;
   }
   const s = q.queue;
+  lastProvider = q.provider;
   $('#q-pending').textContent = fmtNumber(s.pending);
   $('#q-processing').textContent = fmtNumber(s.processing);
   $('#q-completed').textContent = fmtNumber(s.completed);
@@ -91,7 +98,9 @@ export async function refreshQueue() {
   if (left > 0 && q.eta_seconds !== null) {
     const rate = q.rate_per_minute ? ` (${q.rate_per_minute.toFixed(q.rate_per_minute < 10 ? 1 : 0)} per minute)` : '';
     const basis = q.eta_basis === 'measured' ? `at the current pace${rate}` : 'at the configured pace';
-    eta = `${fmtNumber(left)} website${left === 1 ? '' : 's'} left to classify: ${fmtDuration(q.eta_seconds)} ${basis}.`;
+    // With a remote provider, the websites waiting already show their built-in category.
+    const what = q.provider === 'builtin' ? 'left to classify' : 'waiting for the AI (they show their built-in category meanwhile)';
+    eta = `${fmtNumber(left)} website${left === 1 ? '' : 's'} ${what}: ${fmtDuration(q.eta_seconds)} ${basis}.`;
   } else if (left === 0 && q.visits > 0) {
     eta = `${fmtNumber(q.visits)} visits recorded; every website is classified or waiting for you in Failed.`;
   }
@@ -169,7 +178,7 @@ function drawTop() {
     list.append(
       el('li', {},
         el('span', { class: 'd', title: w.domain, text: w.domain }),
-        el('span', { class: 'badge', text: categoryName(w.category) }),
+        el('span', { class: 'badge', title: w.category_confidence ? `Confidence: ${w.category_confidence}` : null, text: categoryName(w.category) }),
         el('span', { class: 'n', text: fmtNumber(w.visits) })),
     );
   }

@@ -11,6 +11,7 @@ export function init(info) {
   features = info.features;
   $('#s-db-path').textContent = info.db_path;
   $('#s-config-dir').textContent = info.config_dir;
+  renderAbout(info);
   for (const b of document.querySelectorAll('[data-export]')) {
     b.addEventListener('click', () => exportData(b.dataset.export, b.dataset.format, b));
   }
@@ -27,6 +28,15 @@ export function show() {
 export function hide() {}
 
 export function onChange() {}
+
+/** The About section: version, and the open data shipped with its licence and attribution. */
+function renderAbout(info) {
+  $('#s-version').textContent = info.version;
+  $('#s-open-data').replaceChildren(...(info.open_data || []).map((d) => el('div', { class: 'open-data' },
+    el('p', {}, el('strong', { text: d.name }), ` — ${fmtNumber(d.entries)} domains; ${d.source}.`),
+    el('p', { class: 'muted small attribution', text: d.attribution }),
+    el('p', { class: 'muted small', text: 'The table is a separate data file under its own licence (CC BY-SA 4.0: share alike applies to the table and changes to it, not to Sitetrail\'s code).' }))));
+}
 
 function field(label, input, wide = false) {
   return el('label', { class: wide ? 'wide' : null }, label, input);

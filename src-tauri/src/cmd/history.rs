@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use sitetrail::history::{CategoryFilter, HistoryPage, HistoryQuery, MAX_PAGE};
 use sitetrail::ids::VisitId;
-use sitetrail::websites::Website;
+use sitetrail::websites::{Reclassify, Website};
 use sitetrail::Category;
 use tauri::State;
 
@@ -99,8 +99,16 @@ pub async fn set_category(
         .await)
 }
 
-/// Clears a website's category and queues it to be classified again.
+/// Clears a website's category and queues it to be classified again; with `ai`, the remote
+/// provider is asked even where the built-in answer is certain ("classify again with the AI").
 #[tauri::command]
-pub async fn reclassify_website(state: State<'_, AppState>, domain: String) -> CmdResult<Website> {
-    lib(state.store.run(move |s| s.reclassify(&domain)).await)
+pub async fn reclassify_website(
+    state: State<'_, AppState>,
+    domain: String,
+    ai: Option<bool>,
+) -> CmdResult<Website> {
+    let how = Reclassify {
+        ai: ai.unwrap_or(false),
+    };
+    lib(state.store.run(move |s| s.reclassify_with(&domain, how)).await)
 }

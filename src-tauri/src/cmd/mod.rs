@@ -10,6 +10,7 @@ pub mod history;
 pub mod import;
 pub mod jobs;
 pub mod overview;
+pub mod review;
 pub mod settings;
 
 use sitetrail::Timestamp;

@@ -149,9 +149,24 @@ pub struct AppInfo {
     pub version: &'static str,
     /// Which optional features this build has (`settings`, `import`).
     pub features: Vec<&'static str>,
+    /// The open data the built-in classifier ships, with its licence, for the About section.
+    pub open_data: Vec<OpenData>,
 }
 
-/// Paths, version and the features this build has.
+/// A data set shipped with the app and the terms it comes under.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenData {
+    /// What it is.
+    pub name: &'static str,
+    /// How many entries.
+    pub entries: usize,
+    /// Where it comes from and under which licence, in a few words.
+    pub source: &'static str,
+    /// The attribution text the licence asks for.
+    pub attribution: &'static str,
+}
+
+/// Paths, version, the features this build has and the open data it ships.
 #[tauri::command]
 pub fn get_app_info(state: State<'_, AppState>) -> AppInfo {
     AppInfo {
@@ -159,5 +174,11 @@ pub fn get_app_info(state: State<'_, AppState>) -> AppInfo {
         config_dir: state.paths.config_dir.display().to_string(),
         version: env!("CARGO_PKG_VERSION"),
         features: crate::FEATURES.to_vec(),
+        open_data: vec![OpenData {
+            name: "Open domain table (the built-in classifier's second lookup)",
+            entries: sitetrail::classify::open_table::ROWS,
+            source: sitetrail::classify::open_table::SOURCE_SHORT,
+            attribution: sitetrail::classify::open_table::ATTRIBUTION.trim(),
+        }],
     }
 }

@@ -22,7 +22,10 @@ fn get_queue_counts_jobs_and_visits() {
     assert_eq!(total, 2, "two websites, two jobs: {q}");
     assert_eq!(s["failed"], 1);
     assert_eq!(q["visits"], 3);
-    assert_eq!(q["provider"], "builtin");
+    // The worker starts on the runtime, off the UI thread: its provider shows once it runs.
+    wait_for(Duration::from_secs(10), || {
+        (t.ok("get_queue", json!({}))["provider"] == "builtin").then_some(())
+    });
     // Wrong argument type for a command that takes none is ignored by tauri; a bad command name is not.
     let err = t.invoke("get_queue_nope", json!({})).unwrap_err();
     assert!(err.to_string().contains("get_queue_nope"), "{err}");

@@ -5,6 +5,7 @@
 mod commands;
 mod import;
 mod live;
+mod review;
 mod settings;
 
 use std::path::PathBuf;

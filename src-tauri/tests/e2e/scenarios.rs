@@ -12,13 +12,19 @@ use super::{seed_failed, serial, visit, AppDirs};
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Failed panel: Retry one row; the worker, pointed at a fake OpenAI-compatible server, classifies
-/// it; the row shows the category, live.
+/// it; the row shows the category, live. The websites are ones the built-in rules are not sure
+/// of (a certain one, like github.com, is answered without asking the provider).
 #[test]
 fn retry_in_the_failed_panel_shows_the_category_live() {
     let _lock = serial();
     let dirs = AppDirs::create();
     let store = dirs.store();
-    let gh = seed_failed(&store, "github.com", "HTTP 503 from the provider (attempt 3)", 3);
+    let gh = seed_failed(
+        &store,
+        "quietsite.example",
+        "HTTP 503 from the provider (attempt 3)",
+        3,
+    );
     let wiki = seed_failed(&store, "en.wikipedia.org", "timed out after 30 s", 3);
     seed_failed(
         &store,
@@ -26,9 +32,9 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
         "answer outside the taxonomy: \"betting\"",
         3,
     );
-    visit(&store, "news.ycombinator.com", "", "Hacker News", 1);
+    visit(&store, "hackerlinks.example", "", "Hacker links", 1);
     drop(store);
-    let fake = FakeAi::start(&[("github.com", "dev_tech"), ("news.ycombinator.com", "news")]);
+    let fake = FakeAi::start(&[("quietsite.example", "dev_tech"), ("hackerlinks.example", "news")]);
     let mut env = dirs.env();
     env.push(("SITETRAIL_PROVIDER", "openai".into()));
     env.push(("SITETRAIL_BASE_URL", fake.base_url.clone()));
@@ -43,6 +49,12 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     let row = format!("#f-rows tr[data-id='{gh}']");
     assert_eq!(h.text(&format!("{row} .attempts")), "3");
     assert!(h.text(&format!("{row} .err")).contains("HTTP 503"));
+    // Until the AI answers, the website shows its provisional built-in category, and says so.
+    h.wait_for(WAIT, || {
+        h.text(&format!("{row} .keeps"))
+            .contains("still has its provisional category: Other")
+            .then_some(())
+    });
     h.screenshot("failed.png");
 
     h.click(&format!("{row} button.retry"));
@@ -56,7 +68,7 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     h.screenshot("failed-after-retry.png");
     h.assert_no_csp_violations();
 
-    let site = dirs.store().website("github.com").expect("website");
+    let site = dirs.store().website("quietsite.example").expect("website");
     assert_eq!(site.category.map(|c| c.id()), Some("dev_tech"));
     assert_eq!(
         site.category_source.map(|s| s.as_str()),
