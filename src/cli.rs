@@ -445,8 +445,10 @@ fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Resu
 /// The worker the `worker` and `daemon` commands run, from the settings and the worker options.
 pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &WorkerArgs) -> Result<Worker> {
     let resolved = resolve_settings(settings, &args.settings.overrides)?;
-    let user = store.with_conn(sitetrail::websites::list_user_categories)?;
-    let (mut classifier, config) = resolved.build(user)?;
+    // No user categories for the classifier: the worker judges every website with the built-in
+    // rules and the user's categories as they are at each pass (worker::local), and asks its
+    // classifier only about hosts for the remote provider.
+    let (mut classifier, config) = resolved.build(Default::default())?;
     tracing::info!(
         provider = resolved.settings.provider.as_str(),
         base_url = resolved

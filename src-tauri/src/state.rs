@@ -215,8 +215,8 @@ impl Inner {
     /// Blocking.
     pub fn build_worker(&self) -> sitetrail::Result<(Arc<dyn Classifier>, WorkerConfig, String)> {
         let resolved = self.resolve(self.load_settings()?)?;
-        let user = self.store.with_conn(sitetrail::websites::list_user_categories)?;
-        let (classifier, config) = resolved.build(user)?;
+        // The worker reads the user's categories itself at each pass (as the CLI's does).
+        let (classifier, config) = resolved.build(Default::default())?;
         Ok((classifier, config, resolved.settings.provider.as_str().to_owned()))
     }
 
