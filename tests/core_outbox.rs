@@ -17,6 +17,7 @@ fn policy(limit: usize) -> ClaimPolicy {
     ClaimPolicy {
         limit,
         processing_timeout: TIMEOUT,
+        ..ClaimPolicy::default()
     }
 }
 
