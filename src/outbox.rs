@@ -21,7 +21,7 @@
 
 mod lease;
 
-pub use lease::renew_leases;
+pub use lease::{renew_leases, RENEW_SQL};
 
 use std::time::Duration;
 

@@ -14,14 +14,15 @@ use crate::error::Result;
 use crate::ids::OutboxId;
 use crate::time::Timestamp;
 
+/// The renewal of one job's lease: by primary key, guarded by the claimed version.
+pub const RENEW_SQL: &str = r#"UPDATE website_category_classification_outbox SET lease_until = :until
+           WHERE id = :id AND version = :version AND status = 'PROCESSING'"#;
+
 /// Moves the lease of each of `jobs` still held at its claimed version to `until`, in the
 /// caller's `BEGIN IMMEDIATE` transaction. Returns the jobs that are no longer held (their
 /// version moved on): the worker has lost them and its result will be dropped.
 pub fn renew_leases(tx: &Transaction<'_>, jobs: &[ClaimedJob], until: Timestamp) -> Result<Vec<OutboxId>> {
-    let mut renew = tx.prepare_cached(
-        r#"UPDATE website_category_classification_outbox SET lease_until = :until
-           WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
-    )?;
+    let mut renew = tx.prepare_cached(RENEW_SQL)?;
     let mut lost = Vec::new();
     for job in jobs {
         let n = renew.execute(named_params! { ":id": job.id, ":version": job.version, ":until": until })?;
