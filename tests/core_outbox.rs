@@ -153,7 +153,9 @@ fn a_processing_job_is_reclaimed_after_the_timeout_only() {
 
 fn renew(store: &Store, job: &ClaimedJob, until: Timestamp) -> Vec<sitetrail::ids::OutboxId> {
     store
-        .write(None, |tx| outbox::renew_leases(tx, std::slice::from_ref(job), until))
+        .write(None, |tx| {
+            outbox::renew_leases(tx, std::slice::from_ref(job), until)
+        })
         .unwrap()
 }
 
@@ -165,7 +167,11 @@ fn a_renewed_lease_is_not_reclaimed_and_an_expired_one_is() {
     for k in 1..=5u32 {
         let at = T0.plus(TIMEOUT / 2 * k);
         assert!(renew(&store, &first, at.plus(TIMEOUT)).is_empty(), "renewal {k}");
-        assert_eq!(claim_at(&store, at.plus(TIMEOUT / 4)), None, "reclaimed from a live worker");
+        assert_eq!(
+            claim_at(&store, at.plus(TIMEOUT / 4)),
+            None,
+            "reclaimed from a live worker"
+        );
     }
     // It stops renewing (it died): one lease after its last renewal, the job is taken over.
     let last = T0.plus(TIMEOUT / 2 * 5).plus(TIMEOUT);
@@ -192,7 +198,11 @@ fn a_reclaim_at_max_attempts_ends_the_job_failed_saying_its_workers_kept_dying()
     let failed = store.failed_jobs().unwrap();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0].attempt_count, 2);
-    assert!(failed[0].last_error_message.as_deref().unwrap().contains("kept dying"));
+    assert!(failed[0]
+        .last_error_message
+        .as_deref()
+        .unwrap()
+        .contains("kept dying"));
 }
 
 #[test]
@@ -203,7 +213,12 @@ fn stored_times_from_a_clock_that_was_ahead_do_not_hold_jobs() {
         longest_retry_delay: Duration::from_secs(600),
         ..policy(1)
     };
-    let claim = |now| store.write(None, |tx| outbox::claim_jobs(tx, now, p)).unwrap().pop();
+    let claim = |now| {
+        store
+            .write(None, |tx| outbox::claim_jobs(tx, now, p))
+            .unwrap()
+            .pop()
+    };
     // While the clock is a day ahead, a fails (retry in 10 min) and b's worker dies.
     let a = claim(ahead).unwrap();
     fail_at(&store, &a, ahead, Duration::from_secs(600), 5);
@@ -215,7 +230,12 @@ fn stored_times_from_a_clock_that_was_ahead_do_not_hold_jobs() {
     assert_eq!(got, ["a.example", "b.example"]);
     // A retry within the policy's longest delay is still honoured.
     let (_db2, store2) = seeded(&["c.example"]);
-    let claim2 = |now| store2.write(None, |tx| outbox::claim_jobs(tx, now, p)).unwrap().pop();
+    let claim2 = |now| {
+        store2
+            .write(None, |tx| outbox::claim_jobs(tx, now, p))
+            .unwrap()
+            .pop()
+    };
     let c = claim2(T0).unwrap();
     fail_at(&store2, &c, T0, Duration::from_secs(600), 5);
     assert_eq!(claim2(T0.plus(Duration::from_secs(599))), None);
@@ -231,7 +251,10 @@ fn a_job_claimed_before_leases_existed_expires_after_the_processing_timeout() {
         &store,
         "UPDATE website_category_classification_outbox SET lease_until = NULL, worker_id = NULL",
     );
-    assert_eq!(claim_at(&store, T0.plus(TIMEOUT - Duration::from_millis(1))), None);
+    assert_eq!(
+        claim_at(&store, T0.plus(TIMEOUT - Duration::from_millis(1))),
+        None
+    );
     let again = claim_at(&store, T0.plus(TIMEOUT)).unwrap();
     assert_eq!((again.id, again.attempt_count), (first.id, 2));
 }

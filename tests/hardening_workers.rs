@@ -31,7 +31,7 @@ const BAD: &str = "bad.example";
 #[derive(Clone, Copy, Debug)]
 enum Refusal {
     Http400,
-    Refusal,
+    ModelSaysNo,
     ContentFilter,
     Length,
     Garbage,
@@ -45,7 +45,7 @@ fn refuse(kind: Refusal) -> ResponseTemplate {
     match kind {
         Refusal::Http400 => ResponseTemplate::new(400)
             .set_body_json(json!({"error": {"message": "this request was flagged"}})),
-        Refusal::Refusal => ResponseTemplate::new(200).set_body_json(choice(
+        Refusal::ModelSaysNo => ResponseTemplate::new(200).set_body_json(choice(
             "stop",
             serde_json::Value::Null,
             json!("I can't help with that"),
@@ -96,7 +96,7 @@ fn seed_with_bad(store: &Store, good: usize, bad: &[&str]) {
 async fn one_refused_host_fails_alone_whatever_the_refusal() {
     for kind in [
         Refusal::Http400,
-        Refusal::Refusal,
+        Refusal::ModelSaysNo,
         Refusal::ContentFilter,
         Refusal::Length,
         Refusal::Garbage,

@@ -41,7 +41,10 @@ fn get_queue_shows_the_workers_crashes() {
         .unwrap();
     let q = t.ok("get_queue", json!({}));
     assert_eq!(q["crash"]["count"], 1, "{q}");
-    assert!(q["crash"]["message"].as_str().unwrap().contains("index out of bounds"));
+    assert!(q["crash"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("index out of bounds"));
     assert!(q["crash"]["at"].is_string(), "{q}");
 }
 
