@@ -354,7 +354,11 @@ async fn two_worker_processes_never_take_a_slow_call_from_each_other() {
         [("slow.example".to_owned(), "COMPLETED".to_owned(), 1)]
     );
     assert_eq!(
-        store.website("slow.example").unwrap().category_source.as_deref(),
+        store
+            .website("slow.example")
+            .unwrap()
+            .category_source
+            .map(|s| s.as_str()),
         Some("ai")
     );
 }
