@@ -297,11 +297,8 @@ impl Worker {
     }
 
     fn claim_policy(&self) -> ClaimPolicy {
-        // One job at a time while isolating a crash.
-        let careful = self
-            .careful_claims
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-            .is_ok();
+        // One job at a time while isolating a crash (counted down by the claims that took a job).
+        let careful = self.careful_claims.load(Ordering::Relaxed) > 0;
         ClaimPolicy {
             limit: if careful { 1 } else { self.config.batch_size },
             processing_timeout: self.config.processing_timeout,
@@ -340,6 +337,9 @@ impl Worker {
             Ok(jobs) if jobs.is_empty() => return Ok(Tick::Idle),
             Ok(jobs) => jobs,
         };
+        let _ = self
+            .careful_claims
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         self.set_held(jobs.clone());
         let claimed = jobs.len();
         let lease = self.config.processing_timeout;
