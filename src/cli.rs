@@ -313,7 +313,12 @@ fn run(cli: Cli) -> Result<()> {
                         .paused_until
                         .map(|t| format!(" until {}", t.to_rfc3339()))
                         .unwrap_or_else(|| " until you run `sitetrail resume`".into());
-                    println!("worker paused{until}: {reason}");
+                    let whose = w
+                        .paused_provider
+                        .as_deref()
+                        .map(|p| format!(" (for {p})"))
+                        .unwrap_or_default();
+                    println!("worker paused{until}{whose}: {reason}");
                 }
                 if let (Some(at), Some(message)) = (&w.last_crash_at, &w.last_crash_message) {
                     println!(
