@@ -100,7 +100,9 @@ impl ExportRow for VisitRecord {
                 .map(|c| c.as_str().to_owned())
                 .unwrap_or_default(),
             self.source.clone(),
-            self.category_confidence.map(|c| c.as_str().to_owned()).unwrap_or_default(),
+            self.category_confidence
+                .map(|c| c.as_str().to_owned())
+                .unwrap_or_default(),
         ]
     }
 }
@@ -125,7 +127,9 @@ impl ExportRow for WebsiteRecord {
                 .unwrap_or_default(),
             self.classified_at.map(Timestamp::to_rfc3339).unwrap_or_default(),
             self.created_at.to_rfc3339(),
-            self.category_confidence.map(|c| c.as_str().to_owned()).unwrap_or_default(),
+            self.category_confidence
+                .map(|c| c.as_str().to_owned())
+                .unwrap_or_default(),
         ]
     }
 }

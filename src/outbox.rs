@@ -12,8 +12,8 @@
 //! `PROCESSING` is never a final state and attempts never exceed `max_attempts`.
 //!
 //! Times stored in the future stay bounded when the clock moves backwards: a retry time further
-//! ahead than the longest retry delay, or a lease further ahead than the lease length, can only
-//! come from a clock that was ahead, and is treated as due.
+//! ahead than the longest retry delay, or a lease further ahead than the lease length (each plus
+//! [`CLOCK_SLACK`]), can only come from a clock that was ahead, and is treated as due.
 //!
 //! Invariants: a claim is one short `BEGIN IMMEDIATE` transaction that commits at once; the claim
 //! queries are served by the partial index `outbox_live_idx` (COMPLETED jobs are not in it), so their
@@ -154,7 +154,8 @@ const CLAIM_FRESH_SQL: &str = r#"SELECT id FROM website_category_classification_
     ORDER BY created_at"#;
 
 /// The claim's second query: attempted PENDING jobs whose retry time has come (or lies beyond
-/// `:horizon`, now plus the longest retry delay: set by a clock that moved back), oldest attempt
+/// `:horizon`, now plus the longest retry delay and [`CLOCK_SLACK`]: set by a clock that moved
+/// back), oldest attempt
 /// first. Jobs not yet due are stepped over while walking the index; they are the live set of
 /// failed jobs, never the COMPLETED history.
 const CLAIM_RETRY_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM website_category_classification_outbox
@@ -165,7 +166,8 @@ const CLAIM_RETRY_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM web
     ORDER BY attempted_at"#;
 
 /// The claim's third query: PROCESSING jobs whose lease has expired (their worker died), or lies
-/// beyond `:lease_horizon` (now plus the lease: set by a clock that moved back). A job claimed
+/// beyond `:lease_horizon` (now plus the lease and [`CLOCK_SLACK`]: set by a clock that moved
+/// back). A job claimed
 /// before leases existed has none: it expires `:lease` after its `attempted_at`. Only the live
 /// PROCESSING jobs (a few per worker) are walked.
 const CLAIM_EXPIRED_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM website_category_classification_outbox
@@ -174,6 +176,11 @@ const CLAIM_EXPIRED_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM w
       AND CASE WHEN lease_until IS NOT NULL THEN lease_until <= :now OR lease_until > :lease_horizon
                ELSE attempted_at <= :legacy_cutoff OR attempted_at > :lease_horizon END
     ORDER BY attempted_at"#;
+
+/// How far a stored time may lie beyond what its policy allows before it counts as written by a
+/// clock that has since moved back: room for processes whose clocks differ a little, and for a
+/// "now" read a moment before another worker's write.
+pub const CLOCK_SLACK: Duration = Duration::from_secs(60);
 
 /// The claim's read queries, for plan checks (`EXPLAIN QUERY PLAN` must show a search of
 /// `outbox_live_idx`, no table scan and no sort). `INDEXED BY` pins the index: without statistics
@@ -210,7 +217,9 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
         let mut due: Vec<(Timestamp, OutboxId, i64, bool)> = tx
             .prepare_cached(CLAIM_RETRY_SQL)?
             .query_map(
-                named_params! { ":now": now, ":horizon": now.plus(policy.longest_retry_delay) },
+                named_params! {
+                    ":now": now, ":horizon": now.plus(policy.longest_retry_delay).plus(CLOCK_SLACK),
+                },
                 read(false),
             )?
             .take(remaining)
@@ -220,7 +229,8 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
             .prepare_cached(CLAIM_EXPIRED_SQL)?
             .query_map(
                 named_params! {
-                    ":now": now, ":lease_horizon": now.plus(lease), ":legacy_cutoff": now.minus(lease),
+                    ":now": now, ":lease_horizon": now.plus(lease).plus(CLOCK_SLACK),
+                    ":legacy_cutoff": now.minus(lease),
                 },
                 read(true),
             )?

@@ -327,8 +327,10 @@ impl Worker {
                 if state.holds(&scope, now) {
                     return Ok(Err(state));
                 }
+                // "Now" is read once the write lock is held: a lease another worker renewed while
+                // this one waited for the lock must not look like one from a clock that was ahead.
                 Ok(Ok(s.write(Change::Outbox | Change::Websites, |tx| {
-                    local.claim(tx, now, policy)
+                    local.claim(tx, s.now(), policy)
                 })?))
             })
             .await?;

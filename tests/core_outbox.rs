@@ -185,6 +185,19 @@ fn a_renewed_lease_is_not_reclaimed_and_an_expired_one_is() {
 }
 
 #[test]
+fn a_lease_renewed_a_moment_after_the_claimers_now_is_not_taken_for_a_clock_jump() {
+    let (_db, store) = seeded(&["a.example"]);
+    let first = claim_at(&store, T0).unwrap();
+    // Another worker read "now" a moment before this renewal committed.
+    let renewed_at = T0.plus(Duration::from_secs(2));
+    assert!(renew(&store, &first, renewed_at.plus(TIMEOUT)).is_empty());
+    assert_eq!(
+        claim_at(&store, renewed_at.minus(Duration::from_millis(500))),
+        None
+    );
+}
+
+#[test]
 fn a_reclaim_at_max_attempts_ends_the_job_failed_saying_its_workers_kept_dying() {
     let (_db, store) = seeded(&["a.example"]);
     let p = ClaimPolicy {

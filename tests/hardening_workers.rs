@@ -329,13 +329,18 @@ async fn two_worker_processes_never_take_a_slow_call_from_each_other() {
         .map(String::from),
     );
     let path = db.path.clone();
+    let logs: Vec<std::path::PathBuf> = (0..2)
+        .map(|i| db.dir.path().join(format!("worker{i}.log")))
+        .collect();
+    let log_files = logs.clone();
     let statuses = tokio::task::spawn_blocking(move || {
-        let mut workers: Vec<Child> = (0..2)
-            .map(|_| {
+        let mut workers: Vec<Child> = log_files
+            .iter()
+            .map(|log| {
                 cli(&path)
                     .args(&args)
                     .stdout(Stdio::null())
-                    .stderr(Stdio::null())
+                    .stderr(std::fs::File::create(log).unwrap())
                     .spawn()
                     .unwrap()
             })
@@ -348,10 +353,15 @@ async fn two_worker_processes_never_take_a_slow_call_from_each_other() {
     .await
     .unwrap();
     assert!(statuses.iter().all(|s| s.success()), "{statuses:?}");
+    let logs: Vec<String> = logs
+        .iter()
+        .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+        .collect();
     assert_eq!(
         server.received_requests().await.unwrap().len(),
         1,
-        "one paid call"
+        "one paid call; the workers said:\n{}",
+        logs.join("\n----\n")
     );
     assert_eq!(
         jobs(&store),
