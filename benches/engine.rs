@@ -106,6 +106,7 @@ fn claim_and_complete(store: &Store) {
     let policy = ClaimPolicy {
         limit: 1,
         processing_timeout: Duration::from_secs(300),
+        ..ClaimPolicy::default()
     };
     let now = store.now();
     let jobs = store
@@ -167,6 +168,7 @@ fn time_claim(store: &Store, rounds: usize) -> Duration {
     let policy = ClaimPolicy {
         limit: 1,
         processing_timeout: Duration::from_secs(300),
+        ..ClaimPolicy::default()
     };
     let mut conn = store.conn().unwrap();
     let now = Timestamp::now();

@@ -185,6 +185,10 @@ pub(crate) struct WorkerArgs {
     /// tests and demos.
     #[arg(long, value_name = "N", hide = true)]
     simulate_latency_ms: Option<u64>,
+    /// Makes the classifier panic whenever it is asked about DOMAIN: simulates a crash, for tests
+    /// of the worker's supervisor.
+    #[arg(long, value_name = "DOMAIN", hide = true)]
+    simulate_panic_on: Option<String>,
 }
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
@@ -248,11 +252,7 @@ fn run(cli: Cli) -> Result<()> {
             json,
         } => {
             let visited_at = match at {
-                Some(s) => Timestamp::parse_rfc3339(&s).ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "--at {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
-                    ))
-                })?,
+                Some(s) => parse_visit_time(&s)?,
                 None => store.now(),
             };
             let rec = store.record_visit(&NewVisit {
@@ -290,6 +290,12 @@ fn run(cli: Cli) -> Result<()> {
                 v["paused_reason"] = json!(w.paused_reason);
                 v["paused_until"] = json!(w.paused_until);
                 v["eta_seconds"] = json!(eta.map(|e| e.seconds));
+                v["paused_provider"] = json!(w.paused_provider);
+                v["worker_crashes"] = json!(w.worker_crashes);
+                v["last_crash"] = match (&w.last_crash_at, &w.last_crash_message) {
+                    (Some(at), message) => json!({"at": at, "message": message}),
+                    (None, _) => serde_json::Value::Null,
+                };
                 print_json(&v)?;
             } else {
                 println!(
@@ -307,7 +313,19 @@ fn run(cli: Cli) -> Result<()> {
                         .paused_until
                         .map(|t| format!(" until {}", t.to_rfc3339()))
                         .unwrap_or_else(|| " until you run `sitetrail resume`".into());
-                    println!("worker paused{until}: {reason}");
+                    let whose = w
+                        .paused_provider
+                        .as_deref()
+                        .map(|p| format!(" (for {p})"))
+                        .unwrap_or_default();
+                    println!("worker paused{until}{whose}: {reason}");
+                }
+                if let (Some(at), Some(message)) = (&w.last_crash_at, &w.last_crash_message) {
+                    println!(
+                        "worker crashed {} time(s), last at {}: {message} (it restarted by itself)",
+                        w.worker_crashes,
+                        at.to_rfc3339()
+                    );
                 }
             }
         }
@@ -467,7 +485,22 @@ pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &Worke
             Duration::from_millis(ms),
         ));
     }
+    if let Some(domain) = &args.simulate_panic_on {
+        classifier = Arc::new(sitetrail::worker::PanicsOn::new(classifier, domain.clone()));
+    }
     Worker::new(store, classifier, config)
+}
+
+/// Parses `--at`: an RFC 3339 date-time within the range the importers accept (1990–2200).
+fn parse_visit_time(s: &str) -> Result<Timestamp> {
+    let t = Timestamp::parse_rfc3339(s).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "--at {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
+        ))
+    })?;
+    sitetrail::visits::check_visit_time(t)
+        .map_err(|why| Error::InvalidInput(format!("--at {s:?}: {why}")))?;
+    Ok(t)
 }
 
 fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {

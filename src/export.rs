@@ -1,10 +1,18 @@
 //! Exporting history and categories to CSV or JSON files the user owns.
 //!
 //! Rows are streamed from the database to the file (memory stays flat at any history size), into a
-//! temporary file beside the target that is renamed over it only when complete, so a failed export
-//! never leaves a half-written file under the chosen name.
+//! private temporary file beside the target that is renamed over it only when complete
+//! ([`crate::fsutil::write_atomically_with`]), so a failed export never leaves a half-written
+//! file under the chosen name, nor a temporary file. An export never writes over the database
+//! itself or its `-wal`, `-shm` or `-journal`, however the path is spelled (symlinks, `..`, hard
+//! links: compared resolved and by device and inode).
+//!
+//! CSV cells are neutralised against CSV injection as OWASP recommends: page titles and URLs come
+//! from websites, and a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return is a
+//! live formula in a spreadsheet. Such a cell gets a leading `'` and every text cell is quoted.
+//! JSON is written as stored.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -60,6 +68,81 @@ struct WebsiteRecord {
     category_confidence: Option<crate::confidence::Confidence>,
 }
 
+/// A row of an export: serialised as is for JSON, as its text cells for CSV.
+trait ExportRow: serde::Serialize {
+    /// The CSV header: the field names, in the order of [`ExportRow::cells`].
+    const HEADER: &'static [&'static str];
+    /// The row's cells as text (empty for a missing value).
+    fn cells(&self) -> Vec<String>;
+}
+
+impl ExportRow for VisitRecord {
+    const HEADER: &'static [&'static str] = &[
+        "visit_id",
+        "visited_at",
+        "url",
+        "title",
+        "domain",
+        "category",
+        "category_source",
+        "source",
+        "category_confidence",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.visit_id.to_string(),
+            self.visited_at.to_rfc3339(),
+            self.url.clone(),
+            self.title.clone().unwrap_or_default(),
+            self.domain.clone(),
+            self.category.map(|c| c.id().to_owned()).unwrap_or_default(),
+            self.category_source
+                .map(|c| c.as_str().to_owned())
+                .unwrap_or_default(),
+            self.source.clone(),
+            self.category_confidence
+                .map(|c| c.as_str().to_owned())
+                .unwrap_or_default(),
+        ]
+    }
+}
+
+impl ExportRow for WebsiteRecord {
+    const HEADER: &'static [&'static str] = &[
+        "website_id",
+        "domain",
+        "category",
+        "category_source",
+        "classified_at",
+        "created_at",
+        "category_confidence",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.website_id.to_string(),
+            self.domain.clone(),
+            self.category.map(|c| c.id().to_owned()).unwrap_or_default(),
+            self.category_source
+                .map(|c| c.as_str().to_owned())
+                .unwrap_or_default(),
+            self.classified_at.map(Timestamp::to_rfc3339).unwrap_or_default(),
+            self.created_at.to_rfc3339(),
+            self.category_confidence
+                .map(|c| c.as_str().to_owned())
+                .unwrap_or_default(),
+        ]
+    }
+}
+
+/// A CSV cell made safe for spreadsheets (OWASP, CSV injection): a cell starting with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return gets a leading `'`, so it is read as text.
+pub fn neutralise_csv_cell(cell: &str) -> std::borrow::Cow<'_, str> {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}").into(),
+        _ => cell.into(),
+    }
+}
+
 /// Writes rows one at a time in the chosen format.
 struct RowWriter<W: Write> {
     format: ExportFormat,
@@ -73,7 +156,12 @@ impl<W: Write> RowWriter<W> {
         Ok(match format {
             ExportFormat::Csv => RowWriter {
                 format,
-                csv: Some(csv::Writer::from_writer(out)),
+                // Every cell quoted, as OWASP recommends with the `'` prefix.
+                csv: Some(
+                    csv::WriterBuilder::new()
+                        .quote_style(csv::QuoteStyle::Always)
+                        .from_writer(out),
+                ),
                 json: None,
                 first: true,
             },
@@ -90,9 +178,14 @@ impl<W: Write> RowWriter<W> {
         })
     }
 
-    fn write<T: serde::Serialize>(&mut self, row: &T) -> Result<()> {
+    fn write<T: ExportRow>(&mut self, row: &T) -> Result<()> {
         if let Some(w) = self.csv.as_mut() {
-            w.serialize(row).map_err(csv_error)?;
+            if self.first {
+                w.write_record(T::HEADER).map_err(csv_error)?;
+            }
+            let cells = row.cells();
+            w.write_record(cells.iter().map(|c| neutralise_csv_cell(c).into_owned()))
+                .map_err(csv_error)?;
         }
         if let Some(w) = self.json.as_mut() {
             w.write_all(if self.first { b"\n  " } else { b",\n  " })?;
@@ -102,10 +195,14 @@ impl<W: Write> RowWriter<W> {
         Ok(())
     }
 
-    fn finish(self) -> Result<()> {
+    /// Ends the file; `header` is written for a CSV export with no rows.
+    fn finish(self, header: &[&str]) -> Result<()> {
         match self.format {
             ExportFormat::Csv => {
                 if let Some(mut w) = self.csv {
+                    if self.first {
+                        w.write_record(header).map_err(csv_error)?;
+                    }
                     w.flush()?;
                 }
             }
@@ -174,33 +271,120 @@ fn write_websites<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result
 
 impl Store {
     /// Exports `kind` as `format` to `path` (replacing it only once complete); returns the number
-    /// of rows written.
+    /// of rows written. Refuses a `path` that is the database or one of its side files.
     pub fn export(&self, kind: ExportKind, format: ExportFormat, path: &Path) -> Result<u64> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = crate::fsutil::parent_dir(path);
         if !dir.is_dir() {
             return Err(Error::InvalidInput(format!(
                 "cannot export to {}: no such folder",
                 path.display()
             )));
         }
-        let tmp = tempfile::NamedTempFile::new_in(dir)?;
-        let mut out = RowWriter::new(format, BufWriter::new(tmp.as_file()))?;
-        // One read transaction: the export is a consistent snapshot even while visits arrive.
-        let n = self.with_conn(|c| {
-            let tx = c.unchecked_transaction()?;
-            let n = match kind {
-                ExportKind::History => write_history(&tx, &mut out)?,
-                ExportKind::Categories => write_websites(&tx, &mut out)?,
-            };
-            tx.finish()?;
+        if let Some(own) = self.own_file(path) {
+            return Err(Error::InvalidInput(format!(
+                "cannot export to {}: it is {own}, which the export would destroy; choose another file",
+                path.display()
+            )));
+        }
+        let header = match kind {
+            ExportKind::History => VisitRecord::HEADER,
+            ExportKind::Categories => WebsiteRecord::HEADER,
+        };
+        crate::fsutil::write_atomically_with(path, |file| {
+            let mut buffered = std::io::BufWriter::new(file);
+            let mut out = RowWriter::new(format, &mut buffered)?;
+            // One read transaction: the export is a consistent snapshot even while visits arrive.
+            let n = self.with_conn(|c| {
+                let tx = c.unchecked_transaction()?;
+                let n = match kind {
+                    ExportKind::History => write_history(&tx, &mut out)?,
+                    ExportKind::Categories => write_websites(&tx, &mut out)?,
+                };
+                tx.finish()?;
+                Ok(n)
+            })?;
+            out.finish(header)?;
+            buffered.flush()?;
             Ok(n)
-        })?;
-        out.finish()?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(path).map_err(|e| Error::Io(e.error))?;
-        Ok(n)
+        })
+    }
+
+    /// What `path` is, if it names the database or one of its side files (`-wal`, `-shm`,
+    /// `-journal`).
+    fn own_file(&self, path: &Path) -> Option<String> {
+        let db = self.path();
+        if crate::fsutil::same_file(path, db) {
+            return Some(format!("the Sitetrail database {}", db.display()));
+        }
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut side = db.as_os_str().to_owned();
+            side.push(suffix);
+            if crate::fsutil::same_file(path, Path::new(&side)) {
+                return Some(format!("the Sitetrail database's {suffix} file"));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_cells_get_a_leading_quote_and_others_stay() {
+        for bad in [
+            "=1+1",
+            "+1",
+            "-2",
+            "@SUM(A1)",
+            "\tx",
+            "\rx",
+            "=HYPERLINK(\"http://x\")",
+        ] {
+            assert_eq!(neutralise_csv_cell(bad), format!("'{bad}"), "{bad:?}");
+        }
+        for ok in ["", "news", "https://a.example/=x", "1+1", " =x", "'already"] {
+            assert_eq!(neutralise_csv_cell(ok), ok, "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn the_csv_header_names_the_serialised_fields_in_order() {
+        fn fields<T: serde::Serialize>(row: &T) -> Vec<String> {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.serialize(row).unwrap();
+            let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+            text.lines()
+                .next()
+                .unwrap()
+                .split(',')
+                .map(str::to_owned)
+                .collect()
+        }
+        let visit = VisitRecord {
+            visit_id: VisitId::new(),
+            visited_at: Timestamp(0),
+            url: "u".into(),
+            title: None,
+            domain: "d".into(),
+            category: None,
+            category_source: None,
+            source: "s".into(),
+            category_confidence: None,
+        };
+        assert_eq!(fields(&visit), VisitRecord::HEADER);
+        assert_eq!(visit.cells().len(), VisitRecord::HEADER.len());
+        let site = WebsiteRecord {
+            website_id: WebsiteId::new(),
+            domain: "d".into(),
+            category: None,
+            category_source: None,
+            classified_at: None,
+            created_at: Timestamp(0),
+            category_confidence: None,
+        };
+        assert_eq!(fields(&site), WebsiteRecord::HEADER);
+        assert_eq!(site.cells().len(), WebsiteRecord::HEADER.len());
     }
 }

@@ -124,6 +124,11 @@ id_type!(
     /// The id of a `website_category_classification_outbox` row.
     OutboxId
 );
+id_type!(
+    /// A running worker (one per [`crate::worker::Worker`]), recorded in the `worker_id` of the
+    /// jobs it holds.
+    WorkerId
+);
 
 #[cfg(test)]
 mod tests {

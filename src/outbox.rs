@@ -5,9 +5,23 @@
 //! state change bumps `version` and is guarded by the version the worker read when it claimed the
 //! job, so a worker whose job was reclaimed after a timeout cannot write its stale result.
 //!
+//! A claimed job carries a lease (`lease_until`, `worker_id`): the worker renews it while its
+//! classifier call is in flight ([`renew_leases`]), and only a job whose lease has expired is
+//! reclaimed, so a slow call is never taken from a live worker. A reclaim counts as an attempt; a
+//! job whose lease expired at `max_attempts` ends `FAILED` ("its workers kept dying"), so
+//! `PROCESSING` is never a final state and attempts never exceed `max_attempts`.
+//!
+//! Times stored in the future stay bounded when the clock moves backwards: a retry time further
+//! ahead than the longest retry delay, or a lease further ahead than the lease length (each plus
+//! [`CLOCK_SLACK`]), can only come from a clock that was ahead, and is treated as due.
+//!
 //! Invariants: a claim is one short `BEGIN IMMEDIATE` transaction that commits at once; the claim
 //! queries are served by the partial index `outbox_live_idx` (COMPLETED jobs are not in it), so their
 //! cost does not grow with the number of COMPLETED jobs (a test checks `EXPLAIN QUERY PLAN`).
+
+mod lease;
+
+pub use lease::{renew_leases, RENEW_SQL};
 
 use std::time::Duration;
 
@@ -15,7 +29,7 @@ use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 
 use crate::category::{Category, CategorySource};
 use crate::error::{truncate_chars, Error, Result};
-use crate::ids::{OutboxId, WebsiteId};
+use crate::ids::{OutboxId, WebsiteId, WorkerId};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 
@@ -61,13 +75,34 @@ impl JobStatus {
 
 crate::sql_enum::sql_text!(JobStatus, "job status", as_str, parse);
 
-/// Which jobs a claim may take.
+/// Which jobs a claim may take, and what the claim records.
 #[derive(Clone, Copy, Debug)]
 pub struct ClaimPolicy {
     /// Most jobs claimed at once.
     pub limit: usize,
-    /// A `PROCESSING` job whose `attempted_at` is at least this old belongs to a dead worker.
+    /// The lease: a claimed job belongs to its worker until this long after the claim or its last
+    /// renewal; then its worker is taken to be dead and the job is reclaimed.
     pub processing_timeout: Duration,
+    /// Attempts before a job is `FAILED`: a job due again (or whose lease expired) that has used
+    /// them all ends `FAILED` instead of being claimed.
+    pub max_attempts: u32,
+    /// The longest delay the retry policy gives. A retry time further ahead than this was set by
+    /// a clock that has since moved back: the job is due.
+    pub longest_retry_delay: Duration,
+    /// The claiming worker, recorded in `worker_id`.
+    pub worker: Option<WorkerId>,
+}
+
+impl Default for ClaimPolicy {
+    fn default() -> Self {
+        ClaimPolicy {
+            limit: 1,
+            processing_timeout: Duration::from_secs(300),
+            max_attempts: 5,
+            longest_retry_delay: Duration::from_secs(86_400),
+            worker: None,
+        }
+    }
 }
 
 /// A job a worker has claimed, with what it read at claim time.
@@ -118,29 +153,45 @@ const CLAIM_FRESH_SQL: &str = r#"SELECT id FROM website_category_classification_
     WHERE status <> 'COMPLETED' AND status = 'PENDING' AND attempted_at IS NULL
     ORDER BY created_at"#;
 
-/// The claim's second query: attempted PENDING jobs whose retry time has come, oldest attempt
+/// The claim's second query: attempted PENDING jobs whose retry time has come (or lies beyond
+/// `:horizon`, now plus the longest retry delay and [`CLOCK_SLACK`]: set by a clock that moved
+/// back), oldest attempt
 /// first. Jobs not yet due are stepped over while walking the index; they are the live set of
 /// failed jobs, never the COMPLETED history.
-const CLAIM_RETRY_SQL: &str = r#"SELECT id, attempted_at FROM website_category_classification_outbox
+const CLAIM_RETRY_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM website_category_classification_outbox
     INDEXED BY outbox_live_idx
     WHERE status <> 'COMPLETED' AND status = 'PENDING' AND attempted_at IS NOT NULL
-      AND attempted_at <= :now AND coalesce(next_attempt_at, attempted_at) <= :now
+      AND (coalesce(next_attempt_at, attempted_at) <= :now
+           OR coalesce(next_attempt_at, attempted_at) > :horizon)
     ORDER BY attempted_at"#;
 
-/// The claim's third query: PROCESSING jobs older than the processing timeout (their worker died).
-const CLAIM_TIMED_OUT_SQL: &str = r#"SELECT id, attempted_at FROM website_category_classification_outbox
+/// The claim's third query: PROCESSING jobs whose lease has expired (their worker died), or lies
+/// beyond `:lease_horizon` (now plus the lease and [`CLOCK_SLACK`]: set by a clock that moved
+/// back). A job claimed
+/// before leases existed has none: it expires `:lease` after its `attempted_at`. Only the live
+/// PROCESSING jobs (a few per worker) are walked.
+const CLAIM_EXPIRED_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM website_category_classification_outbox
     INDEXED BY outbox_live_idx
-    WHERE status <> 'COMPLETED' AND status = 'PROCESSING' AND attempted_at <= :cutoff
+    WHERE status <> 'COMPLETED' AND status = 'PROCESSING'
+      AND CASE WHEN lease_until IS NOT NULL THEN lease_until <= :now OR lease_until > :lease_horizon
+               ELSE attempted_at <= :legacy_cutoff OR attempted_at > :lease_horizon END
     ORDER BY attempted_at"#;
+
+/// How far a stored time may lie beyond what its policy allows before it counts as written by a
+/// clock that has since moved back: room for processes whose clocks differ a little, and for a
+/// "now" read a moment before another worker's write.
+pub const CLOCK_SLACK: Duration = Duration::from_secs(60);
 
 /// The claim's read queries, for plan checks (`EXPLAIN QUERY PLAN` must show a search of
 /// `outbox_live_idx`, no table scan and no sort). `INDEXED BY` pins the index: without statistics
 /// on a young file the planner could choose another plan and sort.
-pub const CLAIM_QUERIES: [&str; 3] = [CLAIM_FRESH_SQL, CLAIM_RETRY_SQL, CLAIM_TIMED_OUT_SQL];
+pub const CLAIM_QUERIES: [&str; 3] = [CLAIM_FRESH_SQL, CLAIM_RETRY_SQL, CLAIM_EXPIRED_SQL];
 
 /// Claims up to `policy.limit` jobs in the caller's `BEGIN IMMEDIATE` transaction: never-attempted
 /// `PENDING` jobs first (oldest `created_at`), then, oldest `attempted_at` first, `PENDING` jobs
-/// whose retry time has come and `PROCESSING` jobs older than the processing timeout.
+/// whose retry time has come and `PROCESSING` jobs whose lease expired. Each claimed job gets a
+/// lease of `policy.processing_timeout` held by `policy.worker`. A due job that has already used
+/// `policy.max_attempts` attempts ends `FAILED` instead (see [`give_up_job`]).
 pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> Result<Vec<ClaimedJob>> {
     // No `LIMIT :n` in the SQL: a bound LIMIT makes SQLite re-prepare the statement on every run
     // (its planner looks at the value). The rows come lazily in index order, so taking the first
@@ -153,27 +204,52 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
         .collect::<rusqlite::Result<_>>()?;
     let remaining = limit - ids.len();
     if remaining > 0 {
-        let read = |r: &rusqlite::Row<'_>| {
-            Ok((
-                r.get::<_, Timestamp>("attempted_at")?,
-                r.get::<_, OutboxId>("id")?,
-            ))
+        let read = |expired: bool| {
+            move |r: &rusqlite::Row<'_>| {
+                Ok((
+                    r.get::<_, Timestamp>("attempted_at")?,
+                    r.get::<_, OutboxId>("id")?,
+                    r.get::<_, i64>("attempt_count")?,
+                    expired,
+                ))
+            }
         };
-        let mut due: Vec<(Timestamp, OutboxId)> = tx
+        let mut due: Vec<(Timestamp, OutboxId, i64, bool)> = tx
             .prepare_cached(CLAIM_RETRY_SQL)?
-            .query_map(named_params! { ":now": now }, read)?
+            .query_map(
+                named_params! {
+                    ":now": now, ":horizon": now.plus(policy.longest_retry_delay).plus(CLOCK_SLACK),
+                },
+                read(false),
+            )?
             .take(remaining)
             .collect::<rusqlite::Result<_>>()?;
-        let cutoff = now.minus(policy.processing_timeout);
-        let timed_out: Vec<(Timestamp, OutboxId)> = tx
-            .prepare_cached(CLAIM_TIMED_OUT_SQL)?
-            .query_map(named_params! { ":cutoff": cutoff }, read)?
+        let lease = policy.processing_timeout;
+        let expired: Vec<(Timestamp, OutboxId, i64, bool)> = tx
+            .prepare_cached(CLAIM_EXPIRED_SQL)?
+            .query_map(
+                named_params! {
+                    ":now": now, ":lease_horizon": now.plus(lease).plus(CLOCK_SLACK),
+                    ":legacy_cutoff": now.minus(lease),
+                },
+                read(true),
+            )?
             .take(remaining)
             .collect::<rusqlite::Result<_>>()?;
         // Both lists are sorted by attempted_at; the oldest attempts of the two go first.
-        due.extend(timed_out);
+        due.extend(expired);
         due.sort();
-        ids.extend(due.into_iter().take(remaining).map(|(_, id)| id));
+        let max = i64::from(policy.max_attempts.max(1));
+        for (_, id, attempts, expired) in due {
+            if ids.len() == limit {
+                break;
+            }
+            if attempts >= max {
+                give_up_job(tx, id, attempts, expired)?;
+            } else {
+                ids.push(id);
+            }
+        }
     }
 
     // Read each job's row, then update it guarded by the version just read. No RETURNING: SQLite
@@ -187,9 +263,11 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
     let mut claim = tx.prepare_cached(
         r#"UPDATE website_category_classification_outbox
            SET status = 'PROCESSING', attempt_count = attempt_count + 1,
-               attempted_at = :now, version = version + 1
+               attempted_at = :now, lease_until = :lease_until, worker_id = :worker,
+               version = version + 1
            WHERE id = :id AND version = :version"#,
     )?;
+    let lease_until = now.plus(policy.processing_timeout);
     let mut jobs = Vec::with_capacity(ids.len());
     for id in ids {
         let job = read.query_row(named_params! { ":id": id }, |r| {
@@ -205,7 +283,10 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
             })
         })?;
         // Inside this BEGIN IMMEDIATE transaction nobody else can have changed the row.
-        let updated = claim.execute(named_params! { ":id": id, ":now": now, ":version": job.version - 1 })?;
+        let updated = claim.execute(named_params! {
+            ":id": id, ":now": now, ":version": job.version - 1,
+            ":lease_until": lease_until, ":worker": policy.worker,
+        })?;
         if updated != 1 {
             return Err(Error::Conflict(format!(
                 "outbox job {id} changed during its claim"
@@ -214,6 +295,27 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
         jobs.push(job);
     }
     Ok(jobs)
+}
+
+/// Ends a due job that has used all its attempts: `FAILED`. A job whose lease expired (`expired`)
+/// was last held by a worker that died; its message says so. A PENDING job keeps its last error
+/// (it can only be here if `max_attempts` was lowered since it failed).
+fn give_up_job(tx: &Transaction<'_>, id: OutboxId, attempts: i64, expired: bool) -> Result<()> {
+    let message = expired.then(|| {
+        format!(
+            "the workers classifying it kept dying (crashed, were killed or lost their lease before \
+             finishing); gave up after {attempts} attempts. Retry it once the worker runs steadily"
+        )
+    });
+    tx.prepare_cached(
+        r#"UPDATE website_category_classification_outbox
+           SET status = 'FAILED', last_error_message = coalesce(:message, last_error_message),
+               next_attempt_at = NULL, lease_until = NULL, worker_id = NULL, version = version + 1
+           WHERE id = :id"#,
+    )?
+    .execute(named_params! { ":id": id, ":message": message })?;
+    tracing::warn!(job = %id, attempts, "job FAILED: its attempts were used up before it could be claimed again");
+    Ok(())
 }
 
 /// Marks `job` COMPLETED and, if the website has no category yet or only a provisional built-in
@@ -231,7 +333,7 @@ pub fn complete_job(
         .prepare_cached(
             r#"UPDATE website_category_classification_outbox
                SET status = 'COMPLETED', last_error_message = NULL, next_attempt_at = NULL,
-                   version = version + 1
+                   lease_until = NULL, worker_id = NULL, version = version + 1
                WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
         )?
         .execute(named_params! { ":id": job.id, ":version": job.version })?;
@@ -271,7 +373,8 @@ pub fn fail_job(
             r#"UPDATE website_category_classification_outbox
                SET status = CASE WHEN attempt_count >= :max THEN 'FAILED' ELSE 'PENDING' END,
                    attempted_at = :now, next_attempt_at = :retry_at,
-                   last_error_message = :message, version = version + 1
+                   last_error_message = :message, lease_until = NULL, worker_id = NULL,
+                   version = version + 1
                WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
         )?
         .execute(named_params! {
@@ -295,7 +398,7 @@ pub fn release_job(tx: &Transaction<'_>, job: &ClaimedJob) -> Result<WriteOutcom
             r#"UPDATE website_category_classification_outbox
                SET status = 'PENDING', attempt_count = max(attempt_count - 1, 0),
                    attempted_at = :attempted_at, next_attempt_at = :next_attempt_at,
-                   version = version + 1
+                   lease_until = NULL, worker_id = NULL, version = version + 1
                WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
         )?
         .execute(named_params! {
@@ -480,7 +583,7 @@ fn reset_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
     tx.prepare_cached(
         r#"UPDATE website_category_classification_outbox
            SET status = 'PENDING', attempt_count = 0, attempted_at = NULL, next_attempt_at = NULL,
-               last_error_message = NULL, version = version + 1
+               last_error_message = NULL, lease_until = NULL, worker_id = NULL, version = version + 1
            WHERE id = :id"#,
     )?
     .execute(named_params! { ":id": id })?;
@@ -527,7 +630,8 @@ pub fn requeue_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId, now:
 pub fn settle_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Result<()> {
     tx.prepare_cached(
         r#"UPDATE website_category_classification_outbox
-           SET status = 'COMPLETED', next_attempt_at = NULL, version = version + 1
+           SET status = 'COMPLETED', next_attempt_at = NULL, lease_until = NULL, worker_id = NULL,
+               version = version + 1
            WHERE website_id = :w AND status <> 'COMPLETED'"#,
     )?
     .execute(named_params! { ":w": website_id })?;
@@ -535,7 +639,7 @@ pub fn settle_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId) -> Re
 }
 
 /// When the next job that is not claimable now becomes claimable: the earliest retry time of a
-/// PENDING job that failed before, or the earliest time a PROCESSING job times out. `None` if
+/// PENDING job that failed before, or the earliest time the lease of a PROCESSING job runs out. `None` if
 /// no job waits on time. Served by `outbox_live_idx` (it walks the waiting retries, never the
 /// COMPLETED history). An idle worker sleeps until then, or until new work is announced.
 pub fn get_next_due_at(conn: &Connection, processing_timeout: Duration) -> Result<Option<Timestamp>> {
@@ -546,14 +650,16 @@ pub fn get_next_due_at(conn: &Connection, processing_timeout: Duration) -> Resul
                WHERE status <> 'COMPLETED' AND status = 'PENDING' AND attempted_at IS NOT NULL"#,
         )?
         .query_row([], |r| r.get("t"))?;
-    let claimed: Option<Timestamp> = conn
+    // A claimed job falls due when its lease runs out (one claimed before leases existed,
+    // `processing_timeout` after its attempt).
+    let timeout_us = i64::try_from(processing_timeout.as_micros()).unwrap_or(i64::MAX);
+    let timeout: Option<Timestamp> = conn
         .prepare_cached(
-            r#"SELECT min(attempted_at) AS t
+            r#"SELECT min(coalesce(lease_until, attempted_at + :timeout)) AS t
                FROM website_category_classification_outbox INDEXED BY outbox_live_idx
                WHERE status <> 'COMPLETED' AND status = 'PROCESSING'"#,
         )?
-        .query_row([], |r| r.get("t"))?;
-    let timeout = claimed.map(|t| t.plus(processing_timeout));
+        .query_row(named_params! { ":timeout": timeout_us }, |r| r.get("t"))?;
     Ok(match (retry, timeout) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

@@ -7,8 +7,17 @@
 //! through [`Store::run`], which moves the work onto a blocking thread: no async task ever holds a
 //! connection.
 //!
+//! Before the pool touches a file, [`identity`] checks that it is new, empty or Sitetrail's own
+//! (SQLite's `application_id`, or Sitetrail's `schema_migrations` for files from before the mark)
+//! and that no newer Sitetrail migrated it: any other file is refused unchanged, byte for byte. The
+//! data folder and the database files are created private (`0700`/`0600`, see [`crate::files`]).
+//!
 //! Invariant: only this crate's store, visits, outbox, websites and worker_state modules touch
 //! rusqlite, and the importers, which also read the browsers' own (copied) database files.
+
+mod identity;
+
+pub use identity::APPLICATION_ID;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +41,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0002_worker_state.sql"),
     ),
     (3, "import", include_str!("../migrations/0003_import.sql")),
+    (4, "hardening", include_str!("../migrations/0004_hardening.sql")),
     (
         7,
         "local_first",
@@ -168,15 +178,20 @@ impl Store {
     }
 
     /// Opens (creating if needed) the database at `path`, sets the pragmas on every pooled
-    /// connection and applies pending migrations.
+    /// connection and applies pending migrations. A file that is not a Sitetrail database (or was
+    /// migrated by a newer Sitetrail) is refused before anything is written to it.
     pub fn open_with(path: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
         let open_err = |reason: String| Error::Open {
             path: path.clone(),
             reason,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+        let state = identity::check_database_file(&path).map_err(open_err)?;
+        if state == identity::FileState::New {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                crate::fsutil::create_private_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+            }
+            crate::fsutil::create_private_file_if_missing(&path).map_err(|e| open_err(e.to_string()))?;
         }
         let (sync, busy) = (opts.synchronous, opts.busy_timeout);
         let manager = SqliteConnectionManager::file(&path).with_init(move |c| configure(c, sync, busy));

@@ -47,6 +47,21 @@ pub struct Recorded {
     pub inserted: bool,
 }
 
+/// Checks that a visit time is within the range every source accepts, the importers'
+/// (1990-01-01 to 2200-01-01, UTC): earlier or later times are a broken clock or a bogus value,
+/// and would sort wrongly (a visit id holds its time from 1970 on). `Err` says why, for a message.
+pub fn check_visit_time(t: Timestamp) -> std::result::Result<(), String> {
+    use crate::import::{MAX_VISIT_MICROS, MIN_VISIT_MICROS};
+    if (MIN_VISIT_MICROS..MAX_VISIT_MICROS).contains(&t.as_micros()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the visit time {} is outside the years 1990 to 2199 that Sitetrail accepts",
+            t.to_rfc3339()
+        ))
+    }
+}
+
 /// Cleans a title for storage: control characters become spaces, whitespace is trimmed, empty
 /// titles become `None`, very long ones are cut.
 pub fn clean_title(title: Option<&str>) -> Option<String> {
@@ -77,6 +92,7 @@ pub fn record_visit_for_domain_in(
     if visit.source.trim().is_empty() {
         return Err(Error::InvalidInput("a visit's source must not be empty".into()));
     }
+    check_visit_time(visit.visited_at).map_err(Error::InvalidInput)?;
     let (website_id, new_website) = get_or_insert_website_in(tx, domain, now)?;
     let (visit_id, inserted) = insert_visit_in(tx, visit, website_id)?;
     Ok(Recorded {

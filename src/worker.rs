@@ -5,19 +5,28 @@
 //! writes each job's outcome guarded by the version read at claim. Between ticks it sleeps a fixed
 //! delay, so the outbox is a buffer: a burst of new websites never becomes a burst of calls.
 //!
-//! The promise is at-least-once processing with an idempotent final write: a worker that dies
-//! mid-job leaves the job `PROCESSING`, and another worker reclaims it after the processing
-//! timeout; the stale worker's late write is rejected by the version guard.
+//! The promise is at-least-once processing with an idempotent final write. A claimed job carries
+//! a lease the worker renews while its call is in flight ([`heartbeat`]), so a slow call is never
+//! taken away from a live worker; a worker that dies stops renewing, and another reclaims the job
+//! once the lease (`processing_timeout`) has run out. A stale worker's late write is rejected by
+//! the version guard.
 //!
 //! Failures that are not the jobs' fault never cost an attempt: the jobs are given back
 //! untouched ([`outbox::release_job`]) and the whole worker pauses, the pause recorded in
-//! `worker_state` for every process to see ([`crate::worker_state`]): offline → growing backoff
-//! (1 s doubling up to a cap), resumes by itself; rate limited → waits as long as the provider
-//! asked; needs the user (bad key, no quota, unknown model) → waits for `sitetrail resume` or a
-//! restart with new settings. Failures that are the jobs' fault cost an attempt and send the jobs
-//! back with exponential backoff and jitter ([`RetryPolicy`]); a batch that failed as a whole for a
-//! transient reason also makes the worker wait before its next call, so an outage cannot burn
-//! through the whole queue. `max_requests_per_minute` paces calls on top of the fixed delay.
+//! `worker_state` under the provider's name for every worker to respect ([`crate::worker_state`]):
+//! offline → growing backoff (1 s doubling up to a cap), resumes by itself; rate limited → waits as
+//! long as the provider asked; needs the user (bad key, no quota, unknown model) → waits for
+//! `sitetrail resume` or new settings. A pause recorded by another worker for the same provider
+//! holds this one too, also when it starts. Failures that are the jobs' fault cost an attempt and
+//! send the jobs back with exponential backoff and jitter ([`RetryPolicy`]); a whole batch that
+//! fails for a reason one host may cause is narrowed down first ([`narrowing`]), so only the jobs
+//! that fail on their own lose the attempt. A batch that failed as a whole for a transient reason
+//! also makes the worker wait before its next call, so an outage cannot burn through the whole
+//! queue. `max_requests_per_minute` paces every call, the narrowing ones too.
+//!
+//! [`Worker::run`] runs the loop under a [`supervisor`]: a panic is logged and recorded for
+//! `status` and the app, the jobs the worker held are given back, and the loop restarts with
+//! backoff.
 //!
 //! Local first ([`LocalFirst`]): every website gets the built-in category at once, with its
 //! confidence, from a local pass that runs at the start of each tick and on its own while the
@@ -25,14 +34,18 @@
 //! is not certain (or that the user sent to the AI) wait for the remote provider, which then
 //! replaces the provisional category.
 
+mod heartbeat;
 mod local;
+mod narrowing;
 mod pacing;
+mod supervisor;
 
 pub use local::{LocalFirst, LOCAL_INTERVAL};
 pub use pacing::{Backoff, RequestPacer};
+pub use supervisor::PanicsOn;
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
@@ -42,9 +55,11 @@ use tracing::{debug, info, warn};
 
 use crate::classify::{Classifier, ClassifyError, DomainOutcome};
 use crate::error::{Error, Result};
+use crate::ids::WorkerId;
 use crate::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
 use crate::store::{Change, Store};
-use crate::worker_state::PauseKind;
+use crate::worker_state::{PauseKind, WorkerState};
+use narrowing::Settle;
 
 /// How long a failed job waits before its next attempt: `base * factor^(attempt-1)`, capped at
 /// `max`, then spread by up to `±jitter` (a fraction) so that jobs that failed together do not
@@ -85,6 +100,13 @@ impl RetryPolicy {
         Duration::from_secs_f64((capped * (1.0 + spread)).max(0.0))
     }
 
+    /// The longest delay this policy can give (the cap plus its jitter): a retry time further
+    /// ahead than this can only come from a clock that has since moved back.
+    pub fn longest(&self) -> Duration {
+        let capped = self.max.max(self.base).as_secs_f64() * (1.0 + self.jitter.clamp(0.0, 1.0));
+        Duration::try_from_secs_f64(capped).unwrap_or(Duration::MAX)
+    }
+
     /// Exponential backoff with ±20% jitter: `base * factor^(attempt-1)`, capped at `max`.
     pub fn exponential(base: Duration, factor: f64, max: Duration) -> Self {
         RetryPolicy {
@@ -103,7 +125,8 @@ pub struct WorkerConfig {
     pub fixed_delay: Duration,
     /// Delay before a failed job is retried.
     pub retry: RetryPolicy,
-    /// A job `PROCESSING` for longer than this belongs to a dead worker and is reclaimed.
+    /// The lease on a claimed job: the worker renews it every third of this while it works on
+    /// the job, and a job whose lease ran out (its worker died) is reclaimed.
     pub processing_timeout: Duration,
     /// Attempts before a job is `FAILED`.
     pub max_attempts: u32,
@@ -122,6 +145,14 @@ pub struct WorkerConfig {
     /// Longest sleep of an idle worker. It wakes as soon as new work is announced (by this
     /// process or another, see [`crate::changes`]) or a retry falls due; this is the safety net.
     pub idle_poll: Duration,
+    /// After a crash, the first wait before the worker restarts, doubled after each crash...
+    pub crash_backoff_first: Duration,
+    /// ...up to this.
+    pub crash_backoff_max: Duration,
+    /// The provider this worker calls, as its pauses are recorded (`<provider> <base URL>
+    /// <model>`, never a credential): pauses of other providers do not hold it. `None`: the
+    /// classifier's name.
+    pub pause_scope: Option<String>,
 }
 
 impl Default for WorkerConfig {
@@ -138,6 +169,9 @@ impl Default for WorkerConfig {
             offline_backoff_max: Duration::from_secs(300),
             pause_poll: Duration::from_secs(1),
             idle_poll: Duration::from_secs(60),
+            crash_backoff_first: Duration::from_secs(1),
+            crash_backoff_max: Duration::from_secs(60),
+            pause_scope: None,
         }
     }
 }
@@ -170,9 +204,12 @@ impl WorkerConfig {
                 "retry factor must be between {min} and {max}"
             )));
         }
-        if self.offline_backoff_first.is_zero() || self.pause_poll.is_zero() {
+        if self.offline_backoff_first.is_zero()
+            || self.pause_poll.is_zero()
+            || self.crash_backoff_first.is_zero()
+        {
             return Err(Error::InvalidConfig(
-                "offline backoff and pause poll must be more than 0".into(),
+                "offline backoff, crash backoff and pause poll must be more than 0".into(),
             ));
         }
         Ok(())
@@ -188,10 +225,15 @@ pub enum Tick {
     Worked {
         /// Jobs claimed.
         claimed: usize,
+        /// True if the classifier answered at least one call.
+        answered: bool,
     },
     /// The classifier could not be used for a reason that is not the jobs' fault; the jobs were
     /// given back and the worker should wait before trying again.
     Blocked(ClassifyError),
+    /// A pause recorded for this worker's provider (by this or another worker) holds: nothing was
+    /// claimed.
+    Paused(WorkerState),
 }
 
 /// A classification worker.
@@ -204,12 +246,36 @@ pub struct Worker {
     failed_batches: AtomicU32,
     /// Built-in categories at once, and the local decisions of the claim.
     local: Arc<LocalFirst>,
+    /// This worker, as recorded on the jobs it holds.
+    id: WorkerId,
+    /// The provider, as pauses are recorded.
+    scope: String,
+    /// The jobs claimed and not yet settled: what the supervisor gives back after a crash.
+    held: Mutex<Vec<ClaimedJob>>,
+    /// Claims still to make one job at a time (after a crash with several jobs in flight, so a
+    /// website that crashes the worker is found alone).
+    careful_claims: AtomicUsize,
+    /// True once this worker waited on a pause of its provider: its next answered call lifts it.
+    saw_pause: AtomicBool,
 }
+
+/// A call's result, or why there is none.
+enum Interrupted {
+    Stopped,
+    Failed(ClassifyError),
+}
+use Interrupted::{Failed, Stopped};
+
+type CallResult = std::result::Result<Vec<DomainOutcome>, Interrupted>;
 
 impl Worker {
     /// A worker over `store` using `classifier`.
     pub fn new(store: Store, classifier: Arc<dyn Classifier>, config: WorkerConfig) -> Result<Worker> {
         config.validate()?;
+        let scope = config
+            .pause_scope
+            .clone()
+            .unwrap_or_else(|| classifier.name().to_owned());
         Ok(Worker {
             store,
             local: Arc::new(LocalFirst::new(classifier.clone())),
@@ -217,59 +283,122 @@ impl Worker {
             pacer: config.max_requests_per_minute.map(RequestPacer::per_minute),
             config,
             failed_batches: AtomicU32::new(0),
+            id: WorkerId::new(),
+            scope,
+            held: Mutex::new(Vec::new()),
+            careful_claims: AtomicUsize::new(0),
+            saw_pause: AtomicBool::new(false),
         })
     }
 
-    /// Claims, classifies and settles one batch. If `stop` turns true while the classifier is
-    /// working and does not finish within the shutdown grace, the jobs are given back untouched.
-    pub async fn tick(&self, stop: &mut watch::Receiver<bool>) -> Result<Tick> {
-        let policy = ClaimPolicy {
-            limit: self.config.batch_size,
+    /// This worker's id, as recorded in the `worker_id` of the jobs it holds.
+    pub fn id(&self) -> WorkerId {
+        self.id
+    }
+
+    fn claim_policy(&self) -> ClaimPolicy {
+        // One job at a time while isolating a crash (counted down by the claims that took a job).
+        let careful = self.careful_claims.load(Ordering::Relaxed) > 0;
+        ClaimPolicy {
+            limit: if careful { 1 } else { self.config.batch_size },
             processing_timeout: self.config.processing_timeout,
-        };
+            max_attempts: self.config.max_attempts,
+            longest_retry_delay: self.config.retry.longest(),
+            worker: Some(self.id),
+        }
+    }
+
+    /// Claims, classifies and settles one batch, unless a pause of this worker's provider holds
+    /// (then nothing is claimed). The jobs' leases are renewed while the batch is worked on. If
+    /// `stop` turns true while the classifier is working and does not finish within the shutdown
+    /// grace, the jobs are given back untouched.
+    pub async fn tick(&self, stop: &mut watch::Receiver<bool>) -> Result<Tick> {
+        let policy = self.claim_policy();
+        let scope = self.scope.clone();
         // Built-in categories first, so the claim finds the new websites judged (and answered,
         // where no remote provider needs to see them).
         self.local.catch_up(&self.store, 8).await;
         let local = self.local.clone();
-        let jobs = self
+        let claimed = self
             .store
             .run(move |s| {
                 let now = s.now();
-                s.write(Change::Outbox | Change::Websites, |tx| {
-                    local.claim(tx, now, policy)
-                })
+                let state = s.worker_state()?;
+                if state.holds(&scope, now) {
+                    return Ok(Err(state));
+                }
+                // "Now" is read once the write lock is held: a lease another worker renewed while
+                // this one waited for the lock must not look like one from a clock that was ahead.
+                Ok(Ok(s.write(Change::Outbox | Change::Websites, |tx| {
+                    local.claim(tx, s.now(), policy)
+                })?))
             })
             .await?;
-        if jobs.is_empty() {
-            return Ok(Tick::Idle);
-        }
+        let jobs = match claimed {
+            Err(state) => return Ok(Tick::Paused(state)),
+            Ok(jobs) if jobs.is_empty() => return Ok(Tick::Idle),
+            Ok(jobs) => jobs,
+        };
+        let _ = self
+            .careful_claims
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        self.set_held(jobs.clone());
         let claimed = jobs.len();
+        let lease = self.config.processing_timeout;
+        let worked =
+            heartbeat::with_heartbeat(&self.store, &jobs, lease, self.work(jobs.clone(), stop)).await;
+        if worked.is_err() {
+            // The outcome could not be written: give the jobs back rather than leave them to
+            // their lease.
+            self.release_held().await;
+        }
+        self.set_held(Vec::new());
+        let (blocked, answered) = worked?;
+        Ok(match blocked {
+            Some(e) => Tick::Blocked(e),
+            None => Tick::Worked { claimed, answered },
+        })
+    }
+
+    /// Classifies `jobs` (narrowing a failed batch down) and writes every outcome. Returns the
+    /// error that blocks the worker, if any, and whether the classifier answered.
+    async fn work(
+        &self,
+        jobs: Vec<ClaimedJob>,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Result<(Option<ClassifyError>, bool)> {
         let (settled, to_classify): (Vec<ClaimedJob>, Vec<ClaimedJob>) =
             jobs.into_iter().partition(|j| j.existing_category.is_some());
-
-        let answer = if to_classify.is_empty() {
-            Ok(Vec::new())
+        let domains: Vec<String> = to_classify.iter().map(|j| j.domain.clone()).collect();
+        let (settles, blocked, answered) = if domains.is_empty() {
+            (Vec::new(), None, false)
         } else {
-            let domains: Vec<String> = to_classify.iter().map(|j| j.domain.clone()).collect();
-            for d in &domains {
-                info!(provider = self.classifier.name(), domain = %d, "classifier call");
-            }
-            match self.wait_for_slot(stop).await {
-                true => self.classify_unless_stopped(&domains, stop).await,
-                false => Err(Stopped),
+            match self.call(&domains, stop).await {
+                Ok(outcomes) => (outcomes.into_iter().map(Settle::Outcome).collect(), None, true),
+                Err(Stopped) => (domains.iter().map(|_| Settle::Release).collect(), None, false),
+                Err(Failed(e)) if narrowing::may_be_one_host(&e, domains.len()) => {
+                    let n = narrowing::narrow(self, &domains, e, stop).await;
+                    (n.settles, n.blocked, n.answered)
+                }
+                Err(Failed(e)) if e.consumes_attempt() => {
+                    let msg = e.to_string();
+                    (
+                        domains.iter().map(|_| Settle::Fail(msg.clone())).collect(),
+                        None,
+                        false,
+                    )
+                }
+                Err(Failed(e)) => (domains.iter().map(|_| Settle::Release).collect(), Some(e), false),
             }
         };
-        match &answer {
-            Ok(_) => self.failed_batches.store(0, Ordering::Relaxed),
-            Err(Failed(ClassifyError::Transient(_))) => {
-                self.failed_batches.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(_) => {}
+        if answered {
+            self.failed_batches.store(0, Ordering::Relaxed);
+        } else if settles.iter().any(|s| matches!(s, Settle::Fail(_))) {
+            self.failed_batches.fetch_add(1, Ordering::Relaxed);
         }
 
         let config = self.config.clone();
-        let blocked = self
-            .store
+        self.store
             .run(move |s| {
                 let now = s.now();
                 s.write(Change::Outbox | Change::Websites, |tx| {
@@ -277,50 +406,38 @@ impl Worker {
                         debug!(domain = %job.domain, "already categorised; no classifier call");
                         log_stale(job, outbox::complete_job(tx, job, None, now)?);
                     }
-                    match answer {
-                        Ok(outcomes) if outcomes.len() == to_classify.len() => {
-                            for (job, outcome) in to_classify.iter().zip(outcomes) {
-                                settle(tx, job, outcome, &config, now)?;
-                            }
-                            Ok(None)
-                        }
-                        Ok(outcomes) => {
-                            let msg = format!(
-                                "the classifier answered {} results for {} domains",
-                                outcomes.len(),
-                                to_classify.len()
-                            );
-                            for job in &to_classify {
-                                fail(tx, job, &msg, &config, now)?;
-                            }
-                            Ok(None)
-                        }
-                        Err(Stopped) => {
-                            for job in &to_classify {
-                                log_stale(job, outbox::release_job(tx, job)?);
-                            }
-                            Ok(None)
-                        }
-                        Err(Failed(e)) if e.consumes_attempt() => {
-                            for job in &to_classify {
-                                fail(tx, job, &e.to_string(), &config, now)?;
-                            }
-                            Ok(None)
-                        }
-                        Err(Failed(e)) => {
-                            for job in &to_classify {
-                                log_stale(job, outbox::release_job(tx, job)?);
-                            }
-                            Ok(Some(e))
+                    for (job, settle) in to_classify.iter().zip(settles) {
+                        match settle {
+                            Settle::Outcome(outcome) => self::settle(tx, job, outcome, &config, now)?,
+                            Settle::Fail(msg) => fail(tx, job, &msg, &config, now)?,
+                            Settle::Release => log_stale(job, outbox::release_job(tx, job)?),
                         }
                     }
+                    Ok(())
                 })
             })
             .await?;
-        Ok(match blocked {
-            Some(e) => Tick::Blocked(e),
-            None => Tick::Worked { claimed },
-        })
+        Ok((blocked, answered))
+    }
+
+    /// One classifier call for `domains`, after the request pacer's slot: one outcome per domain,
+    /// or why there is none (an answer with another number of outcomes is a transient failure).
+    async fn call(&self, domains: &[String], stop: &mut watch::Receiver<bool>) -> CallResult {
+        for d in domains {
+            info!(provider = self.classifier.name(), domain = %d, "classifier call");
+        }
+        if !self.wait_for_slot(stop).await {
+            return Err(Stopped);
+        }
+        let outcomes = self.classify_unless_stopped(domains, stop).await?;
+        if outcomes.len() != domains.len() {
+            return Err(Failed(ClassifyError::Transient(format!(
+                "the classifier answered {} results for {} domains",
+                outcomes.len(),
+                domains.len()
+            ))));
+        }
+        Ok(outcomes)
     }
 
     /// Waits for the request pacer's next slot; false if `stop` turned true meanwhile.
@@ -360,17 +477,46 @@ impl Worker {
         }
     }
 
-    /// Runs ticks until `stop` turns true (or, with `until_idle`, until no job is PENDING or
-    /// PROCESSING). Database errors are logged and retried after the fixed delay. A worker that
-    /// starts clears a pause left by an earlier run: it may have new settings.
-    pub async fn run(self, mut stop: watch::Receiver<bool>, until_idle: bool) -> Result<()> {
-        if let Err(e) = self.store.run(|s| s.resume_worker()).await {
-            warn!(error = %e, "cannot clear the previous pause state");
+    fn set_held(&self, jobs: Vec<ClaimedJob>) {
+        // A poisoned lock only means a panic elsewhere; the list is still a list.
+        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = jobs;
+    }
+
+    fn take_held(&self) -> Vec<ClaimedJob> {
+        std::mem::take(&mut *self.held.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Gives every held job back untouched (best effort: a job left is reclaimed after its lease).
+    async fn release_held(&self) {
+        let held = self.take_held();
+        if held.is_empty() {
+            return;
         }
-        // The local pass goes on by itself while this loop waits on the remote provider.
+        let r = self
+            .store
+            .run(move |s| {
+                s.write(Some(Change::Outbox), |tx| {
+                    held.iter()
+                        .try_for_each(|job| outbox::release_job(tx, job).map(drop))
+                })
+            })
+            .await;
+        if let Err(e) = r {
+            warn!(error = %e, "cannot give the claimed jobs back; they are reclaimed when their lease runs out");
+        }
+    }
+
+    /// Runs ticks until `stop` turns true (or, with `until_idle`, until no job is PENDING or
+    /// PROCESSING), under a supervisor that restarts the loop after a crash. Database errors are
+    /// logged and retried after the fixed delay. Starting clears no pause: a pause recorded for
+    /// this provider by an earlier run or another process is waited out.
+    pub async fn run(self, stop: watch::Receiver<bool>, until_idle: bool) -> Result<()> {
+        let worker = Arc::new(self);
+        // The local pass goes on by itself (supervised too) while this loop waits on the remote
+        // provider.
         let (local_stop, local_stop_rx) = watch::channel(false);
-        let local = tokio::spawn(self.local.clone().run(self.store.clone(), local_stop_rx));
-        let result = self.run_remote(&mut stop, until_idle).await;
+        let local = tokio::spawn(supervisor::supervise_local(worker.clone(), local_stop_rx));
+        let result = supervisor::supervise(worker, stop, until_idle).await;
         let _ = local_stop.send(true);
         if let Err(e) = local.await {
             warn!(error = %e, "the local classification pass ended badly");
@@ -378,9 +524,9 @@ impl Worker {
         result
     }
 
-    async fn run_remote(&self, stop: &mut watch::Receiver<bool>, until_idle: bool) -> Result<()> {
+    /// The loop [`Worker::run`] supervises.
+    async fn run_loop(self: Arc<Self>, mut stop: watch::Receiver<bool>, until_idle: bool) -> Result<()> {
         let mut offline = Backoff::new(self.config.offline_backoff_first, self.config.offline_backoff_max);
-        let mut paused = false;
         // New visits and jobs are announced here, from this process and others: an idle worker
         // sleeps until then instead of claiming on a timer.
         let mut announced = self.store.subscribe();
@@ -395,12 +541,10 @@ impl Worker {
                 announced.try_recv(),
                 Err(TryRecvError::Empty | TryRecvError::Closed)
             ) {}
-            let tick = self.tick(stop).await;
-            if !matches!(tick, Ok(Tick::Blocked(_)) | Err(_)) {
+            let tick = self.tick(&mut stop).await;
+            if matches!(tick, Ok(Tick::Worked { answered: true, .. })) {
                 offline.reset();
-                if paused {
-                    paused = false;
-                    info!("classifier available again; worker resumed");
+                if self.saw_pause.swap(false, Ordering::Relaxed) {
                     self.set_running().await;
                 }
             }
@@ -419,6 +563,23 @@ impl Worker {
                         wait = wait.max(self.config.retry.delay(i64::from(failed)));
                     }
                 }
+                Ok(Tick::Paused(state)) => {
+                    self.saw_pause.store(true, Ordering::Relaxed);
+                    let now = self.store.now();
+                    let pause_for = state.paused_until.map(|until| {
+                        Duration::from_micros(u64::try_from(until.as_micros() - now.as_micros()).unwrap_or(0))
+                            .min(crate::worker_state::MAX_PAUSE)
+                    });
+                    info!(
+                        reason = state.paused_reason.as_deref().unwrap_or_default(),
+                        wait_ms = pause_for.map(|d| d.as_millis() as u64),
+                        "the provider is paused (recorded by this or another worker); waiting"
+                    );
+                    if self.wait_paused(pause_for, &mut stop).await {
+                        offline.reset();
+                    }
+                    continue;
+                }
                 Ok(Tick::Blocked(e)) => {
                     let (kind, reason, pause_for) = match e {
                         ClassifyError::RateLimited { retry_after, message } => {
@@ -433,9 +594,9 @@ impl Worker {
                         wait_ms = pause_for.map(|d| d.as_millis() as u64),
                         "classifier unavailable; worker paused (no attempt counted)"
                     );
-                    paused = true;
+                    self.saw_pause.store(true, Ordering::Relaxed);
                     self.set_paused(kind, &reason, pause_for).await;
-                    if self.wait_paused(pause_for, stop).await {
+                    if self.wait_paused(pause_for, &mut stop).await {
                         offline.reset();
                         info!("resumed by the user");
                     }
@@ -495,24 +656,30 @@ impl Worker {
 
     async fn set_paused(&self, kind: PauseKind, reason: &str, pause_for: Option<Duration>) {
         let reason = reason.to_owned();
+        let scope = self.scope.clone();
         let r = self
             .store
-            .run(move |s| s.pause_worker(kind, &reason, pause_for))
+            .run(move |s| s.pause_provider(Some(&scope), kind, &reason, pause_for))
             .await;
         if let Err(e) = r {
             warn!(error = %e, "cannot record the pause");
         }
     }
 
+    /// Lifts the pause of this worker's provider after a successful call (another provider's
+    /// pause is left alone).
     async fn set_running(&self) {
-        if let Err(e) = self.store.run(|s| s.resume_worker()).await {
-            warn!(error = %e, "cannot record the resume");
+        let scope = self.scope.clone();
+        match self.store.run(move |s| s.resume_provider(Some(&scope))).await {
+            Ok(Some(_)) => info!("classifier available again; pause lifted"),
+            Ok(None) => {}
+            Err(e) => warn!(error = %e, "cannot record the resume"),
         }
     }
 
     /// Sleeps `pause_for` (for ever if `None`) or until stopped, checking every `pause_poll`
-    /// whether the user resumed the worker (the pause was cleared, maybe by another process).
-    /// Returns true if the user resumed it.
+    /// whether the pause was lifted (by the user, maybe from another process, or by another
+    /// worker's successful call). Returns true if it was.
     async fn wait_paused(&self, pause_for: Option<Duration>, stop: &mut watch::Receiver<bool>) -> bool {
         let end = pause_for.map(|d| tokio::time::Instant::now() + d);
         loop {
@@ -534,7 +701,7 @@ impl Worker {
         }
     }
 
-    /// Starts the worker on the current tokio runtime.
+    /// Starts the worker (supervised) on the current tokio runtime.
     pub fn spawn(self) -> WorkerHandle {
         let (tx, rx) = watch::channel(false);
         let join = tokio::spawn(self.run(rx, false));
@@ -553,12 +720,6 @@ async fn wait_for_work(rx: &mut broadcast::Receiver<Change>) {
         }
     }
 }
-
-enum Interrupted {
-    Stopped,
-    Failed(ClassifyError),
-}
-use Interrupted::{Failed, Stopped};
 
 fn settle(
     tx: &rusqlite::Transaction<'_>,
@@ -606,7 +767,7 @@ fn log_stale(job: &ClaimedJob, outcome: WriteOutcome) {
             job = %job.id,
             domain = %job.domain,
             version = job.version,
-            "job changed since it was claimed (reclaimed after a timeout, retried or set by the user); result dropped"
+            "job changed since it was claimed (reclaimed after its lease ran out, retried or set by the user); result dropped"
         );
     }
 }

@@ -17,6 +17,7 @@ fn policy(limit: usize) -> ClaimPolicy {
     ClaimPolicy {
         limit,
         processing_timeout: TIMEOUT,
+        ..ClaimPolicy::default()
     }
 }
 
@@ -148,6 +149,127 @@ fn a_processing_job_is_reclaimed_after_the_timeout_only() {
     assert_eq!(second.id, first.id);
     assert_eq!(second.attempt_count, 2);
     assert!(second.version > first.version);
+}
+
+fn renew(store: &Store, job: &ClaimedJob, until: Timestamp) -> Vec<sitetrail::ids::OutboxId> {
+    store
+        .write(None, |tx| {
+            outbox::renew_leases(tx, std::slice::from_ref(job), until)
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_renewed_lease_is_not_reclaimed_and_an_expired_one_is() {
+    let (_db, store) = seeded(&["a.example"]);
+    let first = claim_at(&store, T0).unwrap();
+    // The live worker renews before its lease runs out, again and again.
+    for k in 1..=5u32 {
+        let at = T0.plus(TIMEOUT / 2 * k);
+        assert!(renew(&store, &first, at.plus(TIMEOUT)).is_empty(), "renewal {k}");
+        assert_eq!(
+            claim_at(&store, at.plus(TIMEOUT / 4)),
+            None,
+            "reclaimed from a live worker"
+        );
+    }
+    // It stops renewing (it died): one lease after its last renewal, the job is taken over.
+    let last = T0.plus(TIMEOUT / 2 * 5).plus(TIMEOUT);
+    assert_eq!(claim_at(&store, last.minus(Duration::from_millis(1))), None);
+    let second = claim_at(&store, last).unwrap();
+    assert_eq!((second.id, second.attempt_count), (first.id, 2));
+    // The dead worker's renewal no longer holds anything: the job moved on.
+    assert_eq!(renew(&store, &first, last.plus(TIMEOUT)), [first.id]);
+    assert_eq!(complete(&store, &first, last), WriteOutcome::Stale);
+    assert_eq!(complete(&store, &second, last), WriteOutcome::Applied);
+}
+
+#[test]
+fn a_lease_renewed_a_moment_after_the_claimers_now_is_not_taken_for_a_clock_jump() {
+    let (_db, store) = seeded(&["a.example"]);
+    let first = claim_at(&store, T0).unwrap();
+    // Another worker read "now" a moment before this renewal committed.
+    let renewed_at = T0.plus(Duration::from_secs(2));
+    assert!(renew(&store, &first, renewed_at.plus(TIMEOUT)).is_empty());
+    assert_eq!(
+        claim_at(&store, renewed_at.minus(Duration::from_millis(500))),
+        None
+    );
+}
+
+#[test]
+fn a_reclaim_at_max_attempts_ends_the_job_failed_saying_its_workers_kept_dying() {
+    let (_db, store) = seeded(&["a.example"]);
+    let p = ClaimPolicy {
+        max_attempts: 2,
+        ..policy(1)
+    };
+    let claim = |now| store.write(None, |tx| outbox::claim_jobs(tx, now, p)).unwrap();
+    assert_eq!(claim(T0)[0].attempt_count, 1);
+    assert_eq!(claim(T0.plus(TIMEOUT))[0].attempt_count, 2);
+    assert!(claim(T0.plus(TIMEOUT * 2)).is_empty(), "no third attempt");
+    let failed = store.failed_jobs().unwrap();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].attempt_count, 2);
+    assert!(failed[0]
+        .last_error_message
+        .as_deref()
+        .unwrap()
+        .contains("kept dying"));
+}
+
+#[test]
+fn stored_times_from_a_clock_that_was_ahead_do_not_hold_jobs() {
+    let (_db, store) = seeded(&["a.example", "b.example"]);
+    let ahead = T0.plus(Duration::from_secs(86_400));
+    let p = ClaimPolicy {
+        longest_retry_delay: Duration::from_secs(600),
+        ..policy(1)
+    };
+    let claim = |now| {
+        store
+            .write(None, |tx| outbox::claim_jobs(tx, now, p))
+            .unwrap()
+            .pop()
+    };
+    // While the clock is a day ahead, a fails (retry in 10 min) and b's worker dies.
+    let a = claim(ahead).unwrap();
+    fail_at(&store, &a, ahead, Duration::from_secs(600), 5);
+    let b = claim(ahead).unwrap();
+    assert_eq!(b.domain, "b.example");
+    // The clock is corrected: both are due now, not in a day.
+    let mut got = vec![claim(T0).unwrap().domain, claim(T0).unwrap().domain];
+    got.sort();
+    assert_eq!(got, ["a.example", "b.example"]);
+    // A retry within the policy's longest delay is still honoured.
+    let (_db2, store2) = seeded(&["c.example"]);
+    let claim2 = |now| {
+        store2
+            .write(None, |tx| outbox::claim_jobs(tx, now, p))
+            .unwrap()
+            .pop()
+    };
+    let c = claim2(T0).unwrap();
+    fail_at(&store2, &c, T0, Duration::from_secs(600), 5);
+    assert_eq!(claim2(T0.plus(Duration::from_secs(599))), None);
+    assert!(claim2(T0.plus(Duration::from_secs(600))).is_some());
+}
+
+#[test]
+fn a_job_claimed_before_leases_existed_expires_after_the_processing_timeout() {
+    let (_db, store) = seeded(&["a.example"]);
+    let first = claim_at(&store, T0).unwrap();
+    // What a claim by an older Sitetrail leaves: no lease.
+    exec(
+        &store,
+        "UPDATE website_category_classification_outbox SET lease_until = NULL, worker_id = NULL",
+    );
+    assert_eq!(
+        claim_at(&store, T0.plus(TIMEOUT - Duration::from_millis(1))),
+        None
+    );
+    let again = claim_at(&store, T0.plus(TIMEOUT)).unwrap();
+    assert_eq!((again.id, again.attempt_count), (first.id, 2));
 }
 
 #[test]
@@ -283,6 +405,19 @@ fn the_claim_never_scans_or_sorts() {
         })
         .unwrap();
     assert_eq!(plans.len(), 3);
+    let renew = store
+        .with_conn(|c| {
+            let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {}", outbox::RENEW_SQL))?;
+            let rows = stmt
+                .query_map(rusqlite::params![0, 0, 0], |r| r.get::<_, String>("detail"))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows.join(" | "))
+        })
+        .unwrap();
+    assert!(
+        renew.contains("USING PRIMARY KEY") && !renew.contains("SCAN"),
+        "a lease renewal finds its row by primary key: {renew}"
+    );
     for plan in &plans {
         assert!(
             plan.contains("SEARCH website_category_classification_outbox USING"),

@@ -20,6 +20,10 @@ mod local_first;
 mod local_first_user;
 mod review;
 
+mod hardening_files;
+mod hardening_workers;
+mod outbox_model;
+
 mod import_bad_input;
 mod import_cli;
 mod import_detect;

@@ -53,7 +53,8 @@ impl ImportSettings {
         }
     }
 
-    /// Validates and saves atomically (temp file, then rename).
+    /// Validates and saves atomically (temp file, then rename), private to the user like the
+    /// settings file (the file 0600, its folder 0700 if the app creates it: `fsutil`).
     pub fn save(&self, config_dir: &Path) -> CmdResult<()> {
         if self.auto_import_minutes > MAX_AUTO_IMPORT_MINUTES {
             return Err(CmdError::invalid(

@@ -101,6 +101,8 @@ pub fn seed_failed(store: &Store, domain: &str, error: &str, attempts: u32) -> S
                     ClaimPolicy {
                         limit: 1,
                         processing_timeout: std::time::Duration::from_secs(300),
+                        max_attempts: attempts,
+                        ..ClaimPolicy::default()
                     },
                 )?;
                 assert_eq!(jobs.len(), 1, "one claimable job");

@@ -45,6 +45,26 @@ impl Resolved {
         }
     }
 
+    /// The provider as its pauses are recorded: `builtin`, or `<provider> <base URL> <model>`
+    /// with any credentials written into the URL left out. Workers on one file share a pause
+    /// only if this is the same.
+    pub fn pause_scope(&self) -> String {
+        if !self.settings.provider.is_remote() {
+            return self.settings.provider.as_str().to_owned();
+        }
+        let base = match url::Url::parse(self.base_url().trim()) {
+            Ok(mut u) => {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                u.set_query(None);
+                u.set_fragment(None);
+                u.as_str().trim_end_matches('/').to_owned()
+            }
+            Err(_) => String::from("(unparsable base URL)"),
+        };
+        format!("{} {base} {}", self.settings.provider.as_str(), self.model())
+    }
+
     /// The worker settings.
     pub fn worker_config(&self) -> WorkerConfig {
         let s = &self.settings;
@@ -60,6 +80,7 @@ impl Resolved {
             max_attempts: s.max_attempts,
             batch_size: s.batch_size.unwrap_or(default_batch),
             max_requests_per_minute: s.max_requests_per_minute,
+            pause_scope: Some(self.pause_scope()),
             ..WorkerConfig::default()
         }
     }
@@ -115,6 +136,25 @@ impl Resolved {
 mod tests {
     use super::*;
     use crate::settings::{Environment, Overrides};
+
+    #[test]
+    fn the_pause_scope_names_the_provider_without_credentials() {
+        let r = Settings {
+            provider: Provider::OpenAi,
+            base_url: Some("http://user:hunter2@127.0.0.1:8080/v1/?k=secret".into()),
+            model: Some("m1".into()),
+            ..Settings::default()
+        }
+        .resolve(&Environment::default(), &Overrides::new())
+        .unwrap();
+        let scope = r.pause_scope();
+        assert_eq!(scope, "openai http://127.0.0.1:8080/v1 m1");
+        assert_eq!(r.worker_config().pause_scope.as_deref(), Some(scope.as_str()));
+        let builtin = Settings::default()
+            .resolve(&Environment::default(), &Overrides::new())
+            .unwrap();
+        assert_eq!(builtin.pause_scope(), "builtin");
+    }
 
     #[test]
     fn openai_at_openai_needs_a_key() {

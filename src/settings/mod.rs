@@ -148,10 +148,11 @@ settings! {
     retry_max_ms: u64 = 30 * 60 * 1_000,
         Spec::integer("retry-max-delay-ms", "Longest retry delay", 0, 7 * 86_400_000).unit("ms").advanced()
             .help("Longest delay between two attempts of a failed job.");
-    /// A job PROCESSING longer than this is reclaimed (ms).
+    /// The lease on a claimed job (ms): renewed by a live worker every third of it; a job whose
+    /// worker died is reclaimed this long after its last renewal.
     processing_timeout_ms: u64 = 300_000,
         Spec::integer("processing-timeout-ms", "Processing timeout", 1, 86_400_000).unit("ms").advanced()
-            .help("A job claimed longer ago than this by a worker that died is taken over by another.");
+            .help("The lease on a claimed job: a worker renews it every third of this while it works on the job, so a slow call never loses it; a job whose worker died is taken over this long after its last renewal.");
     /// Longest wait to connect to the provider (ms).
     connect_timeout_ms: u64 = 10_000,
         Spec::integer("connect-timeout-ms", "Connect timeout", 1, 600_000).unit("ms").provider().advanced()

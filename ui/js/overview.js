@@ -93,6 +93,11 @@ export async function refreshQueue() {
     $('#worker-status').textContent = `Classifier: ${provider} — ${busy ? 'working' : 'idle, nothing waiting'}.` +
       (q.pause_supported ? '' : ' (Pause reasons are not available in this build yet.)');
   }
+  if (q.crash) {
+    const when = q.crash.at ? `, last at ${fmtTime(q.crash.at)}` : '';
+    $('#worker-status').textContent += ` The classifier crashed ${fmtNumber(q.crash.count)} time${q.crash.count === 1 ? '' : 's'}${when} and restarted by itself` +
+      (q.crash.message ? ` (${q.crash.message}).` : '.');
+  }
   const left = s.pending + s.processing;
   let eta = '';
   if (left > 0 && q.eta_seconds !== null) {

@@ -25,6 +25,17 @@ pub struct PauseView {
     pub until: Option<String>,
 }
 
+/// The worker's crashes (panics its supervisor caught and restarted it after).
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashView {
+    /// How many times a worker on this database crashed.
+    pub count: i64,
+    /// When the last crash happened (RFC 3339).
+    pub at: Option<String>,
+    /// What the last crash said.
+    pub message: Option<String>,
+}
+
 /// The queue panel.
 #[derive(Clone, Debug, Serialize)]
 pub struct QueueView {
@@ -32,6 +43,8 @@ pub struct QueueView {
     pub queue: QueueStatus,
     /// The pause, if the worker is paused.
     pub pause: Option<PauseView>,
+    /// The worker's crashes, if it ever crashed.
+    pub crash: Option<CrashView>,
     /// False while this build cannot report pauses.
     pub pause_supported: bool,
     /// Jobs finished per minute recently (measured), once known.
@@ -48,21 +61,26 @@ pub struct QueueView {
     pub visits: i64,
 }
 
-/// The worker's pause state, as every process sees it.
-fn pause_of(store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, bool)> {
+/// The worker's pause state and crashes, as every process sees them.
+fn pause_of(store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, bool, Option<CrashView>)> {
     let w = store.worker_state()?;
     let pause = w.paused_kind.map(|kind| PauseView {
         kind: kind.as_str().to_owned(),
         reason: w.paused_reason.clone().unwrap_or_default(),
         until: w.paused_until.map(|t| t.to_rfc3339()),
     });
-    Ok((pause, true))
+    let crash = (w.worker_crashes > 0).then(|| CrashView {
+        count: w.worker_crashes,
+        at: w.last_crash_at.map(|t| t.to_rfc3339()),
+        message: w.last_crash_message.clone(),
+    });
+    Ok((pause, true, crash))
 }
 
 /// Queue counts, pause state and backlog ETA.
 #[tauri::command]
 pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
-    let (queue, visits, (pause, pause_supported)) = lib(state
+    let (queue, visits, (pause, pause_supported, crash)) = lib(state
         .store
         .run(|s| Ok((s.queue_status()?, s.visit_count()?, pause_of(s)?)))
         .await)?;
@@ -76,6 +94,7 @@ pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
     Ok(QueueView {
         queue,
         pause,
+        crash,
         pause_supported,
         rate_per_minute: measured.map(|r| r * 60.0),
         eta_seconds: eta.map(|e| e.seconds),

@@ -153,6 +153,8 @@ pub async fn set_api_key(state: State<'_, AppState>, key: String) -> CmdResult<K
     })
     .await??;
     state.restart_worker().await?;
+    // A new key is new settings: a pause that waits for the user (a refused key) is lifted.
+    state.blocking(|s| s.store.resume_worker().map(|_| ())).await?;
     Ok(status)
 }
 

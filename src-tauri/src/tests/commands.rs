@@ -32,6 +32,23 @@ fn get_queue_counts_jobs_and_visits() {
 }
 
 #[test]
+fn get_queue_shows_the_workers_crashes() {
+    let t = TestApp::start(|_| {});
+    assert!(t.ok("get_queue", json!({}))["crash"].is_null(), "no crash yet");
+    // A worker (here or in another process) crashed and its supervisor recorded it.
+    t.store()
+        .record_worker_crash("the worker crashed: index out of bounds")
+        .unwrap();
+    let q = t.ok("get_queue", json!({}));
+    assert_eq!(q["crash"]["count"], 1, "{q}");
+    assert!(q["crash"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("index out of bounds"));
+    assert!(q["crash"]["at"].is_string(), "{q}");
+}
+
+#[test]
 fn get_summary_counts_visits_per_category_and_top_sites() {
     let t = TestApp::start(|s| {
         visit(s, "github.com", "a");

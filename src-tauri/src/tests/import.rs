@@ -19,6 +19,16 @@ fn import_settings_round_trip_and_bad_values_are_refused() {
     assert_eq!(v["settings"]["auto_import_minutes"], 30);
     let saved = std::fs::read_to_string(t.paths.config_dir.join("app.json")).unwrap();
     assert!(saved.contains("30"), "{saved}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode(&t.paths.config_dir.join("app.json")),
+            0o600,
+            "private like the settings"
+        );
+    }
     assert_eq!(
         t.ok("get_import_settings", json!({}))["settings"]["auto_import_minutes"],
         30

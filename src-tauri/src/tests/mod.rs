@@ -179,6 +179,7 @@ pub fn seed_failed(store: &Store, domain: &str, error: &str) {
                 ClaimPolicy {
                     limit: 1,
                     processing_timeout: Duration::from_secs(300),
+                    ..ClaimPolicy::default()
                 },
             )?;
             assert_eq!(jobs.len(), 1, "one pending job to fail");
