@@ -140,7 +140,8 @@ pub struct WorkerConfig {
     pub offline_backoff_first: Duration,
     /// ...up to this. Also used for a rate limit that does not say how long to wait.
     pub offline_backoff_max: Duration,
-    /// How often a paused worker checks whether the user resumed it from another process.
+    /// Longest wait of a paused worker between two looks at the pause state: it looks at once
+    /// when the state is announced to have changed (by any process); this is the safety net.
     pub pause_poll: Duration,
     /// Longest sleep of an idle worker. It wakes as soon as new work is announced (by this
     /// process or another, see [`crate::changes`]) or a retry falls due; this is the safety net.
@@ -167,7 +168,7 @@ impl Default for WorkerConfig {
             max_requests_per_minute: None,
             offline_backoff_first: Duration::from_secs(1),
             offline_backoff_max: Duration::from_secs(300),
-            pause_poll: Duration::from_secs(1),
+            pause_poll: Duration::from_secs(30),
             idle_poll: Duration::from_secs(60),
             crash_backoff_first: Duration::from_secs(1),
             crash_backoff_max: Duration::from_secs(60),
@@ -260,6 +261,18 @@ pub struct Worker {
 }
 
 /// A call's result, or why there is none.
+/// Returns once the worker state (a pause) was announced to have changed, or notifications were
+/// missed. Never returns if the store is gone.
+async fn worker_state_changed(rx: &mut broadcast::Receiver<Change>) {
+    loop {
+        match rx.recv().await {
+            Ok(Change::Worker) | Err(RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
+    }
+}
+
 enum Interrupted {
     Stopped,
     Failed(ClassifyError),
@@ -677,11 +690,13 @@ impl Worker {
         }
     }
 
-    /// Sleeps `pause_for` (for ever if `None`) or until stopped, checking every `pause_poll`
-    /// whether the pause was lifted (by the user, maybe from another process, or by another
-    /// worker's successful call). Returns true if it was.
+    /// Sleeps `pause_for` (for ever if `None`) or until stopped, looking whether the pause was
+    /// lifted (by the user, maybe from another process, or by another worker's successful call)
+    /// whenever the worker state is announced to have changed, and at the latest every
+    /// `pause_poll`. Returns true if it was.
     async fn wait_paused(&self, pause_for: Option<Duration>, stop: &mut watch::Receiver<bool>) -> bool {
         let end = pause_for.map(|d| tokio::time::Instant::now() + d);
+        let mut announced = self.store.subscribe();
         loop {
             let now = tokio::time::Instant::now();
             let step = match end {
@@ -691,6 +706,7 @@ impl Worker {
             };
             tokio::select! {
                 _ = tokio::time::sleep(step) => {}
+                _ = worker_state_changed(&mut announced) => {}
                 _ = stop.wait_for(|s| *s) => return false,
             }
             match self.store.run(|s| s.worker_state()).await {
