@@ -321,17 +321,18 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Every error in `e`'s chain, including the ones wrapped inside `io::Error`s (whose `source`
-/// skips them).
+/// skips them; reqwest's TLS errors are an `io::Error` inside an `io::Error`).
 fn causes<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
     let mut out = Vec::new();
-    let mut next = Some(e);
-    while let Some(err) = next {
+    let mut todo = vec![e];
+    // Error chains are short; the bound only guards against a chain that loops.
+    while let Some(err) = todo.pop().filter(|_| out.len() < 64) {
         out.push(err);
+        todo.extend(err.source());
         if let Some(inner) = err.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
             let inner: &(dyn std::error::Error + 'static) = inner;
-            out.push(inner);
+            todo.push(inner);
         }
-        next = err.source();
     }
     out
 }
