@@ -97,8 +97,9 @@ async fn an_echoed_key_is_not_in_a_pause_reason_or_a_cli_error() {
     let store = db.open();
     visit(&store, "https://one.example/");
     let server = MockServer::start().await;
-    // 285 characters, then the key: straddling the 300-character cut of server text.
-    mount_key_echo(&server, Box::leak("y".repeat(285).into_boxed_str())).await;
+    // 275 characters, a space and `Bearer `, then the key: it straddles the 300-character cut of
+    // server text (a cut before redaction would keep 16 of its characters).
+    mount_key_echo(&server, Box::leak("y".repeat(275).into_boxed_str())).await;
     let base = format!("{}/v1", server.uri());
     let mut w = Running::start(openai_worker(&db.path, &base, &[]), db.dir.path().join("log"));
     w.wait_alive("paused", || {
