@@ -410,7 +410,7 @@ mod tests {
             format!("key …{} was wrong", &KEY[KEY.len() - 9..]),
             format!("KEY {}", KEY.to_uppercase()),
             format!("{{\"k\":\"{escaped}\"}}"),
-            format!("sk-test-SE\\u0043RET-4f9a1c"),
+            "sk-test-SE\\u0043RET-4f9a1c".to_owned(),
             format!("echo {percent}"),
             format!("echo {double}"),
             format!("echo {entities}"),
