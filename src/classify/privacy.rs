@@ -70,17 +70,23 @@ impl Exclusions {
         Ok(out)
     }
 
-    /// True if `host` is excluded. `host` is normalised first, like a domain.
+    /// True if `host` is excluded: `host` as given (a stored domain) or normalised like a domain
+    /// (a host as typed). Both are tried because normalising a stored domain again can change it
+    /// (`www.www.x` is stored as `www.x`, which would become `x`).
     pub fn matches(&self, host: &str) -> bool {
-        let h = match Domain::parse_host(host) {
-            Ok(d) => d.as_str().to_owned(),
-            Err(_) => host.trim().trim_end_matches('.').to_ascii_lowercase(),
-        };
-        self.exact.contains(&h)
+        let given = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        let normal = Domain::parse_host(host).map(|d| d.as_str().to_owned());
+        std::iter::once(given)
+            .chain(normal.ok())
+            .any(|h| self.matches_normal(&h))
+    }
+
+    fn matches_normal(&self, h: &str) -> bool {
+        self.exact.contains(h)
             || self
                 .suffixes
                 .iter()
-                .any(|s| h == *s || h.ends_with(&format!(".{s}")))
+                .any(|s| h == s || h.ends_with(&format!(".{s}")))
     }
 
     /// True if there are no exclusions.
@@ -236,6 +242,14 @@ mod tests {
             "a host is normalised too"
         );
         assert!(!ex.matches("xn--bcher-kva.example.org"));
+        // Found by fuzz/exclusions: `www.www.bank.example` is stored as `www.bank.example`, and the
+        // pattern must still match it (normalising the stored domain again would give `bank.example`).
+        let ex = Exclusions::parse(&["www.www.bank.example"]).unwrap();
+        assert!(ex.matches(
+            Domain::from_url("https://www.www.bank.example/")
+                .unwrap()
+                .as_str()
+        ));
         for bad in [
             "",
             "*.",
