@@ -1,9 +1,11 @@
 //! URL → domain, and typed host names → domain: whatever the text, no panic, and a domain is
-//! non-empty, ASCII, lower case and without a trailing dot (the form websites are stored in). Also the base-URL helpers,
-//! which see the user's `--base-url`.
+//! non-empty, ASCII, lower case and without a trailing dot (the form websites are stored in).
+//! Also the base-URL helpers, which see the user's `--base-url`, and the built-in rules on every
+//! domain.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sitetrail::classify::builtin::classify_domain;
 use sitetrail::classify::http::{display_url, normalise_base_url};
 use sitetrail::classify::privacy::is_private_host;
 use sitetrail::domain::Domain;
@@ -22,7 +24,9 @@ fuzz_target!(|data: &[u8]| {
         );
         assert!(!d.ends_with('.'), "{d:?} from {s:?}");
         let _ = is_private_host(d);
+        let _ = classify_domain(d);
     }
+    let _ = classify_domain(s);
     let _ = normalise_base_url(s);
     let shown = display_url(s);
     if let Ok(u) = url::Url::parse(s) {

@@ -178,3 +178,83 @@ impl Classifier for OpenAi {
             .ok_or_else(|| ClassifyError::Permanent("the server rejected json_object mode".into()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::ollama;
+    use crate::classify::secret::Secrets;
+    use reqwest::header::HeaderMap;
+    use reqwest::StatusCode;
+
+    const KEY: &str = "sk-prop-SECRET-0a1b2c3d";
+
+    /// Every error text and per-host message an answer produces.
+    fn texts(result: Result<Option<Vec<DomainOutcome>>, ClassifyError>) -> Vec<String> {
+        match result {
+            Err(e) => vec![e.to_string()],
+            Ok(None) => vec![],
+            Ok(Some(outcomes)) => outcomes.into_iter().filter_map(Result::err).collect(),
+        }
+    }
+
+    /// The answers that put server text into an error, with `text` as that server text.
+    fn answers(text: &str) -> Vec<(u16, String)> {
+        let completion = |content: &str| {
+            json!({"choices": [{"finish_reason": "stop", "message": {"content": content}}]}).to_string()
+        };
+        let category = json!({"results": [{"domain": "a.example", "category": text}]}).to_string();
+        vec![
+            (401, json!({"error": {"message": text}}).to_string()),
+            (400, json!({"error": text}).to_string()),
+            (503, text.to_owned()),
+            (429, text.to_owned()),
+            (200, text.to_owned()),
+            (200, completion(text)),
+            (200, completion(&category)),
+            (
+                200,
+                json!({"choices": [{"message": {"refusal": text}}]}).to_string(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn no_8_character_run_of_the_key_survives_at_any_offset() {
+        let key = ApiKey::new(KEY).unwrap();
+        let secrets = Secrets::new(Some(&key), None);
+        let url = url::Url::parse("http://127.0.0.1:9/v1/chat/completions").unwrap();
+        let ctx = AnswerContext {
+            provider: "openai",
+            endpoint: &url,
+            secrets: &secrets,
+            now: chrono::Utc::now(),
+        };
+        let domains = vec!["a.example".to_owned()];
+        let headers = HeaderMap::new();
+        let windows: Vec<&str> = (0..=KEY.len() - 8).map(|i| &KEY[i..i + 8]).collect();
+        // Longer than each cut made to server text (60, 200, 300 characters), by a little.
+        for len in [0, 61, 201, 301] {
+            let filler: String = "abcdefghijklmnopqrstuvwxyz ".chars().cycle().take(len).collect();
+            for offset in 0..=len {
+                let text = format!("{}{KEY}{}", &filler[..offset], &filler[offset..]);
+                for (code, body) in answers(&text) {
+                    let answer = Answer {
+                        status: StatusCode::from_u16(code).unwrap(),
+                        headers: &headers,
+                        body: body.as_bytes(),
+                        truncated: false,
+                    };
+                    let mut all = texts(read_answer(&ctx, &answer, &domains, false));
+                    all.extend(texts(ollama::read_answer(&ctx, &answer, &domains).map(Some)));
+                    for t in all {
+                        assert!(
+                            !windows.iter().any(|w| t.contains(w)),
+                            "len {len}, offset {offset}, HTTP {code}: {t}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
