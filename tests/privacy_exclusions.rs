@@ -66,7 +66,7 @@ fn exclusions_that_are_not_host_patterns_are_refused() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{bad}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
         assert!(
             err.contains("not a host pattern") && err.contains(&format!("{bad:?}")),
             "{bad}: {err}"
@@ -75,7 +75,7 @@ fn exclusions_that_are_not_host_patterns_are_refused() {
             .args(["classify", "--exclude", bad, "x.example"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "classify --exclude {bad}");
+        assert_eq!(out.status.code(), Some(2), "classify --exclude {bad}");
     }
     std::fs::write(
         settings_path(&db.path),
@@ -87,7 +87,7 @@ fn exclusions_that_are_not_host_patterns_are_refused() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("settings.json") && err.contains("not a host pattern") && err.contains("<bank>.example"),
         "the error names the file and the pattern: {err}"
