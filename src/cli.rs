@@ -473,7 +473,7 @@ pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &Worke
             .settings
             .provider
             .is_remote()
-            .then(|| resolved.base_url()),
+            .then(|| sitetrail::classify::http::display_url(resolved.base_url())),
         model = resolved.settings.provider.is_remote().then(|| resolved.model()),
         batch_size = config.batch_size,
         max_requests_per_minute = config.max_requests_per_minute,

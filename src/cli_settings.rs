@@ -2,7 +2,7 @@
 //! every setting has its flag, help text and default from the one definition, and a value is
 //! checked by the same function that checks the file, the environment and the app's form.
 
-use clap::builder::ValueParser;
+use clap::builder::{TypedValueParser, ValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use serde_json::{Map, Value};
 use sitetrail::settings::{Kind, Overrides, Scope, Settings, Spec, SCHEMA};
@@ -65,7 +65,35 @@ fn arg(spec: &'static Spec) -> Arg {
         } else {
             ArgAction::Set
         })
-        .value_parser(ValueParser::new(move |s: &str| spec.parse_text(s)))
+        .value_parser(ValueParser::new(SpecParser(spec)))
+}
+
+/// Reads a flag's value with its spec. clap's own error would repeat the value as given, and a
+/// URL may hold a user name and password: a URL's error shows only the spec's message, which
+/// names the URL without them (`display_url`).
+#[derive(Clone)]
+struct SpecParser(&'static Spec);
+
+impl TypedValueParser for SpecParser {
+    type Value = Value;
+
+    fn parse_ref(&self, _: &Command, _: Option<&Arg>, value: &std::ffi::OsStr) -> Result<Value, clap::Error> {
+        let flag = self.0.flag;
+        let bad = |m: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{m}\n"));
+        let text = value
+            .to_str()
+            .ok_or_else(|| bad(format!("invalid value for '--{flag}': it is not UTF-8")))?;
+        self.0.parse_text(text).map_err(|why| {
+            if self.0.kind == Kind::Url {
+                bad(format!("invalid value for '--{flag} <URL>': {why}"))
+            } else {
+                bad(format!(
+                    "invalid value '{text}' for '--{flag} <{}>': {why}",
+                    value_name(self.0)
+                ))
+            }
+        })
+    }
 }
 
 impl<const ALL: bool> Args for SettingFlags<ALL> {

@@ -50,8 +50,24 @@ impl Domain {
     }
 
     /// The domain named by `input`, a host name as a person types it (`WWW.Example.com.`,
-    /// `münchen.example`), or a whole URL.
+    /// `münchen.example`, with or without a port), or a whole URL.
     pub fn parse(input: &str) -> Result<Domain> {
+        let trimmed = input.trim();
+        if trimmed.contains("://") {
+            return Domain::from_url(trimmed);
+        }
+        Domain::parse_typed(input, false)
+    }
+
+    /// The domain named by `input`, a bare host name (`WWW.Example.com.`, `münchen.example`,
+    /// `[::1]`): no scheme, port, path, user, spaces or wildcards. This is the one normalisation
+    /// of typed names (the same as [`Domain::from_url`]'s: IDNA, lower case, no trailing dot, no
+    /// leading `www.`); exclusion patterns go through it, so they match domains as stored.
+    pub fn parse_host(input: &str) -> Result<Domain> {
+        Domain::parse_typed(input, true)
+    }
+
+    fn parse_typed(input: &str, host_only: bool) -> Result<Domain> {
         let trimmed = input.trim();
         let bad = |reason: String| Error::InvalidDomain {
             input: truncate_chars(input, 200),
@@ -60,11 +76,18 @@ impl Domain {
         if trimmed.is_empty() {
             return Err(bad("it is empty".into()));
         }
-        if trimmed.contains("://") {
-            return Domain::from_url(trimmed);
-        }
-        if trimmed.contains(['/', '?', '#', '@', ' ']) {
+        if trimmed.contains(['/', '?', '#', '@', ' ', '\\']) || trimmed.chars().any(char::is_whitespace) {
             return Err(bad("a domain has no path, query, user or spaces".into()));
+        }
+        if host_only {
+            if trimmed.contains('*') {
+                return Err(bad(
+                    "a domain has no `*` (only a leading `*.` in an exclusion)".into()
+                ));
+            }
+            if trimmed.contains(':') && !trimmed.starts_with('[') {
+                return Err(bad("a domain has no scheme or port".into()));
+            }
         }
         Domain::from_url(&format!("http://{trimmed}/")).map_err(|e| match e {
             Error::InvalidUrl { reason, .. } => bad(reason),
@@ -138,5 +161,37 @@ mod tests {
         assert!(Domain::parse("").is_err());
         assert!(Domain::parse("example.com/path").is_err());
         assert!(Domain::parse("exa mple.com").is_err());
+    }
+
+    #[test]
+    fn bare_hosts_are_normalised_like_urls() {
+        for (typed, stored) in [
+            ("bücher.example", "xn--bcher-kva.example"),
+            ("BÜCHER.Example.", "xn--bcher-kva.example"),
+            ("www.münchen-bank.example", "xn--mnchen-bank-thb.example"),
+            ("xn--bcher-kva.example", "xn--bcher-kva.example"),
+            ("[::1]", "[::1]"),
+        ] {
+            assert_eq!(Domain::parse_host(typed).unwrap().as_str(), stored, "{typed}");
+            let url = Domain::from_url(&format!("https://{typed}/x")).unwrap();
+            assert_eq!(url.as_str(), stored, "the same as a URL's host");
+        }
+        for bad in [
+            "",
+            "a*.example",
+            "x.example:80",
+            "http://x.example",
+            "x.example/p",
+            "a b",
+            "a\tb",
+            "xn--a.example",
+        ] {
+            assert!(Domain::parse_host(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            Domain::parse("x.example:80").unwrap().as_str(),
+            "x.example",
+            "parse still takes a port"
+        );
     }
 }

@@ -406,7 +406,15 @@ async fn a_dns_failure_is_offline() {
         .send()
         .await
         .unwrap_err();
-    let mapped = sitetrail::classify::http::send_error("openai", &e, None);
+    let secrets = sitetrail::classify::secret::Secrets::default();
+    let url = url::Url::parse("http://api.provider.example/v1/chat/completions").unwrap();
+    let ctx = sitetrail::classify::http::AnswerContext {
+        provider: "openai",
+        endpoint: &url,
+        secrets: &secrets,
+        now: chrono::Utc::now(),
+    };
+    let mapped = sitetrail::classify::http::send_error(&ctx, &e);
     assert!(
         matches!(&mapped, ClassifyError::Offline(m) if m.contains("lookup")),
         "{mapped:?}"

@@ -10,7 +10,9 @@ mod core_processes;
 mod core_store;
 mod core_worker;
 
+mod cli_worker;
 mod fake_ai;
+mod raw_http;
 
 mod classify_cli;
 mod classify_providers;
@@ -23,6 +25,11 @@ mod review;
 mod hardening_files;
 mod hardening_workers;
 mod outbox_model;
+
+mod privacy_exclusions;
+mod provider_answers;
+mod provider_leaks;
+mod provider_tls;
 
 mod import_bad_input;
 mod import_cli;

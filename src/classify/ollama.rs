@@ -9,10 +9,9 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::http::{self, HttpOptions};
+use super::http::{self, Answer, AnswerContext, Endpoint, HttpOptions};
 use super::prompt;
 use super::{Classifier, ClassifyError, DomainOutcome};
-use crate::error::truncate_chars;
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
@@ -33,18 +32,15 @@ pub struct OllamaConfig {
 /// The Ollama classifier.
 #[derive(Debug)]
 pub struct Ollama {
-    client: reqwest::Client,
-    endpoint: String,
+    endpoint: Endpoint,
     model: String,
 }
 
 impl Ollama {
     /// A classifier for `config`; fails on a base URL that is not http(s).
     pub fn new(config: OllamaConfig) -> Result<Ollama, ClassifyError> {
-        let base = http::normalise_base_url(&config.base_url).map_err(ClassifyError::NeedsUser)?;
         Ok(Ollama {
-            client: http::build_client(config.http)?,
-            endpoint: format!("{base}/api/chat"),
+            endpoint: Endpoint::new("ollama", &config.base_url, "/api/chat", config.http, None)?,
             model: config.model,
         })
     }
@@ -63,6 +59,38 @@ impl Ollama {
     }
 }
 
+/// Reads an Ollama `/api/chat` answer to a request for `domains`: one outcome per domain, or why
+/// the whole batch failed. A pure function of its arguments: no status, header, body or JSON
+/// shape can make it panic.
+pub fn read_answer(
+    ctx: &AnswerContext<'_>,
+    answer: &Answer<'_>,
+    domains: &[String],
+) -> Result<Vec<DomainOutcome>, ClassifyError> {
+    if !answer.status.is_success() {
+        return Err(http::status_error(ctx, answer));
+    }
+    if answer.truncated {
+        return Err(ctx.too_large());
+    }
+    let body: Value = serde_json::from_slice(answer.body).map_err(|e| {
+        ClassifyError::Transient(format!(
+            "ollama answered something that is not JSON ({e}): {}",
+            ctx.clean(&String::from_utf8_lossy(answer.body), 200)
+        ))
+    })?;
+    if body.get("done_reason").and_then(Value::as_str) == Some("length") {
+        return Err(ClassifyError::Transient(
+            "the model's answer was cut off (done_reason=length); a smaller --batch-size helps".into(),
+        ));
+    }
+    let content = body
+        .pointer("/message/content")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ClassifyError::Transient("ollama answered without message content".into()))?;
+    prompt::parse_answer(content, domains, ctx.secrets)
+}
+
 #[async_trait]
 impl Classifier for Ollama {
     fn name(&self) -> &str {
@@ -70,37 +98,7 @@ impl Classifier for Ollama {
     }
 
     async fn classify(&self, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
-        let resp = self
-            .client
-            .post(&self.endpoint)
-            .json(&self.body(domains))
-            .send()
-            .await
-            .map_err(|e| http::send_error("ollama", &e, None))?;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| http::send_error("ollama", &e, None))?;
-        if !status.is_success() {
-            return Err(http::status_error("ollama", status, &headers, &text, None));
-        }
-        let body: Value = serde_json::from_str(&text).map_err(|e| {
-            ClassifyError::Transient(format!(
-                "ollama answered something that is not JSON ({e}): {}",
-                truncate_chars(&text, 200)
-            ))
-        })?;
-        if body.get("done_reason").and_then(Value::as_str) == Some("length") {
-            return Err(ClassifyError::Transient(
-                "the model's answer was cut off (done_reason=length); a smaller --batch-size helps".into(),
-            ));
-        }
-        let content = body
-            .pointer("/message/content")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ClassifyError::Transient("ollama answered without message content".into()))?;
-        prompt::parse_answer(content, domains)
+        let received = self.endpoint.post(&self.body(domains), None).await?;
+        read_answer(&self.endpoint.context(), &received.answer(), domains)
     }
 }

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{Classifier, ClassifyError, DomainOutcome};
-use crate::error::{Error, Result};
+use crate::domain::Domain;
+use crate::error::{truncate_chars, Error, Result};
 
 /// Suffixes of names that only mean something inside a private network.
 const PRIVATE_SUFFIXES: &[&str] = &[
@@ -43,6 +44,10 @@ pub fn is_private_host(host: &str) -> bool {
 
 /// The user's exclusion list: exact domains (`bank.example`) and suffix patterns
 /// (`*.corp.example`, which matches `corp.example` itself and every name under it).
+///
+/// Patterns are normalised exactly like the domains they are matched against, by
+/// [`Domain::parse_host`] (IDNA, lower case, no trailing dot, no leading `www.`), so
+/// `*.münchen-bank.example` matches the stored `online.xn--mnchen-bank-thb.example`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Exclusions {
     exact: HashSet<String>,
@@ -50,22 +55,12 @@ pub struct Exclusions {
 }
 
 impl Exclusions {
-    /// Parses `patterns`; a pattern with a space, a slash or a `*` anywhere but a leading `*.`
-    /// is refused with an error naming it.
+    /// Parses `patterns`; a pattern that is not a host name, or a `*.` followed by one, is
+    /// refused with an error naming it.
     pub fn parse<S: AsRef<str>>(patterns: &[S]) -> Result<Exclusions> {
         let mut out = Exclusions::default();
         for p in patterns {
-            let raw = p.as_ref();
-            let p = raw.trim().trim_end_matches('.').to_ascii_lowercase();
-            let (suffix, name) = match p.strip_prefix("*.") {
-                Some(rest) => (true, rest.to_owned()),
-                None => (false, p.strip_prefix("www.").unwrap_or(&p).to_owned()),
-            };
-            if name.is_empty() || name.contains(['*', '/', ' ', ':', '?', '#', '@']) {
-                return Err(Error::InvalidConfig(format!(
-                    "exclusion {raw:?} must be a domain (`bank.example`) or a suffix pattern (`*.corp.example`)"
-                )));
-            }
+            let (suffix, name) = normalise_pattern(p.as_ref())?;
             if suffix {
                 out.suffixes.push(name);
             } else {
@@ -75,20 +70,50 @@ impl Exclusions {
         Ok(out)
     }
 
-    /// True if `host` is excluded.
+    /// True if `host` is excluded: `host` as given (a stored domain) or normalised like a domain
+    /// (a host as typed). Both are tried because normalising a stored domain again can change it
+    /// (`www.www.x` is stored as `www.x`, which would become `x`).
     pub fn matches(&self, host: &str) -> bool {
-        let h = host.trim().trim_end_matches('.').to_ascii_lowercase();
-        self.exact.contains(&h)
+        let given = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        let normal = Domain::parse_host(host).map(|d| d.as_str().to_owned());
+        std::iter::once(given)
+            .chain(normal.ok())
+            .any(|h| self.matches_normal(&h))
+    }
+
+    fn matches_normal(&self, h: &str) -> bool {
+        self.exact.contains(h)
             || self
                 .suffixes
                 .iter()
-                .any(|s| h == *s || h.ends_with(&format!(".{s}")))
+                .any(|s| h == s || h.ends_with(&format!(".{s}")))
     }
 
     /// True if there are no exclusions.
     pub fn is_empty(&self) -> bool {
         self.exact.is_empty() && self.suffixes.is_empty()
     }
+}
+
+/// One exclusion pattern in the form it is matched in: whether it is a `*.` suffix pattern, and
+/// its host normalised like a domain. Refused, naming the pattern, if it is not a host pattern.
+pub fn normalise_pattern(raw: &str) -> Result<(bool, String)> {
+    let trimmed = raw.trim();
+    let (suffix, host) = match trimmed.strip_prefix("*.") {
+        Some(rest) => (true, rest),
+        None => (false, trimmed),
+    };
+    let domain = Domain::parse_host(host).map_err(|e| {
+        let why = match e {
+            Error::InvalidDomain { reason, .. } | Error::InvalidUrl { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        Error::InvalidConfig(format!(
+            "exclusion {:?} is not a host pattern ({why}): write a domain (`bank.example`) or a suffix pattern (`*.corp.example`)",
+            truncate_chars(raw, 200)
+        ))
+    })?;
+    Ok((suffix, domain.as_str().to_owned()))
 }
 
 /// Sends public hosts to `remote` and everything else to `local`.
@@ -196,5 +221,51 @@ mod tests {
         assert!(ex.matches("clinic.example"));
         assert!(Exclusions::parse(&["a*.example"]).is_err());
         assert!(Exclusions::parse(&["https://x.example/"]).is_err());
+    }
+
+    #[test]
+    fn exclusions_are_normalised_like_domains() {
+        let ex =
+            Exclusions::parse(&["bücher.example", "*.MÜNCHEN-bank.example.", "www.Straße.example"]).unwrap();
+        for stored in [
+            "xn--bcher-kva.example",
+            "xn--mnchen-bank-thb.example",
+            "online.xn--mnchen-bank-thb.example",
+            "xn--strae-oqa.example",
+        ] {
+            assert!(ex.matches(stored), "{stored}");
+            let d = Domain::parse_host(stored).unwrap();
+            assert_eq!(d.as_str(), stored, "already the stored form");
+        }
+        assert!(
+            ex.matches("Online.München-Bank.example"),
+            "a host is normalised too"
+        );
+        assert!(!ex.matches("xn--bcher-kva.example.org"));
+        // Found by fuzz/exclusions: `www.www.bank.example` is stored as `www.bank.example`, and the
+        // pattern must still match it (normalising the stored domain again would give `bank.example`).
+        let ex = Exclusions::parse(&["www.www.bank.example"]).unwrap();
+        assert!(ex.matches(
+            Domain::from_url("https://www.www.bank.example/")
+                .unwrap()
+                .as_str()
+        ));
+        for bad in [
+            "",
+            "*.",
+            "*",
+            "a*.example",
+            "*.*.example",
+            "x.example:443",
+            "bank .example",
+            "x.example/",
+            "@x",
+        ] {
+            let e = Exclusions::parse(&[bad]).unwrap_err().to_string();
+            assert!(
+                e.contains("is not a host pattern") && e.contains(&format!("{bad:?}")),
+                "{bad:?}: {e}"
+            );
+        }
     }
 }

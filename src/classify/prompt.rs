@@ -6,12 +6,15 @@
 //! missing from the answer, or answered with a category outside the taxonomy, fails that host
 //! only; an answer that is not the expected JSON fails the whole batch as transient.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
+use super::secret::Secrets;
 use super::{ClassifyError, DomainOutcome, Verdict};
 use crate::category::{Category, CategorySource};
 use crate::confidence::Confidence;
-use crate::error::truncate_chars;
+use crate::domain::Domain;
 
 /// The name given to the JSON schema in `response_format`.
 pub const SCHEMA_NAME: &str = "website_categories";
@@ -72,44 +75,48 @@ pub fn answer_schema() -> Value {
 }
 
 /// Reads a model's answer (the message content) for `domains`: one outcome per domain, in order.
-pub fn parse_answer(content: &str, domains: &[String]) -> Result<Vec<DomainOutcome>, ClassifyError> {
+/// Server text in a message is cleaned with `secrets` (redacted, then cut).
+pub fn parse_answer(
+    content: &str,
+    domains: &[String],
+    secrets: &Secrets,
+) -> Result<Vec<DomainOutcome>, ClassifyError> {
     let text = strip_code_fence(content);
     let value: Value = serde_json::from_str(text).map_err(|e| {
         ClassifyError::Transient(format!(
             "the model's answer is not valid JSON ({e}): {}",
-            truncate_chars(content, 200)
+            secrets.clean(content, 200)
         ))
     })?;
     let results = value.get("results").and_then(Value::as_array).ok_or_else(|| {
         ClassifyError::Transient(format!(
             "the model's answer has no `results` list: {}",
-            truncate_chars(content, 200)
+            secrets.clean(content, 200)
         ))
     })?;
-    let answers: Vec<(String, Option<&str>, Option<f64>)> = results
-        .iter()
-        .filter_map(|r| {
-            let domain = r.get("domain")?.as_str()?;
-            Some((
-                normalise(domain),
-                r.get("category").and_then(Value::as_str),
-                r.get("confidence").and_then(Value::as_f64),
-            ))
-        })
-        .collect();
+    // The first answer for each host counts.
+    let mut answers: HashMap<String, (Option<&str>, Option<f64>)> = HashMap::new();
+    for r in results {
+        if let Some(domain) = r.get("domain").and_then(Value::as_str) {
+            answers.entry(normalise(domain)).or_insert_with(|| {
+                (
+                    r.get("category").and_then(Value::as_str),
+                    r.get("confidence").and_then(Value::as_f64),
+                )
+            });
+        }
+    }
     Ok(domains
         .iter()
         .map(|d| {
-            let key = normalise(d);
-            let (_, category, score) = answers
-                .iter()
-                .find(|(a, _, _)| *a == key)
+            let (category, score) = answers
+                .get(&normalise(d))
                 .ok_or_else(|| format!("the model gave no answer for {d}"))?;
             let category = category.ok_or_else(|| format!("the model gave no category for {d}"))?;
             let category: Category = category.parse().map_err(|_| {
                 format!(
                     "the model answered {:?} for {d}, which is not one of the categories",
-                    truncate_chars(category, 60)
+                    secrets.clean(category, 60)
                 )
             })?;
             Ok(Verdict {
@@ -121,9 +128,13 @@ pub fn parse_answer(content: &str, domains: &[String]) -> Result<Vec<DomainOutco
         .collect())
 }
 
+/// A host as the model wrote it, normalised like every domain (`Domain::parse_host`), so that
+/// `WWW.Example.com.` or `münchen.example` match the host asked about.
 fn normalise(host: &str) -> String {
-    let h = host.trim().trim_end_matches('.').to_ascii_lowercase();
-    h.strip_prefix("www.").map(str::to_owned).unwrap_or(h)
+    match Domain::parse_host(host) {
+        Ok(d) => d.as_str().to_owned(),
+        Err(_) => host.trim().to_ascii_lowercase(),
+    }
 }
 
 /// Some models wrap JSON in a Markdown code fence even in JSON mode; the fence is dropped.
@@ -155,6 +166,7 @@ mod tests {
         let out = parse_answer(
             content,
             &hosts(&["a.example", "b.example", "c.example", "d.example"]),
+            &Secrets::default(),
         )
         .unwrap();
         assert_eq!(out[0].as_ref().unwrap().category, Category::Shopping);
@@ -169,17 +181,53 @@ mod tests {
     #[test]
     fn garbage_is_transient() {
         for bad in ["not json", "{\"results\": 3}", "{\"results\": ["] {
-            let e = parse_answer(bad, &hosts(&["a.example"])).unwrap_err();
+            let e = parse_answer(bad, &hosts(&["a.example"]), &Secrets::default()).unwrap_err();
             assert!(matches!(e, ClassifyError::Transient(_)), "{bad}: {e:?}");
         }
         let fenced = "```json\n{\"results\":[{\"domain\":\"a.example\",\"category\":\"games\",\"confidence\":1}]}\n```";
         assert_eq!(
-            parse_answer(fenced, &hosts(&["a.example"])).unwrap()[0]
+            parse_answer(fenced, &hosts(&["a.example"]), &Secrets::default()).unwrap()[0]
                 .as_ref()
                 .unwrap()
                 .category,
             Category::Games
         );
+    }
+
+    #[test]
+    fn hosts_are_matched_in_their_normal_form_and_echoed_keys_are_redacted() {
+        let key = crate::classify::secret::ApiKey::new("sk-echo-0123456789abcdef").unwrap();
+        let secrets = Secrets::new(Some(&key), None);
+        let echo = format!("{}sk-echo-0123456789abcdef", "x".repeat(45));
+        let content = format!(
+            r#"{{"results":[
+            {{"domain":"MÜNCHEN.example.","category":"news","confidence":1}},
+            {{"domain":"www.shop.example","category":"shopping","confidence":1}},
+            {{"domain":"shop.example","category":"games","confidence":1}},
+            {{"domain":"key.example","category":"{echo}","confidence":1}}]}}"#
+        );
+        let out = parse_answer(
+            &content,
+            &hosts(&["xn--mnchen-3ya.example", "shop.example", "key.example"]),
+            &secrets,
+        )
+        .unwrap();
+        assert_eq!(out[0].as_ref().unwrap().category, Category::News);
+        assert_eq!(
+            out[1].as_ref().unwrap().category,
+            Category::Shopping,
+            "the first answer counts"
+        );
+        let msg = out[2].as_ref().unwrap_err();
+        assert!(!msg.contains("sk-echo-") && !msg.contains("0123456789"), "{msg}");
+        let e = parse_answer(
+            "not json sk-echo-0123456789abcdef",
+            &hosts(&["a.example"]),
+            &secrets,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("0123456789"), "{e}");
     }
 
     #[test]

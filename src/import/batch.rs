@@ -19,7 +19,7 @@ use crate::ids::WebsiteId;
 use crate::time::Timestamp;
 use crate::visits::{get_or_insert_website_in, insert_visit_in, NewVisit};
 
-use super::rows::{check_visit, read_title, RawVisit, SkipCounts};
+use super::rows::{accept, RawVisit, SkipCounts};
 
 /// Most domains the cache holds; past this it starts over, so memory stays bounded whatever the
 /// number of hosts in a history.
@@ -82,30 +82,25 @@ pub(super) fn store_visit(
     websites: &mut WebsiteCache,
     batch: &mut Batch,
 ) -> Result<()> {
-    let (url, visited_at, domain) = match check_visit(raw) {
+    let accepted = match accept(raw) {
         Ok(ok) => ok,
         Err(skip) => {
             batch.skipped.add(skip);
             return Ok(());
         }
     };
-    let (title, repaired) = read_title(raw.title);
-    // The browser's id with the visit's time: the same row always gives the same key (idempotent
-    // imports), and a browser that reuses an id after its history was cleared (Firefox does) gives
-    // a new visit a new key.
-    let source_visit_id = format!("{}@{}", raw.id, visited_at.as_micros());
-    let (website_id, new_website) = websites.website_in(tx, domain, now)?;
+    let (website_id, new_website) = websites.website_in(tx, accepted.domain, now)?;
     let visit = NewVisit {
-        url,
-        title: title.as_deref(),
-        visited_at,
+        url: accepted.url,
+        title: accepted.title.as_deref(),
+        visited_at: accepted.visited_at,
         source,
-        source_visit_id: Some(&source_visit_id),
+        source_visit_id: Some(&accepted.source_visit_id),
     };
     let (_, inserted) = insert_visit_in(tx, &visit, website_id)?;
     if inserted {
         batch.imported += 1;
-        batch.repaired_titles += u64::from(repaired);
+        batch.repaired_titles += u64::from(accepted.title_repaired);
     } else {
         batch.already_present += 1;
     }

@@ -9,8 +9,8 @@
 //! still imported once.
 
 use rusqlite::types::ValueRef;
-use rusqlite::Row;
 
+use super::rows::Columns;
 use super::{RawVisit, Skip, SourceSpec};
 
 /// The core transition type is the low byte; the rest are qualifier bits.
@@ -41,10 +41,10 @@ pub(super) const SPEC: SourceSpec = SourceSpec {
     read,
 };
 
-fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
+fn read<'r>(row: &dyn Columns<'r>) -> rusqlite::Result<RawVisit<'r>> {
     // A transition that is not an integer is treated as a plain, complete navigation: the URL and
     // the time are what make a visit, and Chromium itself always writes an integer here.
-    let transition = match row.get_ref("transition")? {
+    let transition = match row.value("transition")? {
         ValueRef::Integer(t) => t,
         _ => CHAIN_END,
     };
@@ -58,7 +58,7 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
     } else {
         None
     };
-    let time = time_key(row.get_ref("visit_time")?);
+    let time = time_key(row.value("visit_time")?);
     RawVisit::from_row(
         row,
         time,

@@ -11,8 +11,8 @@
 //! downloads (7) are files, not pages, counted as `not_page`.
 
 use rusqlite::types::ValueRef;
-use rusqlite::Row;
 
+use super::rows::Columns;
 use super::{RawVisit, Skip, SourceSpec};
 
 const TRANSITION_EMBED: i64 = 4;
@@ -41,12 +41,12 @@ pub(super) const SPEC: SourceSpec = SourceSpec {
     read,
 };
 
-fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
-    let visit_type = match row.get_ref("visit_type")? {
+fn read<'r>(row: &dyn Columns<'r>) -> rusqlite::Result<RawVisit<'r>> {
+    let visit_type = match row.value("visit_type")? {
         ValueRef::Integer(t) => t,
         _ => 0,
     };
-    let redirect_source: bool = row.get("redirect_source")?;
+    let redirect_source = super::rows::integer(row, "redirect_source")? != 0;
     let skip = if redirect_source {
         Some(Skip::Redirect)
     } else if visit_type == TRANSITION_EMBED || visit_type == TRANSITION_FRAMED_LINK {
@@ -56,7 +56,7 @@ fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
     } else {
         None
     };
-    let time = time_key(row.get_ref("visit_date")?);
+    let time = time_key(row.value("visit_date")?);
     RawVisit::from_row(row, time, time, skip)
 }
 

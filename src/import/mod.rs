@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
-use rusqlite::{named_params, OptionalExtension, Row};
+use rusqlite::{named_params, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
@@ -47,11 +47,11 @@ use crate::store::{Change, Store};
 
 use batch::{Batch, WebsiteCache};
 use cursor::CursorAt;
-use rows::RawVisit;
+use rows::{Columns, RawVisit};
 use snapshot::{Schema, Snapshot};
 
 pub use detect::{detect_profiles, DetectedProfile};
-pub use rows::{Skip, SkipCounts, MAX_VISIT_MICROS, MIN_VISIT_MICROS};
+pub use rows::{RowValues, RowVisit, Skip, SkipCounts, MAX_VISIT_MICROS, MIN_VISIT_MICROS};
 
 /// Browser visits per transaction unless [`ImportOptions::batch_size`] says otherwise: large
 /// enough that the commit cost is spread thin, small enough that a crash redoes little and other
@@ -196,7 +196,18 @@ pub(crate) struct SourceSpec {
     time_key: fn(ValueRef<'_>) -> Option<i64>,
     /// The visits after `:after`, by id, with columns `id`, `url`, `title` and what `read` needs.
     rows_sql: &'static str,
-    read: for<'r> fn(&'r Row<'_>) -> rusqlite::Result<RawVisit<'r>>,
+    read: for<'r> fn(&dyn Columns<'r>) -> rusqlite::Result<RawVisit<'r>>,
+}
+
+/// What the importer makes of one visit row of `browser`, given as its column values (the
+/// columns of the source's visits query: `id`, `url`, `title` and the source's own, such as
+/// Chromium's `visit_time` and `transition`): the visit it would store, or why it skips the row.
+/// The same code the importer runs on every row, without a database, for fuzzing and tests. An
+/// error only where the importer would stop too (a column missing, an `id` that is not an
+/// integer).
+pub fn read_row(browser: Browser, row: RowValues<'_>) -> Result<std::result::Result<RowVisit, Skip>> {
+    let raw = (browser.spec().read)(&row)?;
+    Ok(rows::accept(&raw).map(RowVisit::from))
 }
 
 /// The default source name for `path`: `<browser>:<16 hex digits of SHA-256 of its canonical
@@ -310,7 +321,7 @@ pub fn import_file(
                         batch.end_of_file = true;
                         break;
                     };
-                    let raw = (spec.read)(row).map_err(read_failed)?;
+                    let raw = (spec.read)(&row).map_err(read_failed)?;
                     batch.read += 1;
                     batch.last = Some(CursorAt {
                         visit_id: raw.id,
@@ -394,5 +405,62 @@ mod tests {
             a,
             default_source(Browser::Chrome, Path::new("/nonexistent/a/History"))
         );
+    }
+
+    #[test]
+    fn rows_are_read_without_a_database() {
+        use ValueRef::{Integer, Null, Real, Text};
+        // 2024-06-01T00:00:00Z in each browser's own time.
+        let unix = 1_717_200_000_000_000i64;
+        let chrome = [
+            ("id", Integer(7)),
+            ("url", Text(b"https://WWW.B\xc3\xbccher.example/x")),
+            ("title", Text(b"bad \xff\x07 title")),
+            ("visit_time", Integer(unix + 11_644_473_600_000_000)),
+            ("transition", Integer(0x2000_0000)),
+        ];
+        let v = read_row(Browser::Chrome, RowValues(&chrome)).unwrap().unwrap();
+        assert_eq!(v.domain.as_str(), "xn--bcher-kva.example");
+        assert_eq!(v.visited_at, crate::Timestamp(unix));
+        assert_eq!(
+            (v.title.as_deref(), v.title_repaired),
+            (Some("bad \u{fffd}  title"), true)
+        );
+        assert_eq!(v.source_visit_id, format!("7@{unix}"));
+        let mut subframe = chrome;
+        subframe[4] = ("transition", Integer(0x2000_0003));
+        assert_eq!(
+            read_row(Browser::Chrome, RowValues(&subframe)).unwrap(),
+            Err(Skip::Subframe)
+        );
+
+        let firefox = [
+            ("id", Integer(1)),
+            ("url", Text(b"about:config")),
+            ("title", Null),
+            ("visit_date", Integer(unix)),
+            ("visit_type", Integer(1)),
+            ("redirect_source", Integer(0)),
+        ];
+        assert_eq!(
+            read_row(Browser::Firefox, RowValues(&firefox)).unwrap(),
+            Err(Skip::NonWeb)
+        );
+        let safari = [
+            ("id", Integer(2)),
+            ("url", Text(b"https://a.example/")),
+            ("title", Null),
+            ("visit_time", Real(f64::NAN)),
+            ("redirect_destination", Null),
+        ];
+        assert_eq!(
+            read_row(Browser::Safari, RowValues(&safari)).unwrap(),
+            Err(Skip::BadTimestamp)
+        );
+        // Where the importer would stop, so does read_row: a missing column, a text id.
+        assert!(read_row(Browser::Safari, RowValues(&safari[..4])).is_err());
+        let mut text_id = firefox;
+        text_id[0] = ("id", Text(b"x"));
+        assert!(read_row(Browser::Firefox, RowValues(&text_id)).is_err());
     }
 }

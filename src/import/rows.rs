@@ -77,6 +77,46 @@ impl SkipCounts {
     }
 }
 
+/// Where a source reads the columns of one visit row: a row of its visits query, or the values
+/// of one given as a list ([`RowValues`]: fuzzing and tests, no database needed).
+pub(crate) trait Columns<'r> {
+    /// The value of column `name`.
+    fn value(&self, name: &str) -> rusqlite::Result<ValueRef<'r>>;
+}
+
+impl<'r> Columns<'r> for &'r rusqlite::Row<'_> {
+    fn value(&self, name: &str) -> rusqlite::Result<ValueRef<'r>> {
+        self.get_ref(name)
+    }
+}
+
+/// One visit row given as its column values, by column name (the names of the source's visits
+/// query: `id`, `url`, `title` and the source's own): see [`read_row`](super::read_row).
+#[derive(Clone, Copy, Debug)]
+pub struct RowValues<'v>(pub &'v [(&'v str, ValueRef<'v>)]);
+
+impl<'v> Columns<'v> for RowValues<'v> {
+    fn value(&self, name: &str) -> rusqlite::Result<ValueRef<'v>> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| rusqlite::Error::InvalidColumnName(name.to_owned()))
+    }
+}
+
+/// Column `name` as an integer, refused as `Row::get` refuses a value of another type.
+pub(super) fn integer<'r>(row: &dyn Columns<'r>, name: &str) -> rusqlite::Result<i64> {
+    match row.value(name)? {
+        ValueRef::Integer(i) => Ok(i),
+        other => Err(rusqlite::Error::InvalidColumnType(
+            0,
+            name.to_owned(),
+            other.data_type(),
+        )),
+    }
+}
+
 /// One browser visit as read, before the checks every source shares.
 pub(crate) struct RawVisit<'r> {
     pub(super) id: i64,
@@ -94,19 +134,77 @@ impl<'r> RawVisit<'r> {
     /// The visit in `row` (columns `id`, `url`, `title`), whose time the browser stores as
     /// `time_key` and which is `unix_micros` since the Unix epoch.
     pub(super) fn from_row(
-        row: &'r rusqlite::Row<'_>,
+        row: &dyn Columns<'r>,
         time_key: Option<i64>,
         unix_micros: Option<i64>,
         skip: Option<Skip>,
     ) -> rusqlite::Result<Self> {
         Ok(RawVisit {
-            id: row.get("id")?,
-            url: row.get_ref("url")?,
-            title: row.get_ref("title")?,
+            id: integer(row, "id")?,
+            url: row.value("url")?,
+            title: row.value("title")?,
             visited_at: unix_micros.and_then(timestamp_in_range),
             time_key,
             skip,
         })
+    }
+}
+
+/// A visit that passed the checks, as it is stored.
+pub(super) struct Accepted<'r> {
+    pub(super) url: &'r str,
+    pub(super) visited_at: Timestamp,
+    pub(super) domain: Domain,
+    pub(super) title: Option<Cow<'r, str>>,
+    /// True if the title had to be repaired.
+    pub(super) title_repaired: bool,
+    /// The browser's id with the visit's time: the same row always gives the same key
+    /// (idempotent imports), and a browser that reuses an id after its history was cleared
+    /// (Firefox does) gives a new visit a new key.
+    pub(super) source_visit_id: String,
+}
+
+/// The checks and repairs every visit gets: the visit to store, or why it is skipped.
+pub(super) fn accept<'r>(raw: &RawVisit<'r>) -> std::result::Result<Accepted<'r>, Skip> {
+    let (url, visited_at, domain) = check_visit(raw)?;
+    let (title, title_repaired) = read_title(raw.title);
+    Ok(Accepted {
+        url,
+        visited_at,
+        domain,
+        title,
+        title_repaired,
+        source_visit_id: format!("{}@{}", raw.id, visited_at.as_micros()),
+    })
+}
+
+/// One browser visit as the importer would store it (see [`read_row`](super::read_row)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowVisit {
+    /// The URL as the browser stored it.
+    pub url: String,
+    /// Its website.
+    pub domain: Domain,
+    /// When it happened.
+    pub visited_at: Timestamp,
+    /// The title as stored (repaired, control characters as spaces, cut).
+    pub title: Option<String>,
+    /// True if the title had to be repaired.
+    pub title_repaired: bool,
+    /// The key that makes importing it twice store it once.
+    pub source_visit_id: String,
+}
+
+impl From<Accepted<'_>> for RowVisit {
+    fn from(a: Accepted<'_>) -> RowVisit {
+        RowVisit {
+            url: a.url.to_owned(),
+            domain: a.domain,
+            visited_at: a.visited_at,
+            title: crate::visits::clean_title(a.title.as_deref()),
+            title_repaired: a.title_repaired,
+            source_visit_id: a.source_visit_id,
+        }
     }
 }
 
@@ -119,7 +217,7 @@ pub(super) fn timestamp_in_range(micros: i64) -> Option<Timestamp> {
 
 /// The checks every source shares, in order: what the source says, the URL's bytes and scheme, the
 /// time, then the URL's host.
-pub(super) fn check_visit<'r>(raw: &RawVisit<'r>) -> std::result::Result<(&'r str, Timestamp, Domain), Skip> {
+fn check_visit<'r>(raw: &RawVisit<'r>) -> std::result::Result<(&'r str, Timestamp, Domain), Skip> {
     if let Some(skip) = raw.skip {
         return Err(skip);
     }
@@ -167,7 +265,7 @@ fn title_prefix(b: &[u8]) -> &[u8] {
 /// The title as text, and whether it had to be repaired (invalid UTF-8, control characters, not
 /// text at all). The visit keeps a repaired title rather than being lost for it;
 /// `clean_title` turns control characters into spaces when it is stored.
-pub(super) fn read_title(value: ValueRef<'_>) -> (Option<Cow<'_, str>>, bool) {
+fn read_title(value: ValueRef<'_>) -> (Option<Cow<'_, str>>, bool) {
     match value {
         ValueRef::Null => (None, false),
         ValueRef::Text(b) | ValueRef::Blob(b) => {

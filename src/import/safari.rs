@@ -6,8 +6,8 @@
 //! as a redirect, and the destination visit is imported, as for the other browsers.
 
 use rusqlite::types::ValueRef;
-use rusqlite::Row;
 
+use super::rows::Columns;
 use super::{RawVisit, Skip, SourceSpec};
 
 /// Microseconds from 1970-01-01 to 2001-01-01.
@@ -38,12 +38,12 @@ pub(super) const SPEC: SourceSpec = SourceSpec {
     read,
 };
 
-fn read<'r>(row: &'r Row<'_>) -> rusqlite::Result<RawVisit<'r>> {
-    let skip = match row.get_ref("redirect_destination")? {
+fn read<'r>(row: &dyn Columns<'r>) -> rusqlite::Result<RawVisit<'r>> {
+    let skip = match row.value("redirect_destination")? {
         ValueRef::Null => None,
         _ => Some(Skip::Redirect),
     };
-    let time = time_key(row.get_ref("visit_time")?);
+    let time = time_key(row.value("visit_time")?);
     RawVisit::from_row(
         row,
         time,

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use sitetrail::classify::http::display_url;
 use sitetrail::settings::{Environment, Overrides, Settings, Spec, SCHEMA};
 use tauri::State;
 
@@ -27,8 +28,16 @@ pub type SettingsForm = Map<String, Value>;
 
 /// The saved settings with the form's values applied, validated. Blocking (reads the file).
 fn apply_form(state: &Inner, form: &SettingsForm) -> sitetrail::Result<Settings> {
-    let layer = Overrides::edit_from_json(form)?;
-    let s = state.load_settings()?.apply(&layer)?;
+    let saved = state.load_settings()?;
+    // The view shows a base URL's credentials as `***`: the same URL sent back keeps the saved ones.
+    let mut form = form.clone();
+    if let (Some(Value::String(sent)), Some(url)) = (form.get("base_url"), saved.base_url.as_deref()) {
+        if *sent != url && *sent == display_url(url) {
+            form.insert("base_url".into(), Value::String(url.to_owned()));
+        }
+    }
+    let layer = Overrides::edit_from_json(&form)?;
+    let s = saved.apply(&layer)?;
     s.validate()?;
     Ok(s)
 }
@@ -67,12 +76,14 @@ pub struct SettingsView {
 
 /// The view. Blocking (the settings file, the keyring).
 fn view(state: &Inner) -> sitetrail::Result<SettingsView> {
-    let settings = state.load_settings()?;
+    let mut settings = state.load_settings()?;
     let resolved = state.resolve(settings.clone())?;
+    // Credentials in a base URL are never shown: the view has `***` where they are.
+    settings.base_url = settings.base_url.as_deref().map(display_url);
     Ok(SettingsView {
         effective: Effective {
             provider: resolved.settings.provider.as_str(),
-            base_url: resolved.base_url().to_owned(),
+            base_url: display_url(resolved.base_url()),
             model: resolved.model().to_owned(),
         },
         settings,

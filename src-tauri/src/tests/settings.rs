@@ -68,6 +68,62 @@ fn get_and_save_settings_restart_the_worker_with_them() {
 }
 
 #[test]
+fn base_url_credentials_are_never_shown_and_survive_a_save_of_the_shown_form() {
+    let t = TestApp::start(|_| {});
+    let url = "http://alice:pw-secret-9@127.0.0.1:9/v1";
+    let v = t.ok("save_settings", json!({"settings": form("openai", Some(url))}));
+    let shown = v.to_string();
+    assert!(
+        !shown.contains("pw-secret-9") && !shown.contains("alice"),
+        "{shown}"
+    );
+    assert_eq!(v["settings"]["base_url"], "http://***@127.0.0.1:9/v1");
+    assert_eq!(v["effective"]["base_url"], "http://***@127.0.0.1:9/v1");
+    // The form comes back with what it showed: the saved credentials stay.
+    t.ok(
+        "save_settings",
+        json!({"settings": form("openai", v["settings"]["base_url"].as_str())}),
+    );
+    let saved = std::fs::read_to_string(&t.paths.settings_file).unwrap();
+    assert!(saved.contains(url), "{saved}");
+    assert!(!t
+        .ok("get_settings", json!({}))
+        .to_string()
+        .contains("pw-secret-9"));
+    // A new URL replaces them.
+    t.ok(
+        "save_settings",
+        json!({"settings": form("openai", Some("http://127.0.0.1:9/v1"))}),
+    );
+    let saved = std::fs::read_to_string(&t.paths.settings_file).unwrap();
+    assert!(!saved.contains("pw-secret-9"), "{saved}");
+}
+
+#[test]
+fn exclusions_are_checked_as_host_patterns() {
+    let t = TestApp::start(|_| {});
+    let mut ok = form("builtin", None);
+    ok["exclusions"] = json!(["bücher.example", "*.MÜNCHEN-bank.example."]);
+    let v = t.ok("save_settings", json!({ "settings": ok }));
+    assert_eq!(v["settings"]["exclusions"][0], "bücher.example", "saved as typed");
+    for bad in ["<bank>.example", "bank%.example", "a*.example", "x.example:443"] {
+        let mut f = form("builtin", None);
+        f["exclusions"] = json!([bad]);
+        let e = t.invoke("save_settings", json!({ "settings": f })).unwrap_err();
+        assert_eq!(e["kind"], "invalid_input", "{bad}: {e}");
+        assert!(
+            e["message"].as_str().unwrap().contains("not a host pattern"),
+            "{bad}: {e}"
+        );
+    }
+    assert_eq!(
+        t.ok("get_settings", json!({}))["settings"]["exclusions"],
+        json!(["bücher.example", "*.MÜNCHEN-bank.example."]),
+        "a refused form changes nothing"
+    );
+}
+
+#[test]
 fn test_connection_answers_or_says_why_not() {
     let t = TestApp::start(|_| {});
     let r = t.ok("test_connection", json!({"settings": form("builtin", None)}));
