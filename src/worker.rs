@@ -261,6 +261,9 @@ pub struct Worker {
 }
 
 /// A call's result, or why there is none.
+/// The longest a pause holds the worker without looking again, whatever a classifier asked.
+const MAX_PAUSE: Duration = Duration::from_secs(86_400);
+
 /// Returns once the worker state (a pause) was announced to have changed, or notifications were
 /// missed. Never returns if the store is gone.
 async fn worker_state_changed(rx: &mut broadcast::Receiver<Change>) {
@@ -670,6 +673,7 @@ impl Worker {
     async fn set_paused(&self, kind: PauseKind, reason: &str, pause_for: Option<Duration>) {
         let reason = reason.to_owned();
         let scope = self.scope.clone();
+        let pause_for = pause_for.map(|d| d.min(MAX_PAUSE));
         let r = self
             .store
             .run(move |s| s.pause_provider(Some(&scope), kind, &reason, pause_for))
@@ -695,7 +699,8 @@ impl Worker {
     /// whenever the worker state is announced to have changed, and at the latest every
     /// `pause_poll`. Returns true if it was.
     async fn wait_paused(&self, pause_for: Option<Duration>, stop: &mut watch::Receiver<bool>) -> bool {
-        let end = pause_for.map(|d| tokio::time::Instant::now() + d);
+        // Any classifier may ask for any wait: a day at most, and never an overflowing instant.
+        let end = pause_for.map(|d| tokio::time::Instant::now() + d.min(MAX_PAUSE));
         let mut announced = self.store.subscribe();
         loop {
             let now = tokio::time::Instant::now();

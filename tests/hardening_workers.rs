@@ -729,3 +729,49 @@ async fn a_clock_that_jumps_back_does_not_hold_a_retry_until_it_catches_up() {
         [("a.example".to_owned(), "COMPLETED".to_owned(), 2)]
     );
 }
+
+/// A classifier that asks for the longest wait there is.
+struct WaitForever;
+
+#[async_trait::async_trait]
+impl sitetrail::classify::Classifier for WaitForever {
+    fn name(&self) -> &str {
+        "forever"
+    }
+
+    async fn classify(
+        &self,
+        _domains: &[String],
+    ) -> Result<Vec<sitetrail::classify::DomainOutcome>, sitetrail::classify::ClassifyError> {
+        Err(sitetrail::classify::ClassifyError::RateLimited {
+            retry_after: Some(Duration::MAX),
+            message: "wait for ever".into(),
+        })
+    }
+}
+
+#[test]
+fn a_classifier_asking_for_an_endless_wait_pauses_a_day_at_most_and_never_panics() {
+    let db = TempDb::new();
+    let store = db.open();
+    // Not certain for the built-in rules, so the remote classifier is asked.
+    visit(&store, "https://zq-unknown-shop.example/");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let worker = Worker::new(store.clone(), Arc::new(WaitForever), WorkerConfig::default()).unwrap();
+    let handle = rt.block_on(async { worker.spawn() });
+    assert!(
+        wait_for(LONG, || store.worker_state().unwrap().paused_kind
+            == Some(PauseKind::RateLimited)),
+        "the worker never paused"
+    );
+    let until = store
+        .worker_state()
+        .unwrap()
+        .paused_until
+        .expect("a pause with an end");
+    let day = Duration::from_secs(86_400);
+    assert!(until <= Timestamp::now().plus(day), "paused until {until:?}");
+    rt.block_on(handle.shutdown())
+        .expect("the worker stopped cleanly, without a panic");
+    assert_eq!(store.worker_state().unwrap().worker_crashes, 0);
+}
