@@ -152,16 +152,9 @@ pub fn fast_config(batch_size: usize) -> WorkerConfig {
 
 /// Polls `cond` every 10 ms (sleeping on the runtime) until it holds or `timeout` passes.
 pub async fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() > end {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    crate::common::poll_async(timeout, Duration::from_millis(10), || cond().then_some(()))
+        .await
+        .is_some()
 }
 
 /// `(status, attempt_count)` of every job, by domain.

@@ -256,18 +256,16 @@ fn remote_worker_args(uri: &str, settings: &std::path::Path) -> Vec<String> {
 
 /// Waits for `child` to exit within `timeout`; kills it and fails the test if it does not.
 fn wait_exit(child: &mut Child, timeout: Duration, what: &str) -> std::process::ExitStatus {
-    let end = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > end {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} did not finish within {timeout:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let mut status = None;
+    if !wait_for(timeout, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} did not finish within {timeout:?}");
     }
+    status.expect("exited")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,7 @@
 //! be reported.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use sitetrail::{NewVisit, Store};
@@ -20,6 +20,9 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 use tauri::{WebviewWindow, WebviewWindowBuilder};
+
+#[path = "../../tests/support/poll.rs"]
+mod poll;
 
 static BLOCKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -143,22 +146,15 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         }
     }
     // The worker classifies the website again on the same runtime.
-    let end = Instant::now() + Duration::from_secs(20);
     sitetrail::blocking::forbid_on_this_thread(false);
-    loop {
-        let site = Store::open(dir.path().join("data/sitetrail.db"))
-            .unwrap()
-            .website("shop.example")
-            .unwrap();
-        if site.category.is_some() {
-            break;
-        }
-        assert!(
-            Instant::now() < end,
-            "the worker never classified the website again"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let store = Store::open(dir.path().join("data/sitetrail.db")).unwrap();
+    let classified = poll::poll(Duration::from_secs(20), Duration::from_millis(50), || {
+        store.website("shop.example").unwrap().category
+    });
+    assert!(
+        classified.is_some(),
+        "the worker never classified the website again"
+    );
     assert!(dir.path().join("export.csv").exists(), "the export ran");
     sitetrail_app::shutdown(app.handle());
     let blocked = BLOCKED.lock().unwrap().clone();

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sitetrail::{NewVisit, Store, Timestamp};
 
@@ -49,18 +49,13 @@ pub fn run_ok(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
+#[path = "../support/poll.rs"]
+mod poll;
+pub use poll::poll_async;
+
 /// Polls `cond` every 10 ms until it holds or `timeout` passes; returns whether it held.
 pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() > end {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    poll::poll(timeout, Duration::from_millis(10), || cond().then_some(())).is_some()
 }
 
 /// Records a live visit to `url` now.

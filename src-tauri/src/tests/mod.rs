@@ -10,7 +10,7 @@ mod settings;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use sitetrail::outbox::{self, ClaimPolicy};
@@ -189,14 +189,10 @@ pub fn seed_failed(store: &Store, domain: &str, error: &str) {
         .expect("fail job");
 }
 
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
+
 /// Polls `f` every 20 ms until it returns Some; panics after `timeout`.
-pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "timed out after {timeout:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+pub fn wait_for<T>(timeout: Duration, f: impl FnMut() -> Option<T>) -> T {
+    poll::poll(timeout, Duration::from_millis(20), f).unwrap_or_else(|| panic!("timed out after {timeout:?}"))
 }

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{json, Value};
 
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
+
 pub const APP: &str = env!("CARGO_BIN_EXE_sitetrail-app");
 /// W3C element reference key.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -267,17 +270,9 @@ impl Harness {
     }
 
     /// Polls `f` every 100 ms until it returns Some; panics after `timeout`.
-    pub fn wait_for<T>(&self, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-        let start = Instant::now();
-        loop {
-            if let Some(v) = f() {
-                return v;
-            }
-            if start.elapsed() > timeout {
-                panic!("timed out after {timeout:?}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+    pub fn wait_for<T>(&self, timeout: Duration, f: impl FnMut() -> Option<T>) -> T {
+        poll::poll(timeout, Duration::from_millis(100), f)
+            .unwrap_or_else(|| panic!("timed out after {timeout:?}"))
     }
 
     /// Resizes the window (W3C set window rect); false if the driver cannot.
