@@ -383,6 +383,22 @@ pub fn live_profile_dirs(roots: &Roots, db: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `profiles` without those whose history file lies under a browser linked to `db` at its
+/// per-user location (see [`live_profile_dirs`]), and the ones left out.
+pub fn without_live_profiles(
+    profiles: Vec<crate::import::DetectedProfile>,
+    roots: &Roots,
+    db: &Path,
+) -> (
+    Vec<crate::import::DetectedProfile>,
+    Vec<crate::import::DetectedProfile>,
+) {
+    let live = live_profile_dirs(roots, db);
+    profiles
+        .into_iter()
+        .partition(|p| !live.iter().any(|d| p.path.starts_with(d)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +479,33 @@ mod tests {
             Some(PathBuf::from("/data/my db.sqlite"))
         );
         assert!(launcher_script(LinkBrowser::Brave, Path::new("/a\nb"), Path::new("/d")).is_err());
+    }
+
+    #[test]
+    fn profiles_of_a_browser_linked_to_the_database_are_live_not_imported() {
+        let home = tempfile::tempdir().unwrap();
+        let roots = Roots::for_home(Os::Linux, home.path());
+        let profile = |dir: &str| crate::import::DetectedProfile {
+            browser: crate::import::Browser::Chrome,
+            product: "x".into(),
+            profile: "Default".into(),
+            path: home.path().join(dir).join("Default/History"),
+        };
+        let exe = home.path().join("sitetrail");
+        std::fs::write(&exe, b"").unwrap();
+        let db = home.path().join("db.sqlite");
+        std::fs::write(&db, b"").unwrap();
+        let target = LinkTarget::new(LinkBrowser::Chromium, None, &roots).unwrap();
+        install(&target, &exe, &db).unwrap();
+        let all = vec![profile(".config/chromium"), profile(".config/google-chrome")];
+        let (kept, live) = without_live_profiles(all.clone(), &roots, &db);
+        assert_eq!(kept, vec![all[1].clone()]);
+        assert_eq!(live, vec![all[0].clone()]);
+        // Linked to another database: this one still needs the imports.
+        let (kept, _) = without_live_profiles(all.clone(), &roots, &home.path().join("other.db"));
+        assert_eq!(kept, all);
+        uninstall(&target).unwrap();
+        assert_eq!(without_live_profiles(all.clone(), &roots, &db).0, all);
     }
 
     #[test]
