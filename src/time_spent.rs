@@ -387,6 +387,42 @@ impl Store {
     pub fn visit_times(&self, visits: &[VisitId]) -> Result<Vec<VisitTime>> {
         self.with_conn(|c| list_visit_times(c, visits))
     }
+
+    /// The last `days` local calendar days up to today (by the store's clock), oldest first, each
+    /// with its time per category: what the app's overview charts.
+    pub fn recent_days(&self, days: u32) -> Result<Vec<DayTime>> {
+        let (first, _) = recent_window(self.now(), days)?;
+        self.time_by_day(first, days, &chrono::Local)
+    }
+
+    /// The `n` websites with the most time (measured, then estimated) over the last `days` local
+    /// calendar days; websites without any known time are left out.
+    pub fn top_websites_by_time(&self, days: u32, n: usize) -> Result<Vec<TimeRow>> {
+        let (_, since) = recent_window(self.now(), days)?;
+        let q = TimeQuery {
+            since: Some(since),
+            until: None,
+            by: GroupBy::Website,
+        };
+        let mut rows = self.time_spent(&q, &chrono::Local)?;
+        rows.retain(|r| r.total_ms() > 0);
+        rows.truncate(n);
+        Ok(rows)
+    }
+}
+
+/// The first local day of the `days` days ending today, and the instant it starts.
+fn recent_window(now: Timestamp, days: u32) -> Result<(NaiveDate, Timestamp)> {
+    if days == 0 || days > MAX_DAYS {
+        return Err(Error::InvalidConfig(format!(
+            "ask for 1 to {MAX_DAYS} days, not {days}"
+        )));
+    }
+    let today = day_of(now, &chrono::Local);
+    let first = today
+        .checked_sub_days(chrono::Days::new(u64::from(days - 1)))
+        .ok_or_else(|| Error::InvalidConfig("that day range is outside the calendar".into()))?;
+    Ok((first, start_of_day(first, &chrono::Local)?))
 }
 
 #[cfg(test)]
