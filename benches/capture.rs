@@ -137,7 +137,10 @@ fn bench_host() {
         r_batched.push(b / f);
         eprintln!("round {round}: record_visit {f:.0}/s, host 1/message {s:.0}/s, host 100/message {b:.0}/s");
     }
-    println!("(a) record_visit in-process, one transaction per visit: {:.0} visits/s (median)", median(floor));
+    println!(
+        "(a) record_visit in-process, one transaction per visit: {:.0} visits/s (median)",
+        median(floor)
+    );
     println!(
         "(a) host, one event per message (= per transaction): {:.0} events/s = {:.0}% of record_visit (median of per-round ratios)",
         median(single),
@@ -158,7 +161,13 @@ fn bench_browser() {
     let ok = Command::new(SITETRAIL)
         .arg("--db")
         .arg(&db)
-        .args(["browser-link", "install", "--browser", "chromium", "--user-data-dir"])
+        .args([
+            "browser-link",
+            "install",
+            "--browser",
+            "chromium",
+            "--user-data-dir",
+        ])
         .arg(&profile)
         .stdout(Stdio::null())
         .status()
@@ -169,14 +178,21 @@ fn bench_browser() {
     let browser = Chromium::start(&profile, &[], &dir.path().join("chromium.log"));
     let start = Instant::now();
     while host_processes(&db).is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(60), "the extension did not start the host");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the extension did not start the host"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let store = Store::open(&db).unwrap();
     let stored = |url: &str| -> bool {
         store
             .with_conn(|c| {
-                Ok(c.query_row("SELECT count(*) FROM visit WHERE url = ?1", [url], |r| r.get::<_, i64>(0))?)
+                Ok(
+                    c.query_row("SELECT count(*) FROM visit WHERE url = ?1", [url], |r| {
+                        r.get::<_, i64>(0)
+                    })?,
+                )
             })
             .unwrap_or(0)
             > 0

@@ -124,13 +124,15 @@ impl Host {
     pub fn handle(&mut self, frame: Frame) -> Reply {
         let bytes = match frame {
             Frame::Message(b) => b,
-            Frame::TooLarge(n) => return Reply::Error {
-                batch: None,
-                kind: "too_large",
-                message: format!(
+            Frame::TooLarge(n) => {
+                return Reply::Error {
+                    batch: None,
+                    kind: "too_large",
+                    message: format!(
                     "a message of {n} bytes is over the host's limit of {MAX_INCOMING} bytes; it was skipped"
                 ),
-            },
+                }
+            }
         };
         let request: Request = match serde_json::from_slice::<serde_json::Value>(&bytes) {
             Err(e) => {
