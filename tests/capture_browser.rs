@@ -154,7 +154,9 @@ fn close_to(actual: Option<i64>, expected: i64) -> bool {
 fn pages_seen_in_chromium_are_recorded_with_final_titles_and_the_time_they_were_in_front() {
     let _guard = serial();
     let s = Session::start(&[]);
-    let alpha = s.url("alpha.test", "/page?title=Alpha");
+    // Alpha embeds a page of another site: a subframe, never a visit.
+    let inner = s.url("frame.test", "/page?title=Inner");
+    let alpha = s.url("alpha.test", &format!("/page?title=Alpha&frame={inner}"));
     let beta = s.url("beta.test", "/retitle?first=Loading&final=Beta%20ready&ms=700");
     let gamma = s.url("gamma.test", "/spa?title=Gamma&to=/spa/next&ms=800");
     let gamma_next = s.url("gamma.test", "/spa/next");
@@ -207,6 +209,10 @@ fn pages_seen_in_chromium_are_recorded_with_final_titles_and_the_time_they_were_
         },
     );
     let all = stored(&s.db);
+    assert!(
+        s.pages.served_at("frame.test", "/page?title=Inner").is_some(),
+        "the frame was loaded"
+    );
     assert_eq!(
         all.len(),
         5,

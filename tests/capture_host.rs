@@ -448,3 +448,58 @@ fn a_file_that_is_not_a_database_is_reported_not_damaged() {
     assert!(host.finish().success());
     assert_eq!(std::fs::read(&db.path).unwrap(), before, "the file is untouched");
 }
+
+#[test]
+fn the_host_a_worker_and_the_cli_share_one_file_at_once() {
+    let db = TempDb::new();
+    drop(db.open());
+    // A worker classifying as fast as it can, in its own process.
+    let mut worker = crate::common::cli(&db.path)
+        .args(["worker", "--provider", "builtin", "--fixed-delay-ms", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The CLI records visits beside the host.
+    let cli_db = db.path.clone();
+    let cli_visits = std::thread::spawn(move || {
+        for i in 0..20 {
+            crate::common::run_ok(
+                crate::common::cli(&cli_db).args(["visit", &format!("https://cli{i}.test/")]),
+            );
+        }
+    });
+    let mut host = HostProc::start(&db.path, &[]);
+    let t = now_ms();
+    for b in 0..20u64 {
+        let events: Vec<Value> = (0..10)
+            .map(|i| {
+                let id = format!("b{b}-{i}");
+                visit_event(
+                    &id,
+                    &format!("https://host{b}-{i}.test/"),
+                    None,
+                    t + (b * 10 + i) as i64,
+                )
+            })
+            .collect();
+        let ack = host.request(&batch(b, events));
+        assert_eq!(ack["stored"].as_array().map(Vec::len), Some(10), "{ack}");
+    }
+    cli_visits.join().unwrap();
+    assert!(host.finish().success());
+    let store = db.open();
+    assert!(
+        wait_for(Duration::from_secs(60), || {
+            store
+                .queue_status()
+                .is_ok_and(|s| s.pending == 0 && s.processing == 0 && s.completed == 220)
+        }),
+        "every website classified: {:?}",
+        store.queue_status()
+    );
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert_eq!(count(&store, "visit"), 220);
+    assert_eq!(count(&store, "website"), 220);
+}

@@ -29,7 +29,8 @@ pub const EXTENSION_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/extension"
 /// Pages for the browser, served on 127.0.0.1 under any host name:
 /// - `/page?title=T`: a page titled T;
 /// - `/retitle?first=A&final=B&ms=N`: titled A, then B after N ms (what a web app does);
-/// - `/spa?title=T&to=/path&ms=N`: titled T, then `history.pushState` to `/path` after N ms.
+/// - `/spa?title=T&to=/path&ms=N`: titled T, then `history.pushState` to `/path` after N ms;
+/// - any page with `frame=URL` embeds URL in an iframe.
 ///   Every request's time is kept (host + path), to measure the delay to the database.
 pub struct PageServer {
     pub port: u16,
@@ -71,9 +72,13 @@ fn page_for(path: &str) -> String {
     } else {
         title
     };
+    // `frame=URL`: the page embeds URL in an iframe (a subframe, which is not a visit).
+    let frame = query_param(query, "frame")
+        .map(|src| format!("<iframe src=\"{}\"></iframe>", html_escape(&src)))
+        .unwrap_or_default();
     format!(
         "<!doctype html><html><head><meta charset=utf-8><title>{first}</title></head>\
-         <body><p>Test page {route}</p><script>{script}</script></body></html>"
+         <body><p>Test page {route}</p>{frame}<script>{script}</script></body></html>"
     )
 }
 
