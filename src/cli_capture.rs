@@ -112,14 +112,14 @@ fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
 /// Runs `sitetrail native-host` on stdin/stdout until the browser closes the connection.
 pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Result<()> {
     if !host::valid_browser(&args.browser) {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "--browser {:?} is not a browser name (lower-case letters, digits, - or _)",
             args.browser
         )));
     }
     let ack_delay = match std::env::var(ACK_DELAY_ENV) {
         Ok(v) if !v.trim().is_empty() => Duration::from_millis(v.trim().parse().map_err(|_| {
-            Error::InvalidConfig(format!(
+            Error::InvalidInput(format!(
                 "{ACK_DELAY_ENV} must be a number of milliseconds, not {v:?}"
             ))
         })?),
@@ -162,7 +162,7 @@ fn print_status(s: &LinkStatus) {
 
 /// Runs `sitetrail browser-link ...`.
 pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Result<()> {
-    let roots = Roots::current().ok_or_else(|| Error::InvalidConfig("no home directory found".into()))?;
+    let roots = Roots::current().ok_or_else(|| Error::Unavailable("no home directory found".into()))?;
     match args.action {
         LinkAction::Install {
             browser,

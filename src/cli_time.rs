@@ -36,7 +36,7 @@ fn parse(flag: &str, value: Option<&str>) -> Result<Option<Timestamp>> {
     value
         .map(|s| {
             Timestamp::parse_rfc3339(s).ok_or_else(|| {
-                Error::InvalidConfig(format!(
+                Error::InvalidInput(format!(
                     "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
                 ))
             })

@@ -40,7 +40,7 @@ pub const MAX_DAYS: u32 = 366;
 /// (the extension reports running totals: the largest is the newest).
 pub fn set_active_ms_in(tx: &Transaction<'_>, visit: VisitId, active_ms: i64, now: Timestamp) -> Result<()> {
     if !(0..=MAX_ACTIVE_MS).contains(&active_ms) {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "an active time of {active_ms} ms is outside 0..={MAX_ACTIVE_MS}"
         )));
     }
@@ -95,7 +95,7 @@ impl std::str::FromStr for GroupBy {
             "website" => Ok(GroupBy::Website),
             "category" => Ok(GroupBy::Category),
             "day" => Ok(GroupBy::Day),
-            other => Err(Error::InvalidConfig(format!(
+            other => Err(Error::InvalidInput(format!(
                 "group by website, category or day, not {other:?}"
             ))),
         }
@@ -227,9 +227,7 @@ fn category_key(category: Option<&str>) -> &str {
 pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Result<Vec<TimeRow>> {
     if let (Some(s), Some(u)) = (q.since, q.until) {
         if s >= u {
-            return Err(Error::InvalidConfig(
-                "the time range ends before it starts".into(),
-            ));
+            return Err(Error::InvalidInput("the time range ends before it starts".into()));
         }
     }
     let mut groups: HashMap<String, TimeRow> = HashMap::new();
@@ -280,14 +278,14 @@ pub fn list_days<Tz: TimeZone>(
     tz: &Tz,
 ) -> Result<Vec<DayTime>> {
     if days == 0 || days > MAX_DAYS {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "ask for 1 to {MAX_DAYS} days, not {days}"
         )));
     }
     let start = start_of_day(first, tz)?;
     let last = first
         .checked_add_days(chrono::Days::new(u64::from(days)))
-        .ok_or_else(|| Error::InvalidConfig("that day range is outside the calendar".into()))?;
+        .ok_or_else(|| Error::InvalidInput("that day range is outside the calendar".into()))?;
     let end = start_of_day(last, tz)?;
     let mut per_day: HashMap<NaiveDate, (TimeRow, HashMap<String, TimeRow>)> = HashMap::new();
     for_each_visit(conn, Some(start), Some(end), |at, _domain, category, times| {
@@ -331,7 +329,7 @@ fn start_of_day<Tz: TimeZone>(day: NaiveDate, tz: &Tz) -> Result<Timestamp> {
                 .earliest()
         })
         .map(|t| Timestamp(t.with_timezone(&Utc).timestamp_micros()))
-        .ok_or_else(|| Error::InvalidConfig(format!("{day} has no start in this time zone")))
+        .ok_or_else(|| Error::InvalidInput(format!("{day} has no start in this time zone")))
 }
 
 /// The known time of one visit.
@@ -351,7 +349,7 @@ pub const MAX_VISIT_TIMES: usize = 1_000;
 /// The known times of `visits` (those without a known time are left out).
 pub fn list_visit_times(conn: &Connection, visits: &[VisitId]) -> Result<Vec<VisitTime>> {
     if visits.len() > MAX_VISIT_TIMES {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "look up at most {MAX_VISIT_TIMES} visits at a time, not {}",
             visits.len()
         )));
@@ -414,14 +412,14 @@ impl Store {
 /// The first local day of the `days` days ending today, and the instant it starts.
 fn recent_window(now: Timestamp, days: u32) -> Result<(NaiveDate, Timestamp)> {
     if days == 0 || days > MAX_DAYS {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "ask for 1 to {MAX_DAYS} days, not {days}"
         )));
     }
     let today = day_of(now, &chrono::Local);
     let first = today
         .checked_sub_days(chrono::Days::new(u64::from(days - 1)))
-        .ok_or_else(|| Error::InvalidConfig("that day range is outside the calendar".into()))?;
+        .ok_or_else(|| Error::InvalidInput("that day range is outside the calendar".into()))?;
     Ok((first, start_of_day(first, &chrono::Local)?))
 }
 

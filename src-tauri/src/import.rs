@@ -292,9 +292,11 @@ pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
         // A browser linked to this database records its visits live: importing its history file
         // again would store them twice.
         let paths = state.paths.clone();
-        let split = tauri::async_runtime::spawn_blocking(move || match paths.roots() {
-            Some(roots) => sitetrail::capture::link::without_live_profiles(profiles, &roots, &paths.db),
-            None => (profiles, Vec::new()),
+        let split = sitetrail::blocking::run(move || {
+            Ok(match paths.roots() {
+                Some(roots) => sitetrail::capture::link::without_live_profiles(profiles, &roots, &paths.db),
+                None => (profiles, Vec::new()),
+            })
         })
         .await;
         let Ok((profiles, live)) = split else {

@@ -131,14 +131,25 @@ fn is_event_fault(e: &Error) -> bool {
         e,
         Error::InvalidUrl { .. }
             | Error::InvalidDomain { .. }
+            | Error::InvalidInput(_)
             | Error::InvalidConfig(_)
+            | Error::UnknownCategory(_)
             | Error::NotFound { .. }
             | Error::Conflict(_)
     )
 }
 
-/// Applies one checked event; returns whether a visit was inserted.
-fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Result<bool> {
+/// What applying one event did.
+#[derive(Clone, Copy, Default)]
+struct Applied {
+    /// A visit was inserted.
+    inserted: bool,
+    /// Its website is new (with its outbox job).
+    new_website: bool,
+}
+
+/// Applies one checked event.
+fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Result<Applied> {
     match ev {
         Checked::Visit {
             id,
@@ -160,7 +171,10 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
             )?;
             let Some(visit_id) = rec.visit_id else {
                 // Not recorded on purpose (a forgotten or blocked site): nothing to update.
-                return Ok(false);
+                return Ok(Applied {
+                    inserted: false,
+                    new_website: rec.new_website,
+                });
             };
             if !rec.inserted && title.is_some() {
                 // Sent again, maybe with a newer title merged in while it waited.
@@ -169,7 +183,10 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
             if let Some(ms) = active_ms {
                 set_active_ms_in(tx, visit_id, *ms, now)?;
             }
-            Ok(rec.inserted)
+            Ok(Applied {
+                inserted: rec.inserted,
+                new_website: rec.new_website,
+            })
         }
         Checked::Update {
             visit,
@@ -181,7 +198,7 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
                 // The visit was never stored (refused, or dropped by the extension's bounded
                 // queue) or has been forgotten since: an update has nothing to apply to.
                 tracing::debug!(visit = %visit, "update for an unknown visit; nothing to do");
-                return Ok(false);
+                return Ok(Applied::default());
             };
             if title.is_some() {
                 update_title_in(tx, visit_id, title.as_deref())?;
@@ -189,7 +206,7 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
             if let Some(ms) = active_ms {
                 set_active_ms_in(tx, visit_id, *ms, now)?;
             }
-            Ok(false)
+            Ok(Applied::default())
         }
     }
 }
@@ -197,7 +214,7 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
 /// Stores one batch of events from the extension of `browser` in one transaction.
 pub fn store_events(store: &Store, source: &str, events: &[serde_json::Value]) -> Result<BatchOutcome> {
     if events.len() > MAX_EVENTS_PER_BATCH {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "a batch holds at most {MAX_EVENTS_PER_BATCH} events, not {}",
             events.len()
         )));
@@ -217,7 +234,9 @@ pub fn store_events(store: &Store, source: &str, events: &[serde_json::Value]) -
         return Ok(outcome);
     }
     let now = store.now();
-    let applied = store.write(None, |tx| {
+    // Visits, their titles and times are what history views show (visit_time is visit data);
+    // a new website also changes the websites and the outbox.
+    let applied = store.write_changes(|tx, changes| {
         let mut done = Vec::with_capacity(checked.len());
         let mut refused = Vec::new();
         let mut new_visits = 0;
@@ -226,9 +245,13 @@ pub fn store_events(store: &Store, source: &str, events: &[serde_json::Value]) -
             // a database error leaves the savepoint open and the whole transaction rolls back.
             tx.execute_batch("SAVEPOINT capture_event")?;
             match apply(tx, source, ev, now) {
-                Ok(inserted) => {
+                Ok(a) => {
                     tx.execute_batch("RELEASE capture_event")?;
-                    new_visits += usize::from(inserted);
+                    *changes |= Change::Visits;
+                    if a.new_website {
+                        *changes |= Change::Websites | Change::Outbox;
+                    }
+                    new_visits += usize::from(a.inserted);
                     done.push(ev.id().to_owned());
                 }
                 Err(e) if is_event_fault(&e) => {
@@ -241,8 +264,6 @@ pub fn store_events(store: &Store, source: &str, events: &[serde_json::Value]) -
         Ok((done, refused, new_visits))
     })?;
     let (done, refused, new_visits) = applied;
-    // Visits and titles change what history views show.
-    store.notify(Change::Visits);
     outcome.stored = done;
     refusals.extend(refused);
     refusals.sort_by_key(|(i, _)| *i);

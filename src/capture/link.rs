@@ -114,7 +114,7 @@ impl LinkBrowser {
     /// Where this browser looks for the current user's host manifests under `roots`.
     pub fn hosts_dir(self, roots: &Roots) -> Result<PathBuf> {
         match (roots.os, self) {
-            (Os::Windows, _) => Err(Error::InvalidConfig(
+            (Os::Windows, _) => Err(Error::Unavailable(
                 "linking a browser on Windows needs registry entries, which Sitetrail does not write yet"
                     .into(),
             )),
@@ -125,7 +125,7 @@ impl LinkBrowser {
             _ => self
                 .user_data_dir(roots)
                 .map(|d| d.join("NativeMessagingHosts"))
-                .ok_or_else(|| Error::InvalidConfig(format!("{} is not supported here", self.product()))),
+                .ok_or_else(|| Error::Unavailable(format!("{} is not supported here", self.product()))),
         }
     }
 }
@@ -138,7 +138,7 @@ impl std::str::FromStr for LinkBrowser {
             .into_iter()
             .find(|b| b.as_str() == lower)
             .ok_or_else(|| {
-                Error::InvalidConfig(format!(
+                Error::InvalidInput(format!(
                     "unknown browser {s:?}; use chromium, chrome, brave, edge, vivaldi or firefox"
                 ))
             })
@@ -160,7 +160,7 @@ impl LinkTarget {
     pub fn new(browser: LinkBrowser, user_data_dir: Option<&Path>, roots: &Roots) -> Result<LinkTarget> {
         let dir =
             match user_data_dir {
-                Some(_) if browser == LinkBrowser::Firefox => return Err(Error::InvalidConfig(
+                Some(_) if browser == LinkBrowser::Firefox => return Err(Error::InvalidInput(
                     "Firefox reads host manifests only from its per-user location; leave out --user-data-dir"
                         .into(),
                 )),
@@ -224,9 +224,9 @@ pub fn manifest_json(browser: LinkBrowser, launcher: &Path) -> serde_json::Value
 fn shell_word(what: &str, p: &Path) -> Result<String> {
     let s = p
         .to_str()
-        .ok_or_else(|| Error::InvalidConfig(format!("the {what} path {} is not UTF-8", p.display())))?;
+        .ok_or_else(|| Error::InvalidInput(format!("the {what} path {} is not UTF-8", p.display())))?;
     if s.contains(['\n', '\r', '\0']) {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "the {what} path {s:?} contains a line break"
         )));
     }
@@ -251,33 +251,29 @@ pub fn launcher_script(browser: LinkBrowser, exe: &Path, db: &Path) -> Result<St
     ))
 }
 
-/// Writes `contents` to `path` atomically, with `mode` on Unix.
+/// Writes `contents` to `path` atomically (`fsutil`), with `mode` on Unix.
 fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .ok_or_else(|| Error::InvalidConfig(format!("{} has no directory", path.display())))?;
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(contents)?;
-    tmp.as_file().sync_all()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))?;
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
-    Ok(())
+    crate::fsutil::write_atomically_with(path, |file| {
+        use std::io::Write;
+        file.write_all(contents)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
+        Ok(())
+    })
 }
 
 /// Links the browser of `target` to `db`: writes the launcher running `exe`, then the manifest.
 /// Replaces an earlier link. `exe` and `db` are made absolute.
 pub fn install(target: &LinkTarget, exe: &Path, db: &Path) -> Result<LinkStatus> {
+    crate::blocking::note("browser link");
     let (exe, db) = (absolute(exe)?, absolute(db)?);
     if !exe.is_file() {
-        return Err(Error::InvalidConfig(format!(
+        return Err(Error::InvalidInput(format!(
             "the sitetrail binary {} does not exist",
             exe.display()
         )));
@@ -293,6 +289,7 @@ pub fn install(target: &LinkTarget, exe: &Path, db: &Path) -> Result<LinkStatus>
 
 /// Removes the link of `target` (manifest first, then launcher). Returns whether there was one.
 pub fn uninstall(target: &LinkTarget) -> Result<bool> {
+    crate::blocking::note("browser link");
     let mut removed = false;
     for path in [target.manifest(), target.launcher()] {
         match std::fs::remove_file(&path) {
@@ -315,6 +312,7 @@ fn launcher_field(script: &str, key: &str) -> Option<PathBuf> {
 
 /// What the link of `target` is: there or not, and where it points.
 pub fn status(target: &LinkTarget) -> LinkStatus {
+    crate::blocking::note("browser link");
     let manifest = target.manifest();
     let mut st = LinkStatus {
         browser: target.browser,

@@ -111,10 +111,9 @@ fn target(paths: &AppPaths, browser: &str) -> CmdResult<LinkTarget> {
     Ok(LinkTarget::new(browser, None, &roots)?)
 }
 
+/// Runs file-system work on the blocking pool (`sitetrail::blocking::run`).
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> CmdResult<T> + Send + 'static) -> CmdResult<T> {
-    tauri::async_runtime::spawn_blocking(f)
-        .await
-        .map_err(|e| CmdError::from(sitetrail::Error::Task(e.to_string())))?
+    sitetrail::blocking::run(move || Ok(f())).await?
 }
 
 /// Which browsers are linked, and to which database.
