@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -111,14 +111,15 @@ impl HostProc {
 }
 
 fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
-    let end = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status;
-        }
-        assert!(Instant::now() < end, "the host did not exit");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut status = None;
+    assert!(
+        wait_for(timeout, || {
+            status = child.try_wait().expect("wait");
+            status.is_some()
+        }),
+        "the host did not exit"
+    );
+    status.expect("an exit status")
 }
 
 impl Drop for HostProc {

@@ -23,6 +23,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The polling helper every test crate shares (waits for a condition, never a guessed time).
+/// Included here as well as in `tests/common` because the capture bench includes this file
+/// without `common`.
+#[allow(clippy::duplicate_mod)]
+#[path = "support/poll.rs"]
+pub mod poll;
+
 /// The extension's directory in this repository.
 pub const EXTENSION_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/extension");
 
@@ -223,19 +230,11 @@ impl Chromium {
             .spawn()
             .expect("start chromium (apt-get install chromium; scripts/setup does)");
         let port_file = user_data_dir.join("DevToolsActivePort");
-        let start = Instant::now();
-        let devtools = loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file) {
-                if let Some(port) = text.lines().next().and_then(|l| l.trim().parse().ok()) {
-                    break port;
-                }
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "chromium did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let devtools = poll::poll(Duration::from_secs(60), Duration::from_millis(50), || {
+            let text = std::fs::read_to_string(&port_file).ok()?;
+            text.lines().next().and_then(|l| l.trim().parse().ok())
+        })
+        .expect("chromium did not start (no DevToolsActivePort within 60 s)");
         Chromium {
             child,
             devtools,
@@ -291,13 +290,10 @@ impl Drop for Chromium {
         unsafe {
             libc::kill(-pgid, libc::SIGTERM);
         }
-        let end = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < end {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let child = &mut self.child;
+        poll::poll(Duration::from_secs(5), Duration::from_millis(50), || {
+            child.try_wait().ok().flatten()
+        });
         // SAFETY: as above.
         unsafe {
             libc::kill(-pgid, libc::SIGKILL);
