@@ -62,6 +62,8 @@ impl Change {
 /// touched (a table missing here fails that test: a new table must say what it is).
 pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     ("visit", Some(Change::Visits)),
+    // A visit's time spent (migration 0005) shows with the visit.
+    ("visit_time", Some(Change::Visits)),
     ("website", Some(Change::Websites)),
     ("website_category_classification_outbox", Some(Change::Outbox)),
     ("worker_state", Some(Change::Worker)),

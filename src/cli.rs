@@ -146,6 +146,14 @@ enum Command {
     /// Lists the websites whose category is not certain, most visited first, to confirm or
     /// correct them.
     Review(crate::cli_review::ReviewArgs),
+    /// The browser extension's native-messaging host (the browser starts it; it speaks
+    /// length-prefixed JSON on stdin/stdout).
+    NativeHost(crate::cli_capture::NativeHostArgs),
+    /// Links a browser to Sitetrail (the native-messaging host manifest), unlinks it, or says
+    /// which browsers are linked.
+    BrowserLink(crate::cli_capture::BrowserLinkArgs),
+    /// Prints the time spent per website, category or day.
+    Time(crate::cli_time::TimeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -240,6 +248,8 @@ fn run(cli: Cli) -> Result<()> {
     // `classify` never opens the database.
     let command = match cli.command {
         Command::Classify(args) => return run_classify(cli.settings, args),
+        Command::NativeHost(args) => return crate::cli_capture::run_native_host(cli.db, args),
+        Command::BrowserLink(args) => return crate::cli_capture::run_browser_link(cli.db, args),
         other => other,
     };
     let store = open(cli.db)?;
@@ -277,6 +287,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Import(args) => crate::cli_import::run_import(&store, args)?,
         Command::Daemon(args) => crate::cli_import::run_daemon(store, cli.settings, args)?,
         Command::Review(args) => crate::cli_review::run_review(&store, args)?,
+        Command::Time(args) => crate::cli_time::run_time(&store, args)?,
         Command::Status { json } => {
             let s = store.queue_status()?;
             let w = store.worker_state()?;
@@ -336,7 +347,9 @@ fn run(cli: Cli) -> Result<()> {
             ),
             None => println!("the worker was not paused"),
         },
-        Command::Classify(_) => unreachable!("classify is handled before the database is opened"),
+        Command::Classify(_) | Command::NativeHost(_) | Command::BrowserLink(_) => {
+            unreachable!("handled before the database is opened")
+        }
         Command::Failed { json } => {
             let jobs = store.failed_jobs()?;
             if json {

@@ -276,12 +276,17 @@ async fn auto_import_loop(
         };
         let results = store
             .run(move |s| {
-                Ok(import::import_detected(
-                    s,
-                    import::detect_profiles(),
-                    &opts,
-                    &mut |_, _| {},
-                ))
+                // A browser linked to this database records its visits live: importing its
+                // history file again would store them twice.
+                let profiles = import::detect_profiles();
+                let (profiles, live) = match sitetrail::import::detect::Roots::current() {
+                    Some(roots) => sitetrail::capture::link::without_live_profiles(profiles, &roots, s.path()),
+                    None => (profiles, Vec::new()),
+                };
+                for p in &live {
+                    tracing::info!(browser = %p.product, profile = %p.profile, "not imported: recorded live by the extension");
+                }
+                Ok(import::import_detected(s, profiles, &opts, &mut |_, _| {}))
             })
             .await;
         match results {

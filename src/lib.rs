@@ -9,6 +9,7 @@
 
 pub mod backlog;
 pub mod blocking;
+pub mod capture;
 pub mod category;
 pub mod changes;
 pub mod classify;
@@ -28,6 +29,7 @@ pub mod signal;
 pub mod sql_enum;
 pub mod store;
 pub mod time;
+pub mod time_spent;
 pub mod visits;
 pub mod websites;
 pub mod worker;

@@ -42,6 +42,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (3, "import", include_str!("../migrations/0003_import.sql")),
     (4, "hardening", include_str!("../migrations/0004_hardening.sql")),
+    (5, "time_spent", include_str!("../migrations/0005_time_spent.sql")),
     (
         7,
         "local_first",

@@ -183,6 +183,32 @@ pub fn insert_visit_in(
     Ok((existing, false))
 }
 
+/// Sets the title of visit `id` (cleaned as [`insert_visit_in`] cleans it), inside the caller's
+/// transaction. Returns whether the stored title changed. The native host calls this when a page
+/// sets its title after the visit was stored.
+pub fn update_title_in(tx: &Transaction<'_>, id: VisitId, title: Option<&str>) -> Result<bool> {
+    let title = clean_title(title);
+    let changed = tx
+        .prepare_cached(r#"UPDATE visit SET title = :title WHERE id = :id AND title IS NOT :title"#)?
+        .execute(named_params! { ":id": id, ":title": title })?;
+    Ok(changed == 1)
+}
+
+/// The id of the visit stored under (`source`, `source_visit_id`), if there is one.
+pub fn get_visit_id_by_source_in(
+    tx: &Transaction<'_>,
+    source: &str,
+    source_visit_id: &str,
+) -> Result<Option<VisitId>> {
+    Ok(tx
+        .prepare_cached(r#"SELECT id FROM visit WHERE source = :source AND source_visit_id = :svid"#)?
+        .query_row(
+            named_params! { ":source": source, ":svid": source_visit_id },
+            |r| r.get("id"),
+        )
+        .optional()?)
+}
+
 impl Store {
     /// Records one visit in its own transaction. Never waits for the classifier: the website's
     /// classification job is only queued.

@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use sitetrail::capture::events::store_events;
 use sitetrail::changes::TABLE_KINDS;
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::worker::{Worker, WorkerConfig};
 use sitetrail::worker_state::PauseKind;
-use sitetrail::{Category, Change, Store, StoreOptions};
+use sitetrail::{Category, Change, Store, StoreOptions, Timestamp};
 
 use crate::common::{cli, run_ok, visit, wait_for, TempDb};
 
@@ -162,6 +163,25 @@ fn every_write_announces_exactly_the_kinds_it_touched() {
             &mut |_| {},
         )
         .unwrap();
+    });
+    let t = Timestamp::now().as_micros() / 1000;
+    let ev = |id: &str, kind: &str, url: &str| serde_json::json!({"id": id, "kind": kind, "visit": "v1", "url": url, "at": t, "title": "T", "active_ms": 5});
+    check(
+        "a batch from the extension, new website",
+        &["visits", "websites", "outbox"],
+        &|| {
+            store_events(
+                &store,
+                "extension:chromium",
+                &[ev("v1", "visit", "https://live.example/")],
+            )
+            .unwrap();
+        },
+    );
+    check("a title and time update from the extension", &["visits"], &|| {
+        let mut update = ev("u1", "update", "");
+        update["active_ms"] = serde_json::json!(9000);
+        store_events(&store, "extension:chromium", &[update]).unwrap();
     });
 }
 

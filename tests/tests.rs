@@ -1,5 +1,6 @@
 //! The one integration-test binary; each module tests one area against real SQLite files.
 
+mod chromium_harness;
 mod common;
 
 mod core_changes;
@@ -36,3 +37,9 @@ mod import_cli;
 mod import_detect;
 mod import_fixtures;
 mod import_support;
+
+mod capture_browser;
+mod capture_host;
+mod capture_link;
+mod extension_unit;
+mod time_spent;

@@ -4,6 +4,8 @@
 //! The import itself is the library's (`sitetrail::import`): each profile is copied to a private
 //! snapshot and read incrementally from its cursor, so a run only reads what is new. Runs never
 //! overlap (a second request while one runs is refused), and they run on a blocking thread.
+//! Auto-import is on by default (every 15 minutes, every detected browser) and skips the browsers
+//! linked to this database, whose visits the extension records live.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,13 +21,26 @@ use crate::events::IMPORT_PROGRESS;
 use crate::state::AppState;
 
 /// The app's import settings, saved as `app.json` beside the classifier settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ImportSettings {
     /// Minutes between automatic imports; 0: never.
     pub auto_import_minutes: u32,
     /// History files (profile ids) to import; empty: every detected profile.
     pub import_profiles: Vec<String>,
+}
+
+/// Minutes between automatic imports unless the user chose otherwise: without the extension,
+/// this is what keeps the history current.
+pub const DEFAULT_AUTO_IMPORT_MINUTES: u32 = 15;
+
+impl Default for ImportSettings {
+    fn default() -> Self {
+        ImportSettings {
+            auto_import_minutes: DEFAULT_AUTO_IMPORT_MINUTES,
+            import_profiles: Vec::new(),
+        }
+    }
 }
 
 /// Longest auto-import interval accepted: one week.
@@ -274,6 +289,23 @@ pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
                     .collect()
             }
         };
+        // A browser linked to this database records its visits live: importing its history file
+        // again would store them twice.
+        let paths = state.paths.clone();
+        let split = sitetrail::blocking::run(move || {
+            Ok(match paths.roots() {
+                Some(roots) => sitetrail::capture::link::without_live_profiles(profiles, &roots, &paths.db),
+                None => (profiles, Vec::new()),
+            })
+        })
+        .await;
+        let Ok((profiles, live)) = split else {
+            tracing::warn!("auto-import: could not check the browser links; skipping this round");
+            continue;
+        };
+        for p in &live {
+            tracing::info!(browser = %p.product, profile = %p.profile, "not imported: recorded live by the extension");
+        }
         match run(&app, profiles).await {
             Ok(results) => {
                 let n: u64 = results.iter().map(|r| r.imported).sum();

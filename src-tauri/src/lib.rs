@@ -29,7 +29,7 @@ use crate::secret::KeyStore;
 use crate::state::{AppPaths, AppState};
 
 /// Optional features this build has; the UI shows "not available yet" for the others.
-pub const FEATURES: &[&str] = &["settings", "import"];
+pub const FEATURES: &[&str] = &["settings", "import", "capture"];
 
 /// Registers the commands on any runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -58,6 +58,11 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         cmd::import::import_browsers,
         cmd::import::get_import_settings,
         cmd::import::save_import_settings,
+        cmd::capture::get_browser_links,
+        cmd::capture::link_browser,
+        cmd::capture::unlink_browser,
+        cmd::capture::get_time_summary,
+        cmd::capture::get_visit_times,
     ])
 }
 

@@ -27,6 +27,11 @@ pub struct AppPaths {
     pub config_dir: PathBuf,
     /// The classifier settings file (shared with the CLI).
     pub settings_file: PathBuf,
+    /// The home directory whose browser folders "link the extension" writes to; `None`: the
+    /// user's own (tests point it at a temp dir).
+    pub home: Option<PathBuf>,
+    /// The `sitetrail` command a linked browser starts as its native-messaging host, if found.
+    pub cli: Option<PathBuf>,
 }
 
 impl AppPaths {
@@ -42,17 +47,55 @@ impl AppPaths {
             db,
             config_dir: dirs.config_dir().to_path_buf(),
             settings_file: sitetrail::settings::default_settings_path()?,
+            home: None,
+            cli: find_cli(),
         })
     }
 
-    /// The same layout under one directory (for tests).
+    /// The browsers' base directories for linking: under [`AppPaths::home`] if set, else the
+    /// user's own.
+    pub fn roots(&self) -> Option<sitetrail::import::detect::Roots> {
+        use sitetrail::import::detect::{Os, Roots};
+        match &self.home {
+            Some(h) => Some(Roots::for_home(Os::current(), h)),
+            None => Roots::current(),
+        }
+    }
+
+    /// The same layout under one directory (for tests), with its own home and no CLI.
     pub fn under(dir: &std::path::Path) -> AppPaths {
         AppPaths {
             db: dir.join("data/sitetrail.db"),
             config_dir: dir.join("config"),
             settings_file: dir.join("config/settings.json"),
+            home: Some(dir.join("home")),
+            cli: None,
         }
     }
+}
+
+/// The `sitetrail` command: `SITETRAIL_CLI` if set, else next to this app's executable (how the
+/// two are built and shipped together), else on `PATH`.
+fn find_cli() -> Option<PathBuf> {
+    let name = if cfg!(windows) {
+        "sitetrail.exe"
+    } else {
+        "sitetrail"
+    };
+    if let Some(p) = std::env::var_os("SITETRAIL_CLI").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(name)))
+        .filter(|p| p.is_file());
+    beside.or_else(|| {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+    })
 }
 
 /// The app's state, managed by tauri. Cheap to clone (an `Arc`): a command moves a clone into

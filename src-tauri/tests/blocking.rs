@@ -66,7 +66,12 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         .unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let paths = AppPaths::under(dir.path());
+    let mut paths = AppPaths::under(dir.path());
+    // A stand-in `sitetrail` command, so that linking a browser runs to its end.
+    let cli = dir.path().join("bin/sitetrail");
+    std::fs::create_dir_all(cli.parent().unwrap()).unwrap();
+    std::fs::write(&cli, b"#!/bin/sh\n").unwrap();
+    paths.cli = Some(cli);
     let store = Store::open(&paths.db).unwrap();
     store
         .record_visit(&NewVisit {
@@ -136,6 +141,14 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         (
             "save_import_settings",
             json!({"settings": {"auto_import_minutes": 30, "import_profiles": []}}),
+        ),
+        ("get_browser_links", json!({})),
+        ("link_browser", json!({"browser": "chromium"})),
+        ("unlink_browser", json!({"browser": "chromium"})),
+        ("get_time_summary", json!({})),
+        (
+            "get_visit_times",
+            json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),
         ),
     ];
     for (cmd, args) in calls {

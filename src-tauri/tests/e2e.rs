@@ -17,6 +17,8 @@ mod review;
 mod scenarios;
 #[path = "e2e/settings.rs"]
 mod settings;
+#[path = "e2e/time_spent.rs"]
+mod time_spent;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};

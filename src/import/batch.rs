@@ -97,7 +97,10 @@ pub(super) fn store_visit(
         source,
         source_visit_id: Some(&accepted.source_visit_id),
     };
-    let (_, inserted) = insert_visit_in(tx, &visit, website_id)?;
+    let (visit_id, inserted) = insert_visit_in(tx, &visit, website_id)?;
+    if let (true, Some(id), Some(ms)) = (inserted, visit_id, raw.duration_ms) {
+        crate::time_spent::set_estimated_ms_in(tx, id, ms, now)?;
+    }
     if inserted {
         batch.imported += 1;
         batch.repaired_titles += u64::from(accepted.title_repaired);

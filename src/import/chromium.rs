@@ -6,7 +6,8 @@
 //! (the `CHAIN_END` qualifier), never a subframe (core transition 3 or 4) or a keyword-generated
 //! visit (10). The other visits of a chain (the URL that redirected, or Chromium's HTTPS-first
 //! attempt of an `http://` URL) are skipped and counted as redirects; the page the user saw is
-//! still imported once.
+//! still imported once. `visit_duration` (how long the page stayed open) becomes the visit's
+//! estimated time spent (capped: see `time_spent::MAX_ESTIMATE_MS`).
 
 use rusqlite::types::ValueRef;
 
@@ -28,13 +29,16 @@ const EPOCH_OFFSET_MICROS: i64 = 11_644_473_600_000_000;
 pub(super) const SPEC: SourceSpec = SourceSpec {
     schema: &[
         ("urls", &["id", "url", "title"]),
-        ("visits", &["id", "url", "visit_time", "transition"]),
+        (
+            "visits",
+            &["id", "url", "visit_time", "transition", "visit_duration"],
+        ),
     ],
     count_sql: r#"SELECT count(*) FROM visits WHERE id > :after"#,
     probe_sql: r#"SELECT visit_time AS visit_time FROM visits WHERE id = :id"#,
     time_key,
     rows_sql: r#"SELECT v.id AS id, v.visit_time AS visit_time, v.transition AS transition,
-                        u.url AS url, u.title AS title
+                        v.visit_duration AS visit_duration, u.url AS url, u.title AS title
                  FROM visits AS v LEFT JOIN urls AS u ON u.id = v.url
                  WHERE v.id > :after
                  ORDER BY v.id"#,
@@ -59,12 +63,19 @@ fn read<'r>(row: &dyn Columns<'r>) -> rusqlite::Result<RawVisit<'r>> {
         None
     };
     let time = time_key(row.value("visit_time")?);
-    RawVisit::from_row(
+    let mut raw = RawVisit::from_row(
         row,
         time,
         time.and_then(|t| t.checked_sub(EPOCH_OFFSET_MICROS)),
         skip,
-    )
+    )?;
+    // Microseconds the page stayed open (until the next navigation in its tab); 0 when unknown.
+    // Optional among given column values (a row without it has no estimate).
+    raw.duration_ms = match row.value("visit_duration") {
+        Ok(ValueRef::Integer(us)) if us > 0 => Some(us / 1000),
+        _ => None,
+    };
+    Ok(raw)
 }
 
 /// `visit_time` as stored: microseconds since 1601, an integer.

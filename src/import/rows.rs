@@ -128,6 +128,9 @@ pub(crate) struct RawVisit<'r> {
     pub(super) time_key: Option<i64>,
     /// Set when the source itself says this is not a page view.
     pub(super) skip: Option<Skip>,
+    /// How long the page was open (ms), where the source records it (Chromium): stored as the
+    /// visit's estimated time (`time_spent`).
+    pub(super) duration_ms: Option<i64>,
 }
 
 impl<'r> RawVisit<'r> {
@@ -146,6 +149,7 @@ impl<'r> RawVisit<'r> {
             visited_at: unix_micros.and_then(timestamp_in_range),
             time_key,
             skip,
+            duration_ms: None,
         })
     }
 }

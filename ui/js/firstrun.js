@@ -2,6 +2,7 @@
 // progress.
 import { call, describe, listen, IMPORT_PROGRESS } from './api.js';
 import { $, el, fmtNumber, toast } from './dom.js';
+import { renderLinks } from './capture.js';
 
 let features = [];
 let rendered = false;
@@ -17,6 +18,9 @@ export function update(visits) {
   card.hidden = visits !== 0 && !importing;
   if (visits !== 0 || rendered) return;
   rendered = true;
+  const ext = $('#first-run-extension');
+  if (features.includes('capture')) renderLinks(ext);
+  else ext.replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
   const body = $('#first-run-body');
   if (!features.includes('import')) {
     body.replaceChildren(

@@ -3,6 +3,7 @@
 import { call, describe } from './api.js';
 import { $, el, fmtWhen, fmtNumber, categoryCell, categoryName, confidenceLabel, toast } from './dom.js';
 import { currentProvider } from './overview.js';
+import { annotate } from './timecharts.js';
 
 const PAGE = 100;
 /** Rows kept in the page: older pages push the oldest-loaded (newest) rows out, so memory and
@@ -137,6 +138,7 @@ async function loadMore() {
   const frag = document.createDocumentFragment();
   for (const r of page.rows) frag.append(row(r));
   $('#h-rows').append(frag);
+  annotate(page.rows.map((r) => r.visit_id));
   shown += page.rows.length;
   $('#h-rows').dataset.loaded = String(shown);
   trim();
@@ -183,7 +185,9 @@ function row(r) {
         el('span', { class: 'd', text: r.domain, title: r.url }),
         el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }))),
     el('td', { class: 'c' }, categoryCell(r.category, r.category_source, r.category_confidence)),
-    el('td', { class: 'time', title: r.visited_at, text: fmtWhen(r.visited_at) }),
+    el('td', { class: 'time', title: r.visited_at },
+      el('span', { text: fmtWhen(r.visited_at) }),
+      el('span', { class: 'spent', 'data-visit': r.visit_id })),
     el('td', {},
       el('button', {
         type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.domain}`,

@@ -2,6 +2,7 @@
 import { call, describe } from './api.js';
 import { $, el, fmtNumber, fmtDuration, fmtTime, categoryName, toast } from './dom.js';
 import * as firstRun from './firstrun.js';
+import * as timeCharts from './timecharts.js';
 
 let summary = null;
 let lastProvider = null;
@@ -16,6 +17,7 @@ const SUMMARY_MIN_INTERVAL_MS = 10_000;
 const SVG = 'http://www.w3.org/2000/svg';
 
 export function init() {
+  timeCharts.init();
   for (const r of document.querySelectorAll('input[name="period"]')) {
     r.addEventListener('change', drawChart);
   }
@@ -126,6 +128,7 @@ async function refreshSummary(force) {
   }
   drawChart();
   drawTop();
+  timeCharts.refresh();
 }
 
 function drawChart() {

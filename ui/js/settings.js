@@ -3,6 +3,7 @@
 import { call, describe } from './api.js';
 import { $, el, fmtNumber, categoryName, toast } from './dom.js';
 import { refreshQueue } from './overview.js';
+import { renderLinks } from './capture.js';
 
 let features = [];
 let current = null;
@@ -70,6 +71,8 @@ async function load() {
     }
   }
   renderImport(imp);
+  if (features.includes('capture')) renderLinks($('#s-ext-body'));
+  else $('#s-ext-body').replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
 }
 
 /** Display names for the provider choices (the choices themselves come from the schema). */
@@ -251,6 +254,7 @@ function renderImport(imp) {
   body.replaceChildren(
     el('div', { class: 'fields' },
       field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', imp.settings.auto_import_minutes, 0, 10_080))),
+    el('p', { class: 'muted small', text: 'Browsers linked to the extension (below) are recorded live, so they are left out of these imports.' }),
     imp.profiles.length === 0
       ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })
       : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: 'Browsers to import (none ticked: all)' }),

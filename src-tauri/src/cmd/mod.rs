@@ -5,6 +5,7 @@
 //! [`sitetrail::Store::run`] (no async task ever holds a connection), and fails with a
 //! [`CmdError`](crate::error::CmdError) that reaches the UI as `{kind, message}`.
 
+pub mod capture;
 pub mod export;
 pub mod history;
 pub mod import;

@@ -9,7 +9,10 @@ use super::TestApp;
 fn import_settings_round_trip_and_bad_values_are_refused() {
     let t = TestApp::start(|_| {});
     let v = t.ok("get_import_settings", json!({}));
-    assert_eq!(v["settings"]["auto_import_minutes"], 0, "off by default");
+    assert_eq!(
+        v["settings"]["auto_import_minutes"], 15,
+        "on by default, every 15 minutes"
+    );
     assert!(v["profiles"].is_array());
 
     let v = t.ok(

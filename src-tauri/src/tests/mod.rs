@@ -2,6 +2,7 @@
 //! SQLite file in a temp dir, the real worker (built-in rules), and IPC calls made the way the
 //! webview makes them. No display needed.
 
+mod capture;
 mod commands;
 mod import;
 mod live;
@@ -51,8 +52,14 @@ fn app_url() -> tauri::Url {
 impl TestApp {
     /// An app over a fresh database; `seed` runs on it before the app (and its worker) starts.
     pub fn start(seed: impl FnOnce(&Store)) -> TestApp {
+        TestApp::start_with(seed, |_| {})
+    }
+
+    /// [`TestApp::start`] with the paths changed by `adjust` first.
+    pub fn start_with(seed: impl FnOnce(&Store), adjust: impl FnOnce(&mut AppPaths)) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
-        let paths = AppPaths::under(dir.path());
+        let mut paths = AppPaths::under(dir.path());
+        adjust(&mut paths);
         let store = Store::open(&paths.db).expect("open store");
         seed(&store);
         drop(store);

@@ -30,6 +30,10 @@ fn first_run_imports_the_detected_browser() {
         "{}",
         h.text("#first-run-body")
     );
+    // It also offers to link the extension, for what comes next.
+    h.wait_for(WAIT, || {
+        (h.count("#first-run-extension li[data-browser]") == 6).then_some(())
+    });
     h.screenshot("first-run.png");
     h.click("#first-run-import");
     let status = h.wait_for(WAIT, || {

@@ -1,0 +1,208 @@
+// Sitetrail's service worker: turns what the browser reports (navigations, titles, tab and window
+// focus, idle state) into visits and active time, queues them durably, and delivers them to the
+// native host. The logic is in lib/ (tested with node); this file only wires browser events to it.
+//
+// MV3 stops this worker when it is idle and starts it again on the next event, so nothing lives
+// only in memory: the tracker's state (with the segment being counted) and the queue are in
+// chrome.storage.local, written in one call after every event. Listeners are registered at the
+// top level, synchronously, so the event that wakes the worker is delivered; every handler runs
+// on one promise chain, after start-up, in the order the events came.
+
+import { Queue } from './lib/queue.js';
+import { Tracker, emptyState, NO_WINDOW } from './lib/tracker.js';
+import { HostLink } from './lib/host.js';
+import { normalize } from './lib/settings.js';
+
+const storage = chrome.storage.local;
+const STATE = 't:state';
+const TICK = 'sitetrail-tick';
+
+let chain = Promise.resolve();
+/** Runs `fn` after everything queued before it; errors are logged, never break the chain. */
+function run(fn) {
+  const p = chain.then(fn);
+  chain = p.catch((e) => console.error('sitetrail:', e));
+  return chain;
+}
+
+let settings = normalize(undefined);
+let queue = null;
+let tracker = null;
+let link = null;
+let pending = [];
+
+/** Stores what the last handler produced: its events and the tracker's state, in one write. */
+async function commit() {
+  const events = pending;
+  pending = [];
+  await queue.pushAll(events, { [STATE]: tracker.state });
+  if (events.length) await link.kick();
+}
+
+function now() {
+  return Date.now();
+}
+
+async function readWorld() {
+  const tabs = await chrome.tabs.query({});
+  const win = await chrome.windows.getLastFocused().catch(() => null);
+  const active = {};
+  for (const t of tabs) if (t.active) active[t.windowId] = t.id;
+  return {
+    tabs: tabs.map((t) => ({ id: t.id, windowId: t.windowId, url: t.url || '', title: t.title, audible: t.audible, incognito: t.incognito })),
+    focused: win && win.focused ? win.id : NO_WINDOW,
+    active,
+    idle: await chrome.idle.queryState(settings.idleSeconds),
+  };
+}
+
+async function isIncognitoAllowed() {
+  try {
+    return Boolean(await chrome.extension.isAllowedIncognitoAccess());
+  } catch {
+    return false;
+  }
+}
+
+async function start() {
+  const got = await storage.get(['settings', STATE]);
+  settings = normalize(got.settings);
+  queue = await new Queue(storage).load();
+  const state = got[STATE] && got[STATE].version === 1 ? got[STATE] : emptyState();
+  tracker = new Tracker(state, {
+    emit: (e) => pending.push(e),
+    newId: () => crypto.randomUUID(),
+    settings,
+    incognitoAllowed: await isIncognitoAllowed(),
+  });
+  link = new HostLink({
+    queue,
+    connect: (name) => chrome.runtime.connectNative(name),
+    lastError: () => chrome.runtime.lastError,
+    run,
+    setStatus: (status) => storage.set({ status }),
+    timers: { setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (t) => clearTimeout(t), now },
+    version: chrome.runtime.getManifest().version,
+  });
+  chrome.idle.setDetectionInterval(settings.idleSeconds);
+  // storage.session is emptied when the browser quits, not when this worker stops: its marker
+  // tells a browser restart (tab ids start over) from a worker restart.
+  const session = await chrome.storage.session.get('alive');
+  await chrome.storage.session.set({ alive: true });
+  tracker.restore(await readWorld(), now(), { newSession: !session.alive });
+  await commit();
+  link.connect();
+  await chrome.alarms.create(TICK, { periodInMinutes: 0.5 });
+}
+
+run(start);
+
+/** The tab of a main-frame navigation event, or null for frames, prerendering and non-tabs. */
+async function navigatedTab(d) {
+  if (d.frameId !== 0) return null;
+  if (d.documentLifecycle && d.documentLifecycle !== 'active') return null; // prerender, bfcache-in
+  if (d.frameType && d.frameType !== 'outermost_frame') return null;
+  try {
+    return await chrome.tabs.get(d.tabId);
+  } catch {
+    return null; // a tab that is not (yet) in the strip: prerendering
+  }
+}
+
+/** A main-frame navigation. A history-API one keeps its document, so its title is the tab's
+ * current one; a committed one has a new document whose title comes in a later update. */
+function onNavigation(d, sameDocument) {
+  run(async () => {
+    const tab = await navigatedTab(d);
+    if (!tab) return;
+    const title = sameDocument ? tab.title : null;
+    tracker.navigate({ tabId: d.tabId, windowId: tab.windowId, url: d.url, title, incognito: tab.incognito }, now());
+    await commit();
+  });
+}
+
+chrome.webNavigation.onCommitted.addListener((d) => onNavigation(d, false));
+chrome.webNavigation.onHistoryStateUpdated.addListener((d) => onNavigation(d, true));
+
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  if (!('title' in change) && !('audible' in change) && change.status !== 'complete') return;
+  run(async () => {
+    const t = now();
+    if (change.status === 'complete' && tab.url) {
+      const known = tracker.state.tabs[String(tabId)];
+      // A page shown without a commit event reaching us (a prerendered page activated, an event
+      // lost to a worker restart): record it now.
+      if (!known || known.url.split('#')[0] !== tab.url.split('#')[0]) {
+        tracker.navigate({ tabId, windowId: tab.windowId, url: tab.url, title: tab.title, incognito: tab.incognito }, t);
+      }
+    }
+    if ('title' in change) tracker.title(tabId, tab.url, change.title, t);
+    if ('audible' in change) tracker.audible(tabId, change.audible, t);
+    await commit();
+  });
+});
+
+chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
+  run(async () => {
+    tracker.activated(tabId, windowId, now());
+    await commit();
+  });
+});
+
+chrome.tabs.onRemoved.addListener((tabId) => {
+  run(async () => {
+    tracker.removed(tabId, now());
+    await commit();
+  });
+});
+
+chrome.tabs.onReplaced.addListener((added, removed) => {
+  run(async () => {
+    tracker.replaced(added, removed, now());
+    await commit();
+  });
+});
+
+chrome.windows.onFocusChanged.addListener((windowId) => {
+  run(async () => {
+    tracker.focused(windowId, now());
+    await commit();
+  });
+});
+
+chrome.idle.onStateChanged.addListener((state) => {
+  run(async () => {
+    tracker.idle(state, now());
+    await commit();
+  });
+});
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name !== TICK) return;
+  run(async () => {
+    tracker.tick(now());
+    await commit();
+    await link.kick();
+  });
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area !== 'local' || !changes.settings) return;
+  run(async () => {
+    settings = normalize(changes.settings.newValue);
+    chrome.idle.setDetectionInterval(settings.idleSeconds);
+    tracker.applySettings(settings, now());
+    await commit();
+  });
+});
+
+chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
+  if (msg && msg.type === 'reconnect') {
+    run(async () => {
+      link.ensure();
+      reply({ ok: true });
+    });
+    return true;
+  }
+  return false;
+});

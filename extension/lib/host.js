@@ -1,0 +1,190 @@
+// The connection to Sitetrail's native-messaging host (`sitetrail native-host`, started by the
+// browser). Sends the queue's oldest events as one batch at a time and deletes them only when the
+// host acknowledges them, which it does after its database COMMIT. Any failure (host missing,
+// crashed, database busy) leaves the events queued; they are sent again after a backoff.
+//
+// An open native port also keeps the MV3 service worker alive, so while the host runs the worker
+// is not stopped for being idle.
+
+export const HOST_NAME = 'app.sitetrail.host';
+export const PROTOCOL = 1;
+/** At most this many events, and this many bytes of JSON, per batch (the host takes 4 MiB). */
+export const BATCH_EVENTS = 200;
+export const BATCH_BYTES = 256 * 1024;
+/** A batch not answered within this time counts as lost: reconnect and send it again. */
+export const ACK_TIMEOUT_MS = 30_000;
+/** Waits before reconnecting after consecutive failures. */
+export const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
+
+/** Plain words (and what to do) for the browser's native-messaging errors. */
+export function explain(message) {
+  const m = String(message || '');
+  if (/not found/i.test(m)) {
+    return 'Sitetrail is not linked to this browser. Run `sitetrail browser-link install --browser <name>` (or use Settings → Browser extension in the app).';
+  }
+  if (/forbidden/i.test(m)) {
+    return 'The Sitetrail host does not allow this extension (its manifest names another extension id). Run the browser-link install again.';
+  }
+  if (/exited|failed to start|error when communicating/i.test(m)) {
+    return 'The Sitetrail host stopped or could not start; retrying. If this lasts, check that the sitetrail binary still exists (`sitetrail browser-link status`).';
+  }
+  return m || 'Not connected.';
+}
+
+export class HostLink {
+  /**
+   * @param queue       the durable Queue
+   * @param connect     (name) => Port, chrome.runtime.connectNative
+   * @param lastError   () => chrome.runtime.lastError
+   * @param run         (fn) => schedules fn on the worker's serial chain
+   * @param setStatus   (status) => persists the status the popup shows
+   * @param timers      {setTimeout, clearTimeout, now}
+   */
+  constructor({ queue, connect, lastError, run, setStatus, timers, version = '0' }) {
+    Object.assign(this, { queue, connectFn: connect, lastError, run, setStatusFn: setStatus, timers, version });
+    this.port = null;
+    this.state = 'disconnected';
+    this.failures = 0;
+    this.batchNo = 0;
+    this.sent = null;
+    this.retryTimer = null;
+    this.ackTimer = null;
+    this.lastAttempt = -Infinity;
+    this.batchBytes = BATCH_BYTES;
+    this.status = { connected: false, reason: 'Not connected yet.', host: null, rejected: 0, lastStoredAt: null };
+  }
+
+  setStatus(patch) {
+    this.status = { ...this.status, ...patch, at: this.timers.now() };
+    return this.setStatusFn(this.status);
+  }
+
+  /** Connects unless connected or connecting; with `soon`, only if no attempt was made in the
+   * last second (new events arriving while the host is missing must not spin). */
+  ensure({ soon = false } = {}) {
+    if (this.port) return;
+    if (soon && this.timers.now() - this.lastAttempt < 1000) return;
+    this.connect();
+  }
+
+  connect() {
+    this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.lastAttempt = this.timers.now();
+    let port;
+    try {
+      port = this.connectFn(HOST_NAME);
+    } catch (e) {
+      this.failed(String(e && e.message ? e.message : e));
+      return;
+    }
+    this.port = port;
+    this.state = 'connecting';
+    port.onMessage.addListener((msg) => this.run(() => this.onMessage(port, msg)));
+    port.onDisconnect.addListener(() => {
+      const err = this.lastError();
+      const reason = (err && err.message) || 'The Sitetrail host closed the connection.';
+      this.run(() => this.onDisconnect(port, reason));
+    });
+    port.postMessage({ type: 'hello', protocol: PROTOCOL, extension_version: this.version });
+  }
+
+  failed(reason) {
+    this.port = null;
+    this.state = 'disconnected';
+    this.queue.release();
+    this.sent = null;
+    this.timers.clearTimeout(this.ackTimer);
+    const delay = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
+    this.failures += 1;
+    this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = this.timers.setTimeout(() => this.run(() => this.ensure()), delay);
+    return this.setStatus({ connected: false, reason: explain(reason), detail: reason });
+  }
+
+  async onDisconnect(port, reason) {
+    if (port !== this.port) return;
+    await this.failed(reason);
+  }
+
+  /** Drops the connection (the host will exit) and reconnects after the backoff. */
+  async drop(port, reason) {
+    if (port !== this.port) return;
+    try {
+      port.disconnect();
+    } catch {
+      // already gone
+    }
+    await this.failed(reason);
+  }
+
+  async onMessage(port, msg) {
+    if (port !== this.port || !msg || typeof msg !== 'object') return;
+    if (msg.type === 'hello') {
+      if (!msg.ok) {
+        await this.drop(port, `Sitetrail cannot store events: ${msg.problem || 'unknown problem'}`);
+        return;
+      }
+      this.state = 'connected';
+      this.failures = 0;
+      await this.setStatus({ connected: true, reason: null, detail: null, host: { version: msg.host_version, db: msg.db, browser: msg.browser } });
+      await this.flush();
+      return;
+    }
+    if (!this.sent || msg.batch !== this.sent) return; // an answer to a batch we gave up on
+    this.timers.clearTimeout(this.ackTimer);
+    this.sent = null;
+    if (msg.type === 'ack') {
+      const rejected = Array.isArray(msg.rejected) ? msg.rejected : [];
+      const ids = [...(msg.stored || []), ...rejected.map((r) => r.id).filter(Boolean)];
+      const n = await this.queue.ack(ids);
+      if (rejected.length) console.warn('sitetrail: events refused by the host', rejected);
+      this.batchBytes = BATCH_BYTES;
+      await this.setStatus({ rejected: this.status.rejected + rejected.length, lastStoredAt: n ? this.timers.now() : this.status.lastStoredAt });
+      await this.flush();
+      return;
+    }
+    // An error: nothing of the batch was stored.
+    this.queue.release();
+    if (msg.kind === 'too_large' && this.batchBytes > 1024) {
+      this.batchBytes = Math.floor(this.batchBytes / 2);
+      await this.flush();
+      return;
+    }
+    await this.setStatus({ reason: `Sitetrail did not store the last events (${msg.message}); retrying.` });
+    this.timers.clearTimeout(this.retryTimer);
+    const delay = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
+    this.failures += 1;
+    this.retryTimer = this.timers.setTimeout(() => this.run(() => this.flush()), delay);
+  }
+
+  /** Sends the next batch if connected and none is waiting for its answer. */
+  async flush() {
+    if (this.state !== 'connected' || this.sent) return;
+    const batch = await this.queue.take(BATCH_EVENTS, this.batchBytes);
+    if (batch.length === 0) return;
+    this.batchNo += 1;
+    this.sent = this.batchNo;
+    const port = this.port;
+    try {
+      port.postMessage({ type: 'events', batch: this.batchNo, events: batch.map((b) => b.event) });
+    } catch (e) {
+      await this.drop(port, String(e && e.message ? e.message : e));
+      return;
+    }
+    this.timers.clearTimeout(this.ackTimer);
+    this.ackTimer = this.timers.setTimeout(
+      () => this.run(() => this.drop(port, 'The Sitetrail host did not answer in time.')),
+      ACK_TIMEOUT_MS,
+    );
+  }
+
+  /** New events were queued, or a periodic check: deliver them. */
+  async kick() {
+    if (!this.port) {
+      this.ensure({ soon: true });
+      return;
+    }
+    await this.flush();
+  }
+}

@@ -1,0 +1,69 @@
+// The popup: connected or not (and why), events waiting, pause, and "don't record this site".
+// It reads what the service worker stores (status, queue) and changes settings in storage; the
+// worker reacts to the change.
+import { normalize, siteOfUrl } from './lib/settings.js';
+
+const $ = (id) => document.getElementById(id);
+const storage = chrome.storage.local;
+let settings = normalize(undefined);
+let site = '';
+
+function plural(n, one, many) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
+
+async function render() {
+  const got = await storage.get(['status', 'q:meta', 'settings']);
+  settings = normalize(got.settings);
+  const status = got.status || { connected: false, reason: 'Starting…' };
+  const meta = got['q:meta'] || { head: 0, tail: 0, dropped: 0 };
+
+  const state = $('state');
+  state.textContent = status.connected ? 'Connected' : 'Not connected';
+  state.className = `pill ${status.connected ? 'ok' : 'bad'}`;
+  $('reason').hidden = status.connected || !status.reason;
+  $('reason').textContent = status.reason || '';
+  $('retry').hidden = status.connected;
+  $('db').hidden = !(status.connected && status.host);
+  if (status.host) $('db').textContent = `Storing in ${status.host.db}`;
+
+  const waiting = meta.tail - meta.head;
+  $('queue').textContent = waiting === 0
+    ? 'Everything recorded is stored.'
+    : `${plural(waiting, 'event', 'events')} waiting to be stored${status.connected ? '…' : ' (kept until Sitetrail is reachable).'}`;
+  $('dropped').hidden = !meta.dropped;
+  $('dropped').textContent = `${plural(meta.dropped || 0, 'event was', 'events were')} dropped: the queue was full (it keeps the newest 10,000).`;
+  $('refused').hidden = !status.rejected;
+  $('refused').textContent = `${plural(status.rejected || 0, 'event was', 'events were')} refused by Sitetrail (see the browser's extension errors).`;
+
+  $('paused').checked = settings.paused;
+  const excluded = site && settings.excludedHosts.some((h) => site === h || site.endsWith(`.${h}`));
+  $('site').textContent = site ? (excluded ? `${site} is not recorded` : site) : 'This page is not recorded (not a web page).';
+  $('exclude').hidden = !site;
+  $('exclude').textContent = excluded ? 'Record this site' : "Don't record this site";
+  $('exclude').className = excluded ? '' : 'ghost';
+}
+
+async function save(patch) {
+  await storage.set({ settings: { ...settings, ...patch } });
+}
+
+async function init() {
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  site = tab && /^https?:/i.test(tab.url || '') ? siteOfUrl(tab.url) : '';
+  $('paused').addEventListener('change', (e) => save({ paused: e.target.checked }));
+  $('exclude').addEventListener('click', () => {
+    const list = settings.excludedHosts;
+    const excludedBy = list.filter((h) => site === h || site.endsWith(`.${h}`));
+    save({ excludedHosts: excludedBy.length ? list.filter((h) => !excludedBy.includes(h)) : [...list, site] });
+  });
+  $('retry').addEventListener('click', () => chrome.runtime.sendMessage({ type: 'reconnect' }));
+  $('options').addEventListener('click', (e) => {
+    e.preventDefault();
+    chrome.runtime.openOptionsPage();
+  });
+  chrome.storage.onChanged.addListener((_c, area) => area === 'local' && render());
+  await render();
+}
+
+init();

@@ -1,0 +1,189 @@
+//! Live capture and time spent: linking browsers to the extension's native host (the same as
+//! `sitetrail browser-link`), the overview's time per category per day and top websites by time,
+//! and the time of the visits a history page shows.
+
+use serde::Serialize;
+use sitetrail::capture::link::{self, LinkBrowser, LinkStatus, LinkTarget, EXTENSION_ID};
+use sitetrail::ids::VisitId;
+use sitetrail::time_spent::{DayTime, TimeRow, VisitTime};
+use tauri::State;
+
+use super::{lib, parse_ids};
+use crate::error::{CmdError, CmdResult};
+use crate::state::{AppPaths, AppState};
+
+/// One browser's link as the settings view shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkView {
+    /// `chromium`, `chrome`, `brave`, `edge`, `vivaldi` or `firefox`.
+    pub browser: &'static str,
+    /// "Google Chrome".
+    pub product: &'static str,
+    /// True if the host manifest is there.
+    pub linked: bool,
+    /// The database the link writes to.
+    pub db: Option<String>,
+    /// True if that is this app's database.
+    pub this_db: bool,
+    /// What is wrong with the link, if something is.
+    pub problem: Option<String>,
+    /// Where the manifest is (or would be).
+    pub manifest: String,
+}
+
+/// Every browser's link, and what the user needs to load the extension.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinksView {
+    /// One per browser.
+    pub links: Vec<LinkView>,
+    /// The `sitetrail` command the browsers would start, if found.
+    pub cli: Option<String>,
+    /// Why linking cannot work here, if it cannot (no `sitetrail` command, Windows).
+    pub problem: Option<String>,
+    /// The folder to choose in "Load unpacked", when this build knows it.
+    pub extension_dir: Option<String>,
+    /// The extension's id (the manifest names it).
+    pub extension_id: &'static str,
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn view(status: LinkStatus, db: &std::path::Path) -> LinkView {
+    LinkView {
+        browser: status.browser.as_str(),
+        product: status.browser.product(),
+        linked: status.linked,
+        this_db: status.db.as_deref().is_some_and(|d| same_file(d, db)),
+        db: status.db.map(|d| d.display().to_string()),
+        problem: status.problem,
+        manifest: status.manifest.display().to_string(),
+    }
+}
+
+/// The extension's folder in the source tree this app was built from, if it is still there.
+fn extension_dir() -> Option<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension");
+    dir.join("manifest.json")
+        .is_file()
+        .then(|| std::fs::canonicalize(&dir).unwrap_or(dir).display().to_string())
+}
+
+/// The links of every browser (file-system work: run it on a blocking thread).
+fn links(paths: &AppPaths) -> LinksView {
+    let roots = paths.roots();
+    let problem = match (&roots, &paths.cli) {
+        (None, _) => Some("No home directory was found, so no browser can be linked.".to_owned()),
+        (_, None) => Some(
+            "The sitetrail command was not found next to the app or on PATH; the browsers start it to store \
+             what the extension records. Build or install it (cargo build -p sitetrail), then try again."
+                .to_owned(),
+        ),
+        _ if cfg!(windows) => Some("Linking browsers on Windows is not supported yet.".to_owned()),
+        _ => None,
+    };
+    LinksView {
+        links: roots
+            .as_ref()
+            .map(|r| {
+                link::status_all(r)
+                    .into_iter()
+                    .map(|s| view(s, &paths.db))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        cli: paths.cli.as_ref().map(|c| c.display().to_string()),
+        problem,
+        extension_dir: extension_dir(),
+        extension_id: EXTENSION_ID,
+    }
+}
+
+fn target(paths: &AppPaths, browser: &str) -> CmdResult<LinkTarget> {
+    let browser: LinkBrowser = browser.parse()?;
+    let roots = paths
+        .roots()
+        .ok_or_else(|| CmdError::unavailable("No home directory was found."))?;
+    Ok(LinkTarget::new(browser, None, &roots)?)
+}
+
+/// Runs file-system work on the blocking pool (`sitetrail::blocking::run`).
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> CmdResult<T> + Send + 'static) -> CmdResult<T> {
+    sitetrail::blocking::run(move || Ok(f())).await?
+}
+
+/// Which browsers are linked, and to which database.
+#[tauri::command]
+pub async fn get_browser_links(state: State<'_, AppState>) -> CmdResult<LinksView> {
+    let paths = state.paths.clone();
+    blocking(move || Ok(links(&paths))).await
+}
+
+/// Links `browser` to this app's database (the host manifest where it looks for it).
+#[tauri::command]
+pub async fn link_browser(state: State<'_, AppState>, browser: String) -> CmdResult<LinksView> {
+    let paths = state.paths.clone();
+    blocking(move || {
+        let target = target(&paths, &browser)?;
+        let cli = paths.cli.clone().ok_or_else(|| {
+            CmdError::unavailable(
+                "The sitetrail command was not found next to the app or on PATH; build or install it first.",
+            )
+        })?;
+        link::install(&target, &cli, &paths.db)?;
+        Ok(links(&paths))
+    })
+    .await
+}
+
+/// Removes the link of `browser`.
+#[tauri::command]
+pub async fn unlink_browser(state: State<'_, AppState>, browser: String) -> CmdResult<LinksView> {
+    let paths = state.paths.clone();
+    blocking(move || {
+        link::uninstall(&target(&paths, &browser)?)?;
+        Ok(links(&paths))
+    })
+    .await
+}
+
+/// The overview's time charts.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeSummary {
+    /// The last 30 local days, oldest first (the last 7 are the 7-day chart), each with its time
+    /// per category; a day with no visits has `total.visits == 0`.
+    pub days: Vec<DayTime>,
+    /// The websites with the most time over the last 30 days.
+    pub top_websites: Vec<TimeRow>,
+}
+
+/// Days in the overview's longest chart.
+pub const SUMMARY_DAYS: u32 = 30;
+
+/// Time per category per day (30 days) and the top websites by time.
+#[tauri::command]
+pub async fn get_time_summary(state: State<'_, AppState>) -> CmdResult<TimeSummary> {
+    lib(state
+        .store
+        .run(|s| {
+            Ok(TimeSummary {
+                days: s.recent_days(SUMMARY_DAYS)?,
+                top_websites: s.top_websites_by_time(SUMMARY_DAYS, super::overview::TOP_WEBSITES)?,
+            })
+        })
+        .await)
+}
+
+/// The known time of each of these visits (those without one are left out).
+#[tauri::command]
+pub async fn get_visit_times(state: State<'_, AppState>, ids: Vec<String>) -> CmdResult<Vec<VisitTime>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<VisitId> = parse_ids("visit", &ids)?;
+    lib(state.store.run(move |s| s.visit_times(&ids)).await)
+}

@@ -1,0 +1,164 @@
+//! Capture commands: linking browsers (in the test's own home directory), the time summary and
+//! the time of history rows.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sitetrail::{NewVisit, Store};
+
+use super::TestApp;
+
+/// A stand-in `sitetrail` command (linking only checks that it exists).
+fn fake_cli(dir: &std::path::Path) -> std::path::PathBuf {
+    let cli = dir.join("bin/sitetrail");
+    std::fs::create_dir_all(cli.parent().unwrap()).unwrap();
+    std::fs::write(&cli, b"#!/bin/sh\n").unwrap();
+    cli
+}
+
+fn link_of<'a>(view: &'a Value, browser: &str) -> &'a Value {
+    view["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["browser"] == browser)
+        .unwrap()
+}
+
+#[test]
+fn browsers_link_to_the_apps_database_and_unlink() {
+    let cli_dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(cli_dir.path());
+    let t = TestApp::start_with(|_| {}, |p| p.cli = Some(cli.clone()));
+    let home = t.paths.home.clone().unwrap();
+    let v = t.ok("get_browser_links", json!({}));
+    assert_eq!(v["links"].as_array().unwrap().len(), 6);
+    assert_eq!(v["problem"], Value::Null);
+    assert_eq!(v["extension_id"], "moioghcmhlpjcbgjdgkcoipanbaniimb");
+    assert!(v["extension_dir"].as_str().unwrap().ends_with("extension"), "{v}");
+    assert_eq!(link_of(&v, "chromium")["linked"], false);
+
+    let v = t.ok("link_browser", json!({"browser": "chromium"}));
+    let chromium = link_of(&v, "chromium");
+    assert_eq!(chromium["linked"], true);
+    assert_eq!(chromium["this_db"], true);
+    let manifest = home.join(".config/chromium/NativeMessagingHosts/app.sitetrail.host.json");
+    assert_eq!(chromium["manifest"], manifest.display().to_string());
+    let launcher =
+        std::fs::read_to_string(home.join(".config/chromium/NativeMessagingHosts/sitetrail-native-host.sh"))
+            .unwrap();
+    assert!(
+        launcher.contains(&cli.display().to_string()) && launcher.contains(&t.paths.db.display().to_string()),
+        "{launcher}"
+    );
+    assert_eq!(link_of(&v, "chrome")["linked"], false, "only the one asked for");
+
+    let v = t.ok("unlink_browser", json!({"browser": "chromium"}));
+    assert_eq!(link_of(&v, "chromium")["linked"], false);
+    assert!(!manifest.exists());
+    assert_eq!(
+        t.err_kind("link_browser", json!({"browser": "netscape"})),
+        "invalid_input"
+    );
+}
+
+#[test]
+fn without_the_sitetrail_command_linking_is_refused_and_explained() {
+    let t = TestApp::start(|_| {});
+    let v = t.ok("get_browser_links", json!({}));
+    assert!(
+        v["problem"].as_str().unwrap().contains("sitetrail command"),
+        "{v}"
+    );
+    assert_eq!(
+        t.err_kind("link_browser", json!({"browser": "chrome"})),
+        "unavailable"
+    );
+    assert!(
+        !t.paths.home.clone().unwrap().join(".config").exists(),
+        "nothing written"
+    );
+}
+
+fn timed(store: &Store, domain: &str, minutes_ago: u64, active_ms: Option<i64>) -> String {
+    let rec = store
+        .record_visit(&NewVisit {
+            url: &format!("https://{domain}/"),
+            title: None,
+            visited_at: store.now().minus(Duration::from_secs(minutes_ago * 60)),
+            source: "extension:chromium",
+            source_visit_id: Some(&format!("{domain}-{minutes_ago}")),
+        })
+        .unwrap();
+    let id = rec.visit_id.unwrap();
+    if let Some(ms) = active_ms {
+        store
+            .write(None, |tx| {
+                sitetrail::time_spent::set_active_ms_in(tx, id, ms, store.now())
+            })
+            .unwrap();
+    }
+    id.to_string()
+}
+
+#[test]
+fn the_time_summary_lists_thirty_days_with_empty_ones_and_the_top_websites_by_time() {
+    let t = TestApp::start(|s| {
+        timed(s, "reading.test", 1, Some(90_000));
+        timed(s, "reading.test", 2, Some(30_000));
+        timed(s, "glance.test", 3, Some(5_000));
+        timed(s, "untimed.test", 4, None);
+        timed(s, "old.test", 60 * 24 * 45, Some(999_000)); // 45 days ago: outside the window
+    });
+    let v = t.ok("get_time_summary", json!({}));
+    let days = v["days"].as_array().unwrap();
+    assert_eq!(days.len(), 30);
+    let recorded: Vec<&Value> = days
+        .iter()
+        .filter(|d| d["total"]["visits"].as_i64().unwrap() > 0)
+        .collect();
+    // Four visits in the last minutes: one day, or two if midnight just passed.
+    let visits: i64 = recorded
+        .iter()
+        .map(|d| d["total"]["visits"].as_i64().unwrap())
+        .sum();
+    let active: i64 = recorded
+        .iter()
+        .map(|d| d["total"]["active_ms"].as_i64().unwrap())
+        .sum();
+    assert_eq!((visits, active), (4, 125_000));
+    assert!(
+        days.iter().filter(|d| d["total"]["visits"] == 0).count() >= 28,
+        "empty days are listed as such"
+    );
+    let top: Vec<(&str, i64)> = v["top_websites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["key"].as_str().unwrap(), w["active_ms"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        top,
+        [("reading.test", 120_000), ("glance.test", 5_000)],
+        "no time, no place"
+    );
+}
+
+#[test]
+fn history_rows_get_their_times_and_bad_ids_are_refused() {
+    let mut ids = Vec::new();
+    let t = TestApp::start(|s| {
+        ids.push(timed(s, "a.test", 1, Some(42_000)));
+        ids.push(timed(s, "b.test", 2, None));
+    });
+    let v = t.ok("get_visit_times", json!({"ids": ids}));
+    assert_eq!(
+        v,
+        json!([{"visit_id": ids[0], "active_ms": 42000, "estimated_ms": null}])
+    );
+    assert_eq!(t.ok("get_visit_times", json!({"ids": []})), json!([]));
+    assert_eq!(
+        t.err_kind("get_visit_times", json!({"ids": ["nope"]})),
+        "invalid_input"
+    );
+}

@@ -1,0 +1,382 @@
+//! The native-messaging host: reads the extension's messages from stdin, stores their events,
+//! and answers on stdout. The `sitetrail native-host` command runs [`serve`] on the process's
+//! stdio; tests run it on pipes or byte buffers.
+//!
+//! Invariants:
+//! - An ack is written only after the batch's transaction committed ([`store_events`] returns
+//!   after COMMIT), so the extension deletes an event only once it is stored.
+//! - Nothing from the input can make the host panic or allocate without bound: malformed JSON, a
+//!   wrong shape, an oversized message or a database error each get an error reply and the host
+//!   reads on; only a length prefix no browser can send (the stream is not native messaging) or
+//!   the input closing ends it.
+//! - Only protocol frames are written to the output; logs go to stderr (the CLI's tracing setup).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::store::{Store, StoreOptions};
+
+use super::events::{store_events, MAX_EVENTS_PER_BATCH};
+use super::protocol::{
+    read_frame, write_frame, Frame, FrameError, Reply, Request, MAX_INCOMING, PROTOCOL_VERSION,
+};
+
+/// How the host runs.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// The browser the host was linked for (`chromium`, `firefox`, ...): visits are stored under
+    /// the source `extension:<browser>`.
+    pub browser: String,
+    /// The database file.
+    pub db: PathBuf,
+    /// Options for opening it.
+    pub store_options: StoreOptions,
+    /// Waits this long after a batch committed before sending its ack (for tests that need events
+    /// to be stored but not yet acknowledged when they kill the host). Zero in normal use.
+    pub ack_delay: Duration,
+}
+
+/// The source name visits from `browser`'s extension are stored under.
+pub fn source_for(browser: &str) -> String {
+    format!("extension:{browser}")
+}
+
+/// True for a browser name the host accepts: 1 to 32 lower-case letters, digits, `-` or `_`.
+pub fn valid_browser(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// Refuses at once a file that exists but is not SQLite (the first 16 bytes of every SQLite file
+/// are "SQLite format 3\0"): opening it through the pool would only fail after its connection
+/// timeout, and the browser would wait that long for an answer.
+pub fn check_db_file(path: &std::path::Path) -> Result<()> {
+    use std::io::Read as _;
+    let mut header = [0u8; 16];
+    let n = match std::fs::File::open(path) {
+        Ok(mut f) => f.read(&mut header)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(crate::Error::Open {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
+        }
+    };
+    if n == 0 || (n == header.len() && &header == b"SQLite format 3\0") {
+        return Ok(());
+    }
+    Err(crate::Error::Open {
+        path: path.to_path_buf(),
+        reason: "it is not a SQLite database (is --db the right file?)".into(),
+    })
+}
+
+/// A running host: its configuration and the database, opened when first needed and opened
+/// again after a failure (a database on a disk that was not mounted yet, say).
+pub struct Host {
+    config: HostConfig,
+    source: String,
+    store: Option<Store>,
+}
+
+/// How [`serve`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The browser closed the connection (the normal end).
+    Closed,
+    /// The input ended inside a message.
+    Truncated,
+}
+
+impl Host {
+    /// A host for `config`; the database is opened at the first message that needs it.
+    pub fn new(config: HostConfig) -> Host {
+        let source = source_for(&config.browser);
+        Host {
+            config,
+            source,
+            store: None,
+        }
+    }
+
+    /// The database, opening it if it is not open yet.
+    fn store(&mut self) -> Result<&Store> {
+        if self.store.is_none() {
+            check_db_file(&self.config.db)?;
+            let opts = StoreOptions {
+                pool_size: 2,
+                ..self.config.store_options.clone()
+            };
+            self.store = Some(Store::open_with(&self.config.db, opts)?);
+        }
+        match &self.store {
+            Some(s) => Ok(s),
+            None => Err(crate::Error::Task("the database could not be kept open".into())),
+        }
+    }
+
+    /// The answer to one frame. Never fails: every problem becomes an error reply.
+    pub fn handle(&mut self, frame: Frame) -> Reply {
+        let bytes = match frame {
+            Frame::Message(b) => b,
+            Frame::TooLarge(n) => {
+                return Reply::Error {
+                    batch: None,
+                    kind: "too_large",
+                    message: format!(
+                    "a message of {n} bytes is over the host's limit of {MAX_INCOMING} bytes; it was skipped"
+                ),
+                }
+            }
+        };
+        let request: Request = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Err(e) => {
+                return Reply::Error {
+                    batch: None,
+                    kind: "bad_json",
+                    message: format!("the message is not JSON: {e}"),
+                }
+            }
+            Ok(value) => {
+                let batch = value.get("batch").and_then(|b| b.as_u64());
+                match serde_json::from_value(value) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Reply::Error {
+                            batch,
+                            kind: "bad_message",
+                            message: format!("the message is not one this host knows: {e}"),
+                        }
+                    }
+                }
+            }
+        };
+        match request {
+            Request::Ping => Reply::Pong,
+            Request::Hello {
+                protocol,
+                extension_version,
+            } => {
+                tracing::info!(
+                    ?protocol,
+                    extension_version = extension_version.as_deref().unwrap_or("?"),
+                    browser = %self.config.browser,
+                    "extension connected"
+                );
+                let problem = self.store().err().map(|e| e.to_string());
+                Reply::Hello {
+                    protocol: PROTOCOL_VERSION,
+                    host_version: env!("CARGO_PKG_VERSION"),
+                    browser: self.config.browser.clone(),
+                    db: self.config.db.display().to_string(),
+                    ok: problem.is_none(),
+                    problem,
+                }
+            }
+            Request::Events { batch, events } => {
+                if events.len() > MAX_EVENTS_PER_BATCH {
+                    return Reply::Error {
+                        batch: Some(batch),
+                        kind: "too_many_events",
+                        message: format!(
+                            "a batch holds at most {MAX_EVENTS_PER_BATCH} events, not {}",
+                            events.len()
+                        ),
+                    };
+                }
+                let source = self.source.clone();
+                let result = self.store().and_then(|s| store_events(s, &source, &events));
+                match result {
+                    Ok(outcome) => {
+                        tracing::debug!(
+                            batch,
+                            stored = outcome.stored.len(),
+                            rejected = outcome.rejected.len(),
+                            new_visits = outcome.new_visits,
+                            "batch committed"
+                        );
+                        for r in &outcome.rejected {
+                            tracing::info!(id = ?r.id, reason = %r.reason, "event refused");
+                        }
+                        if !self.config.ack_delay.is_zero() {
+                            std::thread::sleep(self.config.ack_delay);
+                        }
+                        Reply::Ack {
+                            batch,
+                            stored: outcome.stored,
+                            rejected: outcome.rejected,
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(batch, error = %e, "batch not stored; the extension will send it again");
+                        if matches!(e, crate::Error::Open { .. }) {
+                            // Try opening again at the next message.
+                            self.store = None;
+                        }
+                        Reply::Error {
+                            batch: Some(batch),
+                            kind: "database",
+                            message: e.to_string(),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Serves the browser on `input`/`output` until it closes the connection. Returns an error only
+/// when the output fails or the input is not a native-messaging stream (after telling the
+/// browser so, if it can).
+pub fn serve(host: &mut Host, mut input: impl Read, mut output: impl Write) -> std::io::Result<Ended> {
+    loop {
+        let frame = match read_frame(&mut input) {
+            Ok(f) => f,
+            Err(FrameError::Closed) => return Ok(Ended::Closed),
+            Err(FrameError::Truncated) => return Ok(Ended::Truncated),
+            Err(FrameError::Io(e)) => return Err(e),
+            Err(e @ FrameError::Corrupt(_)) => {
+                let reply = Reply::Error {
+                    batch: None,
+                    kind: "corrupt_stream",
+                    message: e.to_string(),
+                };
+                let _ = write_frame(&mut output, &reply.to_json());
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    e.to_string(),
+                ));
+            }
+        };
+        let reply = host.handle(frame);
+        write_frame(&mut output, &reply.to_json())?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(json: &[u8]) -> Vec<u8> {
+        let mut v = (json.len() as u32).to_ne_bytes().to_vec();
+        v.extend_from_slice(json);
+        v
+    }
+
+    fn replies(out: &[u8]) -> Vec<serde_json::Value> {
+        let mut r = out;
+        let mut v = Vec::new();
+        while let Ok(Frame::Message(m)) = read_frame(&mut r) {
+            v.push(serde_json::from_slice(&m).unwrap());
+        }
+        v
+    }
+
+    fn host(dir: &std::path::Path) -> Host {
+        Host::new(HostConfig {
+            browser: "chromium".into(),
+            db: dir.join("db.sqlite"),
+            store_options: StoreOptions::default(),
+            ack_delay: Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn bad_json_and_unknown_messages_get_errors_and_the_host_reads_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = framed(b"{not json");
+        input.extend(framed(br#"{"type":"launch","batch":4}"#));
+        input.extend(framed(br#"{"type":"events","batch":5,"events":"nope"}"#));
+        input.extend(framed(br#"{"type":"ping"}"#));
+        let mut out = Vec::new();
+        assert_eq!(
+            serve(&mut host(dir.path()), &input[..], &mut out).unwrap(),
+            Ended::Closed
+        );
+        let r = replies(&out);
+        assert_eq!(r.len(), 4);
+        assert_eq!(
+            (r[0]["type"].as_str(), r[0]["kind"].as_str()),
+            (Some("error"), Some("bad_json"))
+        );
+        assert_eq!(
+            (r[1]["kind"].as_str(), r[1]["batch"].as_u64()),
+            (Some("bad_message"), Some(4))
+        );
+        assert_eq!(
+            (r[2]["kind"].as_str(), r[2]["batch"].as_u64()),
+            (Some("bad_message"), Some(5))
+        );
+        assert_eq!(r[3]["type"], "pong");
+        assert!(
+            !dir.path().join("db.sqlite").exists(),
+            "nothing needed the database"
+        );
+    }
+
+    #[test]
+    fn a_corrupt_length_ends_the_stream_with_an_error_reply() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = framed(br#"{"type":"ping"}"#);
+        input.extend(u32::MAX.to_ne_bytes());
+        let mut out = Vec::new();
+        let err = serve(&mut host(dir.path()), &input[..], &mut out).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        let r = replies(&out);
+        assert_eq!(r[0]["type"], "pong");
+        assert_eq!(r[1]["kind"], "corrupt_stream");
+    }
+
+    #[test]
+    fn too_many_events_are_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let events: Vec<_> = (0..=MAX_EVENTS_PER_BATCH)
+            .map(|i| serde_json::json!({"id": format!("e{i}"), "kind": "visit", "url": "https://a.test/", "at": 1_800_000_000_000i64}))
+            .collect();
+        let msg =
+            serde_json::to_vec(&serde_json::json!({"type": "events", "batch": 1, "events": events})).unwrap();
+        let mut out = Vec::new();
+        serve(&mut host(dir.path()), &framed(&msg)[..], &mut out).unwrap();
+        let r = replies(&out);
+        assert_eq!(r[0]["kind"], "too_many_events");
+    }
+
+    #[test]
+    fn a_database_that_cannot_open_is_reported_in_hello_and_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("not-a-db");
+        std::fs::write(&bad, vec![b'x'; 8192]).unwrap();
+        let mut h = Host::new(HostConfig {
+            browser: "chromium".into(),
+            db: bad,
+            store_options: StoreOptions::default(),
+            ack_delay: Duration::ZERO,
+        });
+        let mut input = framed(br#"{"type":"hello","protocol":1}"#);
+        input.extend(framed(
+            br#"{"type":"events","batch":9,"events":[{"id":"e1","kind":"visit","url":"https://a.test/","at":1800000000000}]}"#,
+        ));
+        let mut out = Vec::new();
+        serve(&mut h, &input[..], &mut out).unwrap();
+        let r = replies(&out);
+        assert_eq!(r[0]["ok"], false);
+        assert!(r[0]["problem"].as_str().unwrap().contains("not-a-db"), "{}", r[0]);
+        assert_eq!(
+            (r[1]["kind"].as_str(), r[1]["batch"].as_u64()),
+            (Some("database"), Some(9))
+        );
+    }
+
+    #[test]
+    fn browser_names_are_plain() {
+        assert!(valid_browser("chromium"));
+        assert!(!valid_browser("Chromium"));
+        assert!(!valid_browser(""));
+        assert!(!valid_browser("a/b"));
+    }
+}

@@ -1,0 +1,422 @@
+//! The native-messaging wire format, as the browsers define it: each message is UTF-8 JSON
+//! preceded by its length in bytes as a 32-bit unsigned integer in native byte order. Chromium
+//! sends at most 64 MiB per message and accepts at most 1 MB from the host.
+//!
+//! Invariants:
+//! - Memory for a message is allocated only once its length is known to be within
+//!   [`MAX_INCOMING`]: a length prefix of 4 GiB allocates nothing.
+//! - A message longer than [`MAX_INCOMING`] but within what a browser can send is read past in
+//!   small chunks and answered with an error, so the stream stays in step; a longer prefix cannot
+//!   come from a browser, so the stream is corrupt ([`FrameError::Corrupt`]) and the host stops.
+//! - Nothing longer than [`MAX_OUTGOING`] is ever written: [`write_frame`] refuses it.
+
+use std::io::{self, Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+/// Largest message the host reads (4 MiB of JSON). The extension sends batches of at most
+/// 256 KiB; anything longer is refused with a `too_large` error and skipped.
+pub const MAX_INCOMING: u32 = 4 * 1024 * 1024;
+
+/// Largest message a browser sends (Chromium's limit, 64 MiB): a longer length prefix means the
+/// stream is not native messaging at all.
+pub const BROWSER_MAX_INCOMING: u32 = 64 * 1024 * 1024;
+
+/// Largest message the host may send (the browsers accept at most 1 MB).
+pub const MAX_OUTGOING: usize = 1024 * 1024;
+
+/// Version of the message vocabulary below; `hello` carries it both ways.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// One frame read from the browser.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A message within [`MAX_INCOMING`]: its bytes.
+    Message(Vec<u8>),
+    /// A message of this many bytes, longer than [`MAX_INCOMING`]; it was read past, unparsed.
+    TooLarge(u32),
+}
+
+/// Why no frame could be read.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The input ended cleanly between two messages: the browser closed the port.
+    Closed,
+    /// The input ended inside a length prefix or a message.
+    Truncated,
+    /// A length prefix longer than any browser sends.
+    Corrupt(u32),
+    /// Reading failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Closed => f.write_str("the browser closed the connection"),
+            FrameError::Truncated => f.write_str("the input ended inside a message"),
+            FrameError::Corrupt(n) => write!(
+                f,
+                "a message length of {n} bytes is more than a browser ever sends ({BROWSER_MAX_INCOMING}): \
+                 this is not a native-messaging stream"
+            ),
+            FrameError::Io(e) => write!(f, "reading from the browser failed: {e}"),
+        }
+    }
+}
+
+/// Reads the next frame.
+pub fn read_frame(r: &mut impl Read) -> Result<Frame, FrameError> {
+    let mut prefix = [0u8; 4];
+    let mut got = 0;
+    while got < prefix.len() {
+        match r.read(&mut prefix[got..]) {
+            Ok(0) if got == 0 => return Err(FrameError::Closed),
+            Ok(0) => return Err(FrameError::Truncated),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(FrameError::Io(e)),
+        }
+    }
+    let len = u32::from_ne_bytes(prefix);
+    if len > BROWSER_MAX_INCOMING {
+        return Err(FrameError::Corrupt(len));
+    }
+    let mut body = r.take(u64::from(len));
+    if len > MAX_INCOMING {
+        let skipped = io::copy(&mut body, &mut io::sink()).map_err(FrameError::Io)?;
+        return if skipped < u64::from(len) {
+            Err(FrameError::Truncated)
+        } else {
+            Ok(Frame::TooLarge(len))
+        };
+    }
+    // Within MAX_INCOMING, so this allocation is bounded.
+    let mut buf = Vec::with_capacity(len as usize);
+    body.read_to_end(&mut buf).map_err(FrameError::Io)?;
+    if buf.len() < len as usize {
+        return Err(FrameError::Truncated);
+    }
+    Ok(Frame::Message(buf))
+}
+
+/// Writes one message (`json`, already serialized) with its length prefix, and flushes.
+pub fn write_frame(w: &mut impl Write, json: &[u8]) -> io::Result<()> {
+    if json.len() > MAX_OUTGOING {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a reply of {} bytes is over the browsers' {MAX_OUTGOING}-byte limit",
+                json.len()
+            ),
+        ));
+    }
+    // Checked just above: fits in u32.
+    let len = json.len() as u32;
+    w.write_all(&len.to_ne_bytes())?;
+    w.write_all(json)?;
+    w.flush()
+}
+
+/// A message from the extension. Unknown fields are ignored (a newer extension may send more).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// The first message after connecting.
+    Hello {
+        /// The extension's protocol version.
+        #[serde(default)]
+        protocol: Option<u32>,
+        /// The extension's version, for the log.
+        #[serde(default)]
+        extension_version: Option<String>,
+    },
+    /// Events to store, oldest first; answered by one [`Reply::Ack`] or [`Reply::Error`].
+    Events {
+        /// The extension's number for this batch, echoed in the answer.
+        batch: u64,
+        /// The events, each read on its own so one malformed event cannot hold up the others.
+        events: Vec<serde_json::Value>,
+    },
+    /// Liveness check; answered by [`Reply::Pong`].
+    Ping,
+}
+
+/// What an event is.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A page was shown: a new visit, with its URL, title, time and (if merged in) active time.
+    Visit,
+    /// A visit already sent has a new title or a new active-time total.
+    Update,
+}
+
+/// One event. Every event has an id the extension made (its idempotency key); a visit's id is
+/// the visit's id for later updates.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Event {
+    /// The event's id.
+    pub id: String,
+    /// What it is.
+    pub kind: EventKind,
+    /// For an update, the id of the visit event it updates.
+    #[serde(default)]
+    pub visit: Option<String>,
+    /// For a visit: the page's URL.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The page's title (latest known).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// For a visit: when the page was shown, milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub at: Option<i64>,
+    /// The visit's active time so far (milliseconds): a running total, never an increment.
+    #[serde(default)]
+    pub active_ms: Option<i64>,
+}
+
+/// Longest event or visit id accepted.
+pub const MAX_ID_LEN: usize = 64;
+
+/// True for an id the extension could have made: 1 to [`MAX_ID_LEN`] ASCII letters, digits, `-`
+/// and `_`.
+pub fn valid_id(id: &str) -> bool {
+    (1..=MAX_ID_LEN).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// An event the host will never store, and why (the extension drops it: retrying cannot help).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Rejected {
+    /// The event's id, if it had a readable one.
+    pub id: Option<String>,
+    /// Why.
+    pub reason: String,
+}
+
+/// A message to the extension.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// The answer to [`Request::Hello`]: whether the database is usable.
+    Hello {
+        /// [`PROTOCOL_VERSION`].
+        protocol: u32,
+        /// The host's version.
+        host_version: &'static str,
+        /// The browser this host was linked for (`browser-link install --browser`).
+        browser: String,
+        /// The database file the host writes to.
+        db: String,
+        /// True if the database is open and events can be stored.
+        ok: bool,
+        /// Why events cannot be stored now, if they cannot.
+        problem: Option<String>,
+    },
+    /// A batch was committed: `stored` are safe in the database (or were already), `rejected`
+    /// will never be stored. Sent only after COMMIT.
+    Ack {
+        /// The batch's number.
+        batch: u64,
+        /// Ids of the events stored (newly or before).
+        stored: Vec<String>,
+        /// Events refused for good.
+        rejected: Vec<Rejected>,
+    },
+    /// Nothing of the message was stored.
+    Error {
+        /// The batch's number, if the message was a readable batch.
+        batch: Option<u64>,
+        /// `bad_json`, `bad_message`, `too_large`, `too_many_events`, `database` (retry later) or
+        /// `corrupt_stream` (the host stops).
+        kind: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// The answer to [`Request::Ping`].
+    Pong,
+}
+
+impl Reply {
+    /// The reply as JSON bytes.
+    pub fn to_json(&self) -> Vec<u8> {
+        // Serializing these plain structs cannot fail; an empty object is a safe fallback.
+        serde_json::to_vec(self).unwrap_or_else(|_| b"{}".to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(json: &[u8]) -> Vec<u8> {
+        let mut v = (json.len() as u32).to_ne_bytes().to_vec();
+        v.extend_from_slice(json);
+        v
+    }
+
+    #[test]
+    fn frames_round_trip_in_native_byte_order() {
+        let mut out = Vec::new();
+        write_frame(&mut out, br#"{"type":"pong"}"#).unwrap();
+        assert_eq!(&out[..4], &15u32.to_ne_bytes());
+        let mut r = &out[..];
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Frame::Message(br#"{"type":"pong"}"#.to_vec())
+        );
+        assert!(matches!(read_frame(&mut r), Err(FrameError::Closed)));
+    }
+
+    #[test]
+    fn several_frames_in_one_read_are_split_by_their_lengths() {
+        let mut input = framed(b"{}");
+        input.extend(framed(b"[1,2]"));
+        input.extend(framed(b""));
+        let mut r = &input[..];
+        assert_eq!(read_frame(&mut r).unwrap(), Frame::Message(b"{}".to_vec()));
+        assert_eq!(read_frame(&mut r).unwrap(), Frame::Message(b"[1,2]".to_vec()));
+        assert_eq!(read_frame(&mut r).unwrap(), Frame::Message(Vec::new()));
+        assert!(matches!(read_frame(&mut r), Err(FrameError::Closed)));
+    }
+
+    /// A reader that hands out one byte per call, as a pipe may.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[0];
+            self.0 = &self.0[1..];
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_frame_arriving_byte_by_byte_is_read_whole() {
+        let input = framed(br#"{"type":"ping"}"#);
+        let mut r = Trickle(&input);
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Frame::Message(br#"{"type":"ping"}"#.to_vec())
+        );
+    }
+
+    #[test]
+    fn input_ending_inside_a_prefix_or_a_message_is_truncated() {
+        let mut r: &[u8] = &[5, 0];
+        assert!(matches!(read_frame(&mut r), Err(FrameError::Truncated)));
+        let mut short = 10u32.to_ne_bytes().to_vec();
+        short.extend_from_slice(b"abc");
+        let mut r = &short[..];
+        assert!(matches!(read_frame(&mut r), Err(FrameError::Truncated)));
+    }
+
+    /// An endless reader that counts what was read from it.
+    struct Zeros(u64);
+    impl Read for Zeros {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            buf.fill(0);
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn a_4_gib_length_is_refused_before_anything_is_read_or_allocated() {
+        let prefix = u32::MAX.to_ne_bytes();
+        let mut r = prefix.chain(Zeros(0));
+        match read_frame(&mut r) {
+            Err(FrameError::Corrupt(n)) => assert_eq!(n, u32::MAX),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+        let (_, zeros) = r.into_inner();
+        assert_eq!(zeros.0, 0, "not one byte of the body was read");
+    }
+
+    #[test]
+    fn a_message_over_the_limit_is_skipped_and_the_next_one_is_read() {
+        let big = vec![b' '; MAX_INCOMING as usize + 1];
+        let mut input = framed(&big);
+        input.extend(framed(br#"{"type":"ping"}"#));
+        let mut r = &input[..];
+        assert_eq!(read_frame(&mut r).unwrap(), Frame::TooLarge(MAX_INCOMING + 1));
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Frame::Message(br#"{"type":"ping"}"#.to_vec())
+        );
+        // Exactly at the limit is still a message.
+        let at = vec![b' '; MAX_INCOMING as usize];
+        let input = framed(&at);
+        assert!(matches!(read_frame(&mut &input[..]).unwrap(), Frame::Message(m) if m.len() == at.len()));
+    }
+
+    #[test]
+    fn a_reply_over_one_megabyte_is_never_written() {
+        let mut out = Vec::new();
+        let err = write_frame(&mut out, &vec![b'x'; MAX_OUTGOING + 1]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(out.is_empty(), "nothing written");
+        write_frame(&mut out, &vec![b'x'; MAX_OUTGOING]).unwrap();
+        assert_eq!(out.len(), MAX_OUTGOING + 4);
+    }
+
+    #[test]
+    fn requests_parse_and_unknown_fields_are_ignored() {
+        let r: Request =
+            serde_json::from_slice(br#"{"type":"events","batch":3,"events":[{"id":"a"}],"extra":1}"#)
+                .unwrap();
+        assert_eq!(
+            r,
+            Request::Events {
+                batch: 3,
+                events: vec![serde_json::json!({"id":"a"})]
+            }
+        );
+        let r: Request = serde_json::from_slice(br#"{"type":"hello"}"#).unwrap();
+        assert_eq!(
+            r,
+            Request::Hello {
+                protocol: None,
+                extension_version: None
+            }
+        );
+        assert!(serde_json::from_slice::<Request>(br#"{"type":"launch_missiles"}"#).is_err());
+        let e: Event = serde_json::from_value(serde_json::json!({
+            "id": "e1", "kind": "visit", "url": "https://a.test/", "at": 1, "future": true
+        }))
+        .unwrap();
+        assert_eq!(e.kind, EventKind::Visit);
+    }
+
+    #[test]
+    fn ids_are_short_and_plain() {
+        assert!(valid_id("0192c1f2-7b3a-7c4e-9d2f-1a2b3c4d5e6f"));
+        assert!(!valid_id(""));
+        assert!(!valid_id(&"a".repeat(MAX_ID_LEN + 1)));
+        assert!(!valid_id("a b"));
+        assert!(!valid_id("é"));
+    }
+
+    #[test]
+    fn replies_are_tagged_json() {
+        let v: serde_json::Value = serde_json::from_slice(
+            &Reply::Ack {
+                batch: 7,
+                stored: vec!["a".into()],
+                rejected: vec![],
+            }
+            .to_json(),
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"type":"ack","batch":7,"stored":["a"],"rejected":[]})
+        );
+    }
+}

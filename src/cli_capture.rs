@@ -1,0 +1,243 @@
+//! The `native-host` and `browser-link` commands: the browser extension's native-messaging host
+//! on stdio, and linking a browser to it. The work is in `sitetrail::capture`.
+//!
+//! `native-host` never prints anything but protocol frames on stdout (logs go to stderr, which
+//! the browser keeps in its own log).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use sitetrail::capture::host::{self, Host, HostConfig};
+use sitetrail::capture::link::{self, LinkBrowser, LinkStatus, LinkTarget};
+use sitetrail::import::detect::Roots;
+use sitetrail::store::StoreOptions;
+use sitetrail::{Error, Result, Store};
+
+use crate::cli::print_json;
+
+/// Waits this long after each committed batch before acknowledging it. For tests that kill the
+/// host between a commit and its ack; not for normal use.
+const ACK_DELAY_ENV: &str = "SITETRAIL_NATIVE_HOST_ACK_DELAY_MS";
+
+#[derive(Args, Debug)]
+pub(crate) struct NativeHostArgs {
+    /// The browser this host serves; its visits are stored under the source `extension:<NAME>`.
+    #[arg(long, value_name = "NAME", default_value = "chromium")]
+    browser: String,
+    /// What the browser passes: the extension's origin (Chromium family), or the manifest's
+    /// path and the extension's id (Firefox). Logged, not needed: the browser already checked
+    /// the manifest's allowed origins.
+    #[arg(value_name = "CALLER", trailing_var_arg = true, allow_hyphen_values = true)]
+    caller: Vec<String>,
+}
+
+/// The browser named on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum BrowserName {
+    Chromium,
+    Chrome,
+    Brave,
+    Edge,
+    Vivaldi,
+    Firefox,
+}
+
+impl From<BrowserName> for LinkBrowser {
+    fn from(b: BrowserName) -> LinkBrowser {
+        match b {
+            BrowserName::Chromium => LinkBrowser::Chromium,
+            BrowserName::Chrome => LinkBrowser::Chrome,
+            BrowserName::Brave => LinkBrowser::Brave,
+            BrowserName::Edge => LinkBrowser::Edge,
+            BrowserName::Vivaldi => LinkBrowser::Vivaldi,
+            BrowserName::Firefox => LinkBrowser::Firefox,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BrowserLinkArgs {
+    #[command(subcommand)]
+    action: LinkAction,
+}
+
+#[derive(Subcommand, Debug)]
+enum LinkAction {
+    /// Writes the host manifest where the browser looks for it, pointing at this binary and at
+    /// the database (--db); replaces an earlier link.
+    Install {
+        /// The browser to link.
+        #[arg(long, value_enum)]
+        browser: BrowserName,
+        /// A Chromium user-data directory (the browser's --user-data-dir): the manifest goes to
+        /// its NativeMessagingHosts/ folder instead of the per-user location.
+        #[arg(long, value_name = "DIR")]
+        user_data_dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes the host manifest (and its launcher).
+    Uninstall {
+        /// The browser to unlink.
+        #[arg(long, value_enum)]
+        browser: BrowserName,
+        /// As for install.
+        #[arg(long, value_name = "DIR")]
+        user_data_dir: Option<PathBuf>,
+    },
+    /// Says which browsers are linked, and to which database.
+    Status {
+        /// Only this browser.
+        #[arg(long, value_enum)]
+        browser: Option<BrowserName>,
+        /// As for install (needs --browser).
+        #[arg(long, value_name = "DIR", requires = "browser")]
+        user_data_dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(p) => Ok(p),
+        None => sitetrail::store::default_db_path(),
+    }
+}
+
+/// Runs `sitetrail native-host` on stdin/stdout until the browser closes the connection.
+pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Result<()> {
+    if !host::valid_browser(&args.browser) {
+        return Err(Error::InvalidInput(format!(
+            "--browser {:?} is not a browser name (lower-case letters, digits, - or _)",
+            args.browser
+        )));
+    }
+    let ack_delay = match std::env::var(ACK_DELAY_ENV) {
+        Ok(v) if !v.trim().is_empty() => Duration::from_millis(v.trim().parse().map_err(|_| {
+            Error::InvalidInput(format!(
+                "{ACK_DELAY_ENV} must be a number of milliseconds, not {v:?}"
+            ))
+        })?),
+        _ => Duration::ZERO,
+    };
+    let config = HostConfig {
+        browser: args.browser,
+        db: db_path(db)?,
+        store_options: StoreOptions::from_env()?,
+        ack_delay,
+    };
+    tracing::info!(caller = ?args.caller, db = %config.db.display(), "native host starting");
+    let mut host = Host::new(config);
+    let ended = host::serve(&mut host, std::io::stdin().lock(), std::io::stdout().lock())?;
+    tracing::info!(?ended, "native host stopping");
+    Ok(())
+}
+
+/// Where the extension's files are, if this binary was built from a source tree that has them.
+fn extension_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
+    dir.join("manifest.json").is_file().then_some(dir)
+}
+
+fn print_status(s: &LinkStatus) {
+    let name = s.browser.as_str();
+    if !s.linked {
+        println!("{name:<9} not linked");
+        return;
+    }
+    let db =
+        s.db.as_ref()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|| "?".into());
+    println!("{name:<9} linked to {db}  ({})", s.manifest.display());
+    if let Some(p) = &s.problem {
+        println!("          problem: {p}");
+    }
+}
+
+/// Runs `sitetrail browser-link ...`.
+pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Result<()> {
+    let roots = Roots::current().ok_or_else(|| Error::Unavailable("no home directory found".into()))?;
+    match args.action {
+        LinkAction::Install {
+            browser,
+            user_data_dir,
+            json,
+        } => {
+            let target = LinkTarget::new(browser.into(), user_data_dir.as_deref(), &roots)?;
+            let db = db_path(db)?;
+            // Open it once now: a file that is not a Sitetrail database is refused here, not
+            // later in the browser where nobody sees the error.
+            host::check_db_file(&db)?;
+            drop(Store::open_with(&db, StoreOptions::from_env()?)?);
+            let exe = std::env::current_exe()?;
+            let st = link::install(&target, &exe, &db)?;
+            if json {
+                return print_json(&st);
+            }
+            println!(
+                "linked {}: {} runs `{} native-host` on {}",
+                target.browser.product(),
+                st.manifest.display(),
+                exe.display(),
+                db.display()
+            );
+            match (target.browser, extension_dir()) {
+                (LinkBrowser::Firefox, _) => println!(
+                    "Now load the extension: run scripts/firefox-extension, then open about:debugging, \
+                     This Firefox, Load Temporary Add-on, and pick target/firefox-extension/manifest.json."
+                ),
+                (_, Some(dir)) => println!(
+                    "Now load the extension: open the extensions page (chrome://extensions), turn on \
+                     Developer mode, Load unpacked, and choose {}.",
+                    dir.display()
+                ),
+                (_, None) => println!(
+                    "Now load the extension: open the extensions page, turn on Developer mode, Load \
+                     unpacked, and choose the extension/ folder of Sitetrail."
+                ),
+            }
+        }
+        LinkAction::Uninstall {
+            browser,
+            user_data_dir,
+        } => {
+            let target = LinkTarget::new(browser.into(), user_data_dir.as_deref(), &roots)?;
+            if link::uninstall(&target)? {
+                println!(
+                    "unlinked {} ({} removed)",
+                    target.browser.product(),
+                    target.manifest().display()
+                );
+            } else {
+                println!("{} was not linked", target.browser.product());
+            }
+        }
+        LinkAction::Status {
+            browser,
+            user_data_dir,
+            json,
+        } => {
+            let list = match browser {
+                Some(b) => vec![link::status(&LinkTarget::new(
+                    b.into(),
+                    user_data_dir.as_deref(),
+                    &roots,
+                )?)],
+                None => link::status_all(&roots),
+            };
+            if json {
+                return print_json(&list);
+            }
+            for s in &list {
+                print_status(s);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+// Linking browsers to Sitetrail's extension (settings and the first-run card): which browsers are
+// linked, Link/Unlink, and how to load the extension. The linking itself is the backend's (the
+// same as `sitetrail browser-link install`).
+import { call, describe } from './api.js';
+import { el, toast } from './dom.js';
+
+function stateText(l) {
+  if (!l.linked) return 'not linked';
+  if (l.problem) return `linked, but: ${l.problem}`;
+  return l.this_db ? 'linked: recording live' : `linked to another database (${l.db})`;
+}
+
+function steps(v) {
+  return el('ol', { class: 'steps' },
+    el('li', {}, 'Link the browser here. Sitetrail writes a small file where the browser looks for helper programs, so the extension can hand it what you visit; nothing goes anywhere else.'),
+    el('li', {}, 'Load the extension: open the browser’s extensions page (chrome://extensions, brave://extensions, edge://extensions, vivaldi://extensions), turn on Developer mode, choose Load unpacked and pick ',
+      el('code', { text: v.extension_dir || 'the extension folder of Sitetrail' }), '.'),
+    el('li', {}, 'Firefox: run ', el('code', { text: 'scripts/firefox-extension' }), ', then open about:debugging → This Firefox → Load Temporary Add-on and pick ',
+      el('code', { text: 'target/firefox-extension/manifest.json' }), '.'),
+    el('li', {}, 'The extension’s toolbar button shows whether it is connected, how many events wait, and lets you pause or skip a site.'));
+}
+
+/** Renders the browser list with Link/Unlink buttons and the steps into `container`. */
+export async function renderLinks(container) {
+  let v;
+  try {
+    v = await call('get_browser_links');
+  } catch (e) {
+    container.replaceChildren(el('p', { class: 'err', text: `Could not read the browser links: ${describe(e)}` }));
+    return;
+  }
+  draw(container, v);
+}
+
+function draw(container, v) {
+  const list = el('ul', { class: 'links' });
+  for (const l of v.links) {
+    const button = el('button', {
+      type: 'button',
+      class: l.linked ? 'ghost small' : 'small',
+      'data-browser': l.browser,
+      disabled: Boolean(v.problem) && !l.linked,
+    }, l.linked ? 'Unlink' : 'Link');
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        const next = await call(l.linked ? 'unlink_browser' : 'link_browser', { browser: l.browser });
+        toast(l.linked ? `${l.product} unlinked.` : `${l.product} linked. Now load the extension in it (see the steps).`);
+        draw(container, next);
+      } catch (e) {
+        toast(`Could not ${l.linked ? 'unlink' : 'link'} ${l.product}: ${describe(e)}`, true);
+        button.disabled = false;
+      }
+    });
+    list.append(el('li', { 'data-browser': l.browser, class: l.linked ? 'linked' : null },
+      el('span', { class: 'd', text: l.product }),
+      el('span', { class: `state ${l.linked && l.this_db && !l.problem ? 'done' : l.linked ? 'pending' : ''}`, text: stateText(l) }),
+      button));
+  }
+  const parts = [list, steps(v)];
+  if (v.problem) parts.unshift(el('p', { class: 'note warn', text: v.problem }));
+  container.replaceChildren(...parts);
+}
