@@ -14,6 +14,8 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use sitetrail::import::detect::Roots;
+use sitetrail::import::schedule::{self, AutoImport};
 use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
 use sitetrail::{Error, Result, Store};
 
@@ -259,49 +261,43 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
     })
 }
 
+/// The daemon's auto-import: the library's schedule, every `interval` from the start, every
+/// detected profile except browsers linked to this database.
 async fn auto_import_loop(
     store: Store,
     interval: Duration,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: tokio::sync::watch::Receiver<bool>,
     cancel: Arc<AtomicBool>,
 ) {
     tracing::info!(interval_s = interval.as_secs(), "auto-import every interval");
-    loop {
-        if *stop.borrow() {
-            break;
-        }
-        let opts = ImportOptions {
-            cancel: Some(cancel.clone()),
-            ..ImportOptions::default()
-        };
-        let results = store
-            .run(move |s| {
-                // A browser linked to this database records its visits live: importing its
-                // history file again would store them twice.
-                let profiles = import::detect_profiles();
-                let (profiles, live) = match sitetrail::import::detect::Roots::current() {
-                    Some(roots) => sitetrail::capture::link::without_live_profiles(profiles, &roots, s.path()),
-                    None => (profiles, Vec::new()),
-                };
-                for p in &live {
-                    tracing::info!(browser = %p.product, profile = %p.profile, "not imported: recorded live by the extension");
+    let every = move || {
+        Ok(AutoImport {
+            every: Some(interval),
+            profiles: Vec::new(),
+        })
+    };
+    let round = |profiles: Vec<DetectedProfile>| {
+        let (store, cancel) = (store.clone(), cancel.clone());
+        async move {
+            let opts = ImportOptions {
+                cancel: Some(cancel),
+                ..ImportOptions::default()
+            };
+            let results = store
+                .run(move |s| Ok(import::import_detected(s, profiles, &opts, &mut |_, _| {})))
+                .await;
+            match results {
+                Ok(results) => {
+                    for r in results {
+                        log_profile(&r.profile, &r.result);
+                    }
                 }
-                Ok(import::import_detected(s, profiles, &opts, &mut |_, _| {}))
-            })
-            .await;
-        match results {
-            Ok(results) => {
-                for r in results {
-                    log_profile(&r.profile, &r.result);
-                }
+                Err(e) => tracing::warn!(error = %e, "auto-import failed; will try again"),
             }
-            Err(e) => tracing::warn!(error = %e, "auto-import failed; will try again"),
         }
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.wait_for(|s| *s) => break,
-        }
-    }
+    };
+    let db = store.path().to_owned();
+    schedule::run(Roots::current(), db, every, round, true, stop).await;
     tracing::info!("auto-import stopped");
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use sitetrail::import::schedule::{self, AutoImport};
 use sitetrail::import::{self, DetectedProfile, ImportOptions};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 
@@ -244,74 +245,44 @@ pub async fn run<R: Runtime>(
     result.map_err(CmdError::from)
 }
 
-/// The auto-import schedule: every `auto_import_minutes` (re-read each time, so a change in
-/// Settings applies at the next tick), the chosen profiles are imported.
+/// The auto-import schedule (the library's, `sitetrail::import::schedule`, as `sitetrail daemon`
+/// runs it): every `auto_import_minutes` (re-read each round, so a change in Settings applies at
+/// the next look), the chosen profiles are imported, except browsers linked to this database.
 pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
-    let mut waited = Duration::ZERO;
-    loop {
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        waited += Duration::from_secs(60);
-        let Some(state) = app.try_state::<AppState>() else {
-            return;
-        };
-        let config_dir = state.paths.config_dir.clone();
-        let settings = match sitetrail::blocking::run(move || {
-            ImportSettings::load(&config_dir).map_err(|e| sitetrail::Error::InvalidConfig(e.message))
+    let Some(state) = app.try_state::<AppState>() else {
+        return;
+    };
+    let state = state.inner().clone();
+    let config_dir = state.paths.config_dir.clone();
+    let settings = move || {
+        let s = ImportSettings::load(&config_dir).map_err(|e| sitetrail::Error::InvalidConfig(e.message))?;
+        Ok(AutoImport {
+            every: (s.auto_import_minutes > 0)
+                .then(|| Duration::from_secs(60 * u64::from(s.auto_import_minutes))),
+            profiles: s.import_profiles,
         })
-        .await
-        {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "auto-import settings unreadable; skipping");
-                continue;
+    };
+    // The schedule ends with the app's runtime; nothing else stops it.
+    let (_keep, stop) = tokio::sync::watch::channel(false);
+    let round = |profiles: Vec<DetectedProfile>| {
+        let app = app.clone();
+        async move {
+            match run(&app, profiles).await {
+                Ok(results) => {
+                    let n: u64 = results.iter().map(|r| r.imported).sum();
+                    tracing::info!(imported = n, "auto-import done");
+                }
+                Err(e) => tracing::info!(error = %e, "auto-import skipped"),
             }
-        };
-        if settings.auto_import_minutes == 0
-            || waited < Duration::from_secs(60 * u64::from(settings.auto_import_minutes))
-        {
-            continue;
         }
-        waited = Duration::ZERO;
-        let detected = match sitetrail::blocking::run(|| Ok(import::detect_profiles())).await {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!(error = %e, "auto-import: cannot look for browsers");
-                continue;
-            }
-        };
-        let profiles = match choose(detected.clone(), &settings.import_profiles) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::warn!(error = %e, "auto-import: a chosen profile is gone; importing the others");
-                detected
-                    .into_iter()
-                    .filter(|p| settings.import_profiles.contains(&p.path.display().to_string()))
-                    .collect()
-            }
-        };
-        // A browser linked to this database records its visits live: importing its history file
-        // again would store them twice.
-        let paths = state.paths.clone();
-        let split = sitetrail::blocking::run(move || {
-            Ok(match paths.roots() {
-                Some(roots) => sitetrail::capture::link::without_live_profiles(profiles, &roots, &paths.db),
-                None => (profiles, Vec::new()),
-            })
-        })
-        .await;
-        let Ok((profiles, live)) = split else {
-            tracing::warn!("auto-import: could not check the browser links; skipping this round");
-            continue;
-        };
-        for p in &live {
-            tracing::info!(browser = %p.product, profile = %p.profile, "not imported: recorded live by the extension");
-        }
-        match run(&app, profiles).await {
-            Ok(results) => {
-                let n: u64 = results.iter().map(|r| r.imported).sum();
-                tracing::info!(imported = n, "auto-import done");
-            }
-            Err(e) => tracing::info!(error = %e, "auto-import skipped"),
-        }
-    }
+    };
+    schedule::run(
+        state.paths.roots(),
+        state.paths.db.clone(),
+        settings,
+        round,
+        false,
+        stop,
+    )
+    .await;
 }

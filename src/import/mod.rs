@@ -32,6 +32,7 @@ pub mod detect;
 mod firefox;
 mod rows;
 mod safari;
+pub mod schedule;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
