@@ -201,6 +201,8 @@ fn print_report(r: &ImportReport) {
         (s.not_page, "not a page"),
         (s.bad_url, "bad URL"),
         (s.bad_timestamp, "bad timestamp"),
+        (s.blocked, "blocked"),
+        (s.forgotten, "forgotten"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)

@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "import", include_str!("../migrations/0003_import.sql")),
     (4, "hardening", include_str!("../migrations/0004_hardening.sql")),
     (5, "time_spent", include_str!("../migrations/0005_time_spent.sql")),
+    (6, "history", include_str!("../migrations/0006_history.sql")),
     (
         7,
         "local_first",
@@ -322,6 +323,14 @@ impl Store {
 /// `BEGIN IMMEDIATE` transaction so that several processes opening a new file at once apply each
 /// migration exactly once.
 fn migrate(conn: &mut Connection) -> Result<()> {
+    // A new file gives freed pages back to the file system (`search`/`forget`: after a large
+    // forgetting, `PRAGMA incremental_vacuum` truncates it). Only possible before the first table
+    // exists; an older file keeps `auto_vacuum = NONE` (switching needs a full VACUUM, see
+    // ARCHITECTURE.md) and reuses its free pages instead.
+    let tables: i64 = conn.query_row(r#"SELECT count(*) FROM sqlite_master"#, [], |r| r.get(0))?;
+    if tables == 0 {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     conn.execute_batch(
         r#"CREATE TABLE IF NOT EXISTS schema_migrations (
                version    INTEGER NOT NULL PRIMARY KEY,

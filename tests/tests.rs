@@ -12,6 +12,8 @@ mod core_store;
 mod core_worker;
 
 mod cli_worker;
+mod history_search;
+
 mod fake_ai;
 mod raw_http;
 
