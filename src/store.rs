@@ -152,6 +152,14 @@ pub fn default_db_path() -> Result<PathBuf> {
 fn configure(conn: &mut Connection, sync: Synchronous, busy: Duration) -> rusqlite::Result<()> {
     // busy_timeout first, so that switching to WAL waits for other processes instead of failing.
     conn.busy_timeout(busy)?;
+    // A new file gives freed pages back to the file system (after a large forgetting,
+    // `forget` runs `PRAGMA incremental_vacuum`). Possible only before the file's first page is
+    // written (switching to WAL writes it); an older file keeps `auto_vacuum = NONE` (switching
+    // needs a full VACUUM, see ARCHITECTURE.md) and reuses its free pages instead.
+    let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+    if pages == 0 {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(rusqlite::Error::SqliteFailure(
@@ -323,14 +331,6 @@ impl Store {
 /// `BEGIN IMMEDIATE` transaction so that several processes opening a new file at once apply each
 /// migration exactly once.
 fn migrate(conn: &mut Connection) -> Result<()> {
-    // A new file gives freed pages back to the file system (`search`/`forget`: after a large
-    // forgetting, `PRAGMA incremental_vacuum` truncates it). Only possible before the first table
-    // exists; an older file keeps `auto_vacuum = NONE` (switching needs a full VACUUM, see
-    // ARCHITECTURE.md) and reuses its free pages instead.
-    let tables: i64 = conn.query_row(r#"SELECT count(*) FROM sqlite_master"#, [], |r| r.get(0))?;
-    if tables == 0 {
-        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
-    }
     conn.execute_batch(
         r#"CREATE TABLE IF NOT EXISTS schema_migrations (
                version    INTEGER NOT NULL PRIMARY KEY,
