@@ -80,7 +80,7 @@ enum BlockedAction {
 
 fn parse_time(flag: &str, s: &str) -> Result<Timestamp> {
     Timestamp::parse_rfc3339(s.trim()).ok_or_else(|| {
-        Error::InvalidConfig(format!(
+        Error::InvalidInput(format!(
             "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
         ))
     })
@@ -113,7 +113,7 @@ pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
                 .iter()
                 .map(|s| {
                     s.parse::<VisitId>().map_err(|_| {
-                        Error::InvalidConfig(format!("{s:?} is not a visit id (see `sitetrail history`)"))
+                        Error::InvalidInput(format!("{s:?} is not a visit id (see `sitetrail history`)"))
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;

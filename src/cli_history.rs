@@ -68,7 +68,7 @@ fn parse_time(flag: &str, value: Option<&str>) -> Result<Option<Timestamp>> {
     value
         .map(|s| {
             Timestamp::parse_rfc3339(s.trim()).ok_or_else(|| {
-                Error::InvalidConfig(format!(
+                Error::InvalidInput(format!(
                     "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
                 ))
             })
@@ -79,7 +79,7 @@ fn parse_time(flag: &str, value: Option<&str>) -> Result<Option<Timestamp>> {
 impl HistoryArgs {
     fn query(&self) -> Result<HistoryQuery> {
         if self.limit == 0 || self.limit > MAX_LIMIT {
-            return Err(Error::InvalidConfig(format!(
+            return Err(Error::InvalidInput(format!(
                 "--limit must be 1 to {MAX_LIMIT}, not {}",
                 self.limit
             )));
@@ -89,15 +89,15 @@ impl HistoryArgs {
             SortArg::Rank => SortOrder::Rank,
         };
         if sort == SortOrder::Rank && self.search.as_deref().is_none_or(|s| s.trim().is_empty()) {
-            return Err(Error::InvalidConfig("--sort rank needs --search".into()));
+            return Err(Error::InvalidInput("--sort rank needs --search".into()));
         }
         if self.offset.is_some() && sort != SortOrder::Rank {
-            return Err(Error::InvalidConfig(
+            return Err(Error::InvalidInput(
                 "--offset pages a --sort rank search; newest-first pages continue with --before".into(),
             ));
         }
         if self.before.is_some() && sort == SortOrder::Rank {
-            return Err(Error::InvalidConfig(
+            return Err(Error::InvalidInput(
                 "--before continues newest-first pages; best-first pages continue with --offset".into(),
             ));
         }
@@ -111,7 +111,7 @@ impl HistoryArgs {
             .as_deref()
             .map(|b| {
                 b.parse::<VisitId>().map_err(|_| {
-                    Error::InvalidConfig(format!(
+                    Error::InvalidInput(format!(
                         "--before {b:?} is not a visit id (use the cursor a previous page printed)"
                     ))
                 })

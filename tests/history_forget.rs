@@ -340,6 +340,7 @@ fn an_interrupted_forgetting_is_resumed_where_it_stopped() {
     let opts = ForgetOptions {
         batch_size: 30,
         cancel: Some(cancel.clone()),
+        ..ForgetOptions::default()
     };
     // Stop after the first batch, as a process killed between two batches would.
     let report = store

@@ -36,7 +36,7 @@ mod steps;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{named_params, Connection, OpenFlags};
 use sha2::{Digest, Sha256};
@@ -49,9 +49,20 @@ use crate::time::Timestamp;
 
 pub use space::Reclaimed;
 
-/// Visits deleted per transaction by default (also websites checked): well under a second of
-/// write lock (docs/BENCHMARKS.md).
+/// Most visits deleted per transaction by default (also websites checked).
 pub const DEFAULT_FORGET_BATCH: usize = 1_000;
+
+/// The largest first batch: later ones grow towards [`TARGET_BATCH_TIME`].
+const FIRST_BATCH: usize = 200;
+
+/// How long one batch should hold the write lock: later batches are sized from the last one's
+/// time to stay near it, whatever the machine's speed or load.
+pub const TARGET_BATCH_TIME: Duration = Duration::from_millis(100);
+
+/// The pause after each batch (plus up to a third more, at random). Other writers waiting for the
+/// lock poll it every 100 ms at most (SQLite's busy handler): a pause at least that long lets
+/// each of them in between two batches, instead of starving behind back-to-back ones.
+pub const DEFAULT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Most visit ids one `forget_visits` call may name (one transaction).
 pub const MAX_VISIT_IDS: usize = 10_000;
@@ -59,8 +70,11 @@ pub const MAX_VISIT_IDS: usize = 10_000;
 /// How to forget.
 #[derive(Clone, Debug)]
 pub struct ForgetOptions {
-    /// Visits deleted per transaction.
+    /// Most visits deleted per transaction (the first batch's size; later ones aim at
+    /// [`TARGET_BATCH_TIME`] within this bound).
     pub batch_size: usize,
+    /// The pause between two batches, so other writers get the lock.
+    pub pause: Duration,
     /// Checked between batches: when set, the forgetting stops after the batch in flight and is
     /// resumed later ([`Store::resume_forgetting`]).
     pub cancel: Option<Arc<AtomicBool>>,
@@ -70,6 +84,7 @@ impl Default for ForgetOptions {
     fn default() -> Self {
         ForgetOptions {
             batch_size: DEFAULT_FORGET_BATCH,
+            pause: DEFAULT_PAUSE,
             cancel: None,
         }
     }
@@ -249,6 +264,24 @@ fn open_connection(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Sleeps `base` plus up to a third more at random (so batches do not fall into step with a
+/// waiting writer's polls).
+fn pause(base: Duration) {
+    if base.is_zero() {
+        return;
+    }
+    let jitter = base.mul_f64(fastrand::f64() / 3.0);
+    std::thread::sleep(base + jitter);
+}
+
+/// The next batch's size from the last one's: aiming at [`TARGET_BATCH_TIME`], at most `max`.
+fn next_budget(last: usize, took: Duration, max: usize) -> usize {
+    let secs = took.as_secs_f64().max(1e-4);
+    let scaled = last as f64 * TARGET_BATCH_TIME.as_secs_f64() / secs;
+    // Grow gently (a batch that was quick may have been a cheap one), shrink at once.
+    (scaled.min(last as f64 * 2.0) as usize).clamp(10, max)
+}
+
 fn cancelled(opts: &ForgetOptions) -> bool {
     opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
 }
@@ -267,7 +300,7 @@ impl Store {
         let now = self.now();
         let mut report = self.write_on(&mut conn, forgetting(), |tx| steps::forget_visits_in(tx, ids, now))?;
         report.complete = true;
-        report.reclaimed_bytes = space::reclaim(self, &mut conn)?.bytes;
+        report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;
         Ok(report)
     }
 
@@ -285,7 +318,7 @@ impl Store {
         let domain = Domain::parse(domain)?;
         let mut conn = open_connection(self.path())?;
         let now = self.now();
-        let budget = opts.batch_size.max(1);
+        let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             steps::start_website_in(tx, &domain, block, now, budget)
         })?;
@@ -309,7 +342,7 @@ impl Store {
         }
         let mut conn = open_connection(self.path())?;
         let now = self.now();
-        let budget = opts.batch_size.max(1);
+        let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             steps::start_range_in(tx, since, until, now, budget)
         })?;
@@ -370,7 +403,9 @@ impl Store {
         opts: &ForgetOptions,
         progress: &mut dyn FnMut(ForgetProgress),
     ) -> Result<()> {
-        let budget = opts.batch_size.max(1);
+        let max = opts.batch_size.max(1);
+        // The first batch is small; the next ones are sized from its time.
+        let mut budget = max.min(FIRST_BATCH);
         progress(ForgetProgress {
             visits: report.visits,
             websites: report.websites,
@@ -380,8 +415,11 @@ impl Store {
                 if cancelled(opts) {
                     return Ok(());
                 }
+                pause(opts.pause);
                 let now = self.now();
+                let started = Instant::now();
                 let step = self.write_on(conn, forgetting(), |tx| steps::advance_in(tx, id, now, budget))?;
+                budget = next_budget(budget, started.elapsed(), max);
                 report.visits += step.visits;
                 report.websites += step.websites;
                 progress(ForgetProgress {
@@ -394,7 +432,7 @@ impl Store {
             }
         }
         report.complete = true;
-        report.reclaimed_bytes = space::reclaim(self, conn)?.bytes;
+        report.reclaimed_bytes = space::reclaim(self, conn, opts.pause)?.bytes;
         Ok(())
     }
 }
@@ -402,6 +440,20 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_aim_at_the_target_time() {
+        let max = 1_000;
+        assert_eq!(next_budget(1_000, Duration::from_millis(400), max), 250);
+        assert_eq!(next_budget(250, Duration::from_millis(100), max), 250);
+        assert_eq!(
+            next_budget(250, Duration::from_millis(10), max),
+            500,
+            "grows at most twofold"
+        );
+        assert_eq!(next_budget(800, Duration::from_millis(1), max), max);
+        assert_eq!(next_budget(20, Duration::from_secs(5), max), 10, "never below 10");
+    }
 
     #[test]
     fn import_keys_hash_source_and_id_apart() {

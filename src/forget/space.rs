@@ -16,12 +16,16 @@ use rusqlite::Connection;
 use crate::error::Result;
 use crate::store::Store;
 
-/// Pages moved per transaction: 4 MiB at the default page size, a few milliseconds.
-const PAGES_PER_STEP: i64 = 1_000;
-/// Longest wait for other processes' readers before truncating the WAL (the checkpoint blocks new
-/// writers while it waits, so this is kept short; a checkpoint that cannot finish is retried by
-/// SQLite's automatic checkpoints later).
-const CHECKPOINT_WAIT: Duration = Duration::from_millis(500);
+/// Pages moved per transaction: 1 MiB at the default page size, a few milliseconds; the
+/// forgetting's pause comes between two steps, as between its batches.
+const PAGES_PER_STEP: i64 = 256;
+/// Longest wait for other processes' readers before truncating the WAL (that checkpoint blocks
+/// writers while it waits and runs, so it comes only after a passive checkpoint, which blocks no
+/// one, has copied the WAL into the file; if it cannot finish, SQLite's automatic checkpoints
+/// overwrite the WAL later).
+const CHECKPOINT_WAIT: Duration = Duration::from_millis(200);
+/// Passive checkpoints tried before the truncating one.
+const PASSIVE_TRIES: usize = 5;
 
 /// What was given back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,8 +38,9 @@ fn pragma_i64(conn: &Connection, name: &str) -> Result<i64> {
     Ok(conn.pragma_query_value(None, name, |r| r.get(0))?)
 }
 
-/// Frees the file's unused pages (when it can) and truncates the WAL.
-pub(super) fn reclaim(store: &Store, conn: &mut Connection) -> Result<Reclaimed> {
+/// Frees the file's unused pages (when it can) and truncates the WAL, pausing `pause` between
+/// steps so that other writers get the lock.
+pub(super) fn reclaim(store: &Store, conn: &mut Connection, pause: Duration) -> Result<Reclaimed> {
     let page_size = pragma_i64(conn, "page_size")?;
     let before = pragma_i64(conn, "page_count")?;
     if pragma_i64(conn, "auto_vacuum")? == 2 {
@@ -47,16 +52,25 @@ pub(super) fn reclaim(store: &Store, conn: &mut Connection) -> Result<Reclaimed>
                 break;
             }
             last = free;
-            store.write_on(conn, None, |tx| {
+            super::pause(pause);
+            store.write_on(conn, crate::store::Changes::NONE, |tx| {
                 tx.execute_batch(&format!("PRAGMA incremental_vacuum({PAGES_PER_STEP})"))?;
                 Ok(())
             })?;
         }
     }
     let after = pragma_i64(conn, "page_count")?;
-    // Copy the WAL into the file without waiting for anyone, then truncate it if no reader
-    // still needs it.
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+    // Copy the WAL into the file without blocking anyone, then truncate it if no reader still
+    // needs it.
+    for _ in 0..PASSIVE_TRIES {
+        let (log, copied): (i64, i64) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+            Ok((r.get(1)?, r.get(2)?))
+        })?;
+        if log == copied {
+            break;
+        }
+        super::pause(pause);
+    }
     conn.busy_timeout(CHECKPOINT_WAIT)?;
     let truncated = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
     conn.busy_timeout(super::BUSY_TIMEOUT)?;
