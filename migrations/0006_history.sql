@@ -22,18 +22,20 @@ CREATE VIRTUAL TABLE visit_fts USING fts5(
 );
 INSERT INTO visit_fts (visit_fts, rank) VALUES ('secure-delete', 1);
 
--- Filling the index for visits stored before this migration is not done here (one transaction
--- over every visit would hold the write lock for as long as it takes): `search::backfill` does it
--- in committed batches, newest visits first, from the CLI and the app. `below` is where the next
--- batch continues (visits with a smaller id are still to do); NULL once done.
-CREATE TABLE search_backfill (
+-- The index's upkeep, one row. Filling it for visits stored before this migration is not done
+-- here (one transaction over every visit would hold the write lock for as long as it takes):
+-- `search::backfill` does it in committed batches, newest visits first, from the CLI and the app.
+-- `below` is where the next batch continues (visits with a smaller id are still to do); NULL once
+-- done. A forgetting of most of the history empties the index and sets it to the start again
+-- (`search::reset_index_in`): rebuilding what is left is faster than deleting row by row.
+CREATE TABLE search_state (
     id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     below      BLOB    NULL,
     total      INTEGER NOT NULL,
     done       INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
 );
-INSERT INTO search_backfill (id, below, total, done, updated_at)
+INSERT INTO search_state (id, below, total, done, updated_at)
 SELECT 1, CASE WHEN count(*) > 0 THEN X'ffffffffffffffffffffffffffffffff' END, count(*), 0, 0
 FROM visit;
 

@@ -25,7 +25,7 @@ const MAX_LIMIT: usize = 100_000;
 pub(crate) enum SortArg {
     /// Newest first.
     Newest,
-    /// Best match first (needs --search); ranks the newest 20,000 matches.
+    /// Best match first (needs --search); ranks the newest 10,000 matches.
     Rank,
 }
 

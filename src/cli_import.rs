@@ -211,6 +211,12 @@ fn print_report(r: &ImportReport) {
     if !reasons.is_empty() {
         println!("  skipped: {}", reasons.join(", "));
     }
+    if r.favicons > 0 {
+        println!("  {} website icon(s) from the browser's icon file", r.favicons);
+    }
+    if let Some(problem) = &r.favicons_problem {
+        println!("  icons not imported: {problem}");
+    }
     if r.rescanned {
         println!("  the browser's history was cleared or replaced since the last import: read it all again");
     }

@@ -14,6 +14,7 @@ mod core_worker;
 mod cli_worker;
 mod history_blocked;
 mod history_cli;
+mod history_favicons;
 mod history_forget;
 mod history_import;
 mod history_search;

@@ -57,8 +57,17 @@ pub(super) fn get_doomed(tx: &Transaction<'_>, id: VisitId) -> Result<Option<Doo
         .optional()?)
 }
 
+/// Deletes `visits` ([`delete_visit_in`]).
+pub(super) fn delete_visits_in(tx: &Transaction<'_>, visits: &[&Doomed]) -> Result<()> {
+    for v in visits {
+        delete_visit_in(tx, v)?;
+    }
+    Ok(())
+}
+
 /// Deletes the visit, its index row (so its words leave the file) and, for an imported visit,
-/// remembers its import key so that no import brings it back.
+/// remembers its import key so that no import brings it back. A visit not in the index (a
+/// forgetting emptied it, or the backfill has not reached it) has no index row to delete.
 pub(super) fn delete_visit_in(tx: &Transaction<'_>, v: &Doomed) -> Result<()> {
     if search::is_indexed(tx, v.id)? {
         let text = IndexedText::new(&v.domain, &v.url, v.title.as_deref());

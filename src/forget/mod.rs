@@ -8,9 +8,10 @@
 //! Invariants:
 //! - **Gone from the file.** A forgotten visit's row and its search-index entry are deleted
 //!   (the index row with the text it was indexed with, under the index's `secure-delete` option,
-//!   so its words leave the index pages), on a connection with `secure_delete = ON` (deleted
-//!   bytes are zeroed), and when the forgetting is done the WAL is checkpointed and truncated, so
-//!   no old page copy keeps them (`space.rs`). A website left without visits is deleted with its
+//!   so its words leave the index pages; a forgetting of most of the history empties the index
+//!   instead and rebuilds what is left, `search::reset_index_in`), on a connection with
+//!   `secure_delete = ON` (deleted bytes are zeroed), and when the forgetting is done the WAL is
+//!   checkpointed and truncated, so no old page copy keeps them (`space.rs`). A website left without visits is deleted with its
 //!   job and favicon: its domain is content too.
 //! - **Never back.** Each forgetting writes a tombstone (what and when, never a URL, title or
 //!   domain: a website is recorded by the SHA-256 of its domain), so a later sync can forget it on
@@ -105,6 +106,8 @@ pub struct ForgetReport {
     pub complete: bool,
     /// Space given back to the file system once complete (bytes).
     pub reclaimed_bytes: u64,
+    /// The longest any of its transactions held the write lock (ms).
+    pub longest_batch_ms: u64,
 }
 
 /// How far a forgetting is, after each committed batch.
@@ -298,7 +301,9 @@ impl Store {
         }
         let mut conn = open_connection(self.path())?;
         let now = self.now();
+        let started = Instant::now();
         let mut report = self.write_on(&mut conn, forgetting(), |tx| steps::forget_visits_in(tx, ids, now))?;
+        report.longest_batch_ms = started.elapsed().as_millis() as u64;
         report.complete = true;
         report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;
         Ok(report)
@@ -319,9 +324,11 @@ impl Store {
         let mut conn = open_connection(self.path())?;
         let now = self.now();
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
+        let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             steps::start_website_in(tx, &domain, block, now, budget)
         })?;
+        report.longest_batch_ms = started.elapsed().as_millis() as u64;
         self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
         Ok(report)
     }
@@ -343,9 +350,11 @@ impl Store {
         let mut conn = open_connection(self.path())?;
         let now = self.now();
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
+        let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             steps::start_range_in(tx, since, until, now, budget)
         })?;
+        report.longest_batch_ms = started.elapsed().as_millis() as u64;
         self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
         Ok(report)
     }
@@ -419,7 +428,9 @@ impl Store {
                 let now = self.now();
                 let started = Instant::now();
                 let step = self.write_on(conn, forgetting(), |tx| steps::advance_in(tx, id, now, budget))?;
-                budget = next_budget(budget, started.elapsed(), max);
+                let took = started.elapsed();
+                report.longest_batch_ms = report.longest_batch_ms.max(took.as_millis() as u64);
+                budget = next_budget(budget, took, max);
                 report.visits += step.visits;
                 report.websites += step.websites;
                 progress(ForgetProgress {

@@ -15,8 +15,8 @@
 //! test checks the plan has no sort), joined to the visit by a primary-key range seek and to its
 //! website, with the category filter applied to the joined rows; the cursor and the date range are
 //! a rowid range. Best first (`bm25`, a domain match weighing most, then the title, then the URL)
-//! ranks the newest [`RANK_CANDIDATES`] matches: the cost of ranking grows with the matches, so it
-//! is bounded there (see docs/BENCHMARKS.md).
+//! ranks the newest [`RANK_CANDIDATES`] matches from the index alone, then joins them in rank
+//! order: ranking costs every candidate's score, so it is bounded there (docs/BENCHMARKS.md).
 
 use rusqlite::{named_params, Connection};
 
@@ -30,8 +30,9 @@ use super::key_of;
 pub const MAX_WORDS: usize = 16;
 /// Longest word used (characters; longer ones are cut and match as a prefix).
 pub const MAX_WORD_CHARS: usize = 64;
-/// Best-first search ranks at most this many matches: the newest ones.
-pub const RANK_CANDIDATES: usize = 20_000;
+/// Best-first search ranks at most this many matches: the newest ones (the `LIMIT` in
+/// [`RANK_SQL`]).
+pub const RANK_CANDIDATES: usize = 10_000;
 
 /// Words dropped from a search: never indexed (the scheme and `www.` are not part of the
 /// indexed domain or path).
@@ -94,22 +95,24 @@ pub const SEARCH_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.sou
       AND (:uncategorized = 0 OR w.category IS NULL)
     ORDER BY visit_fts.rowid DESC"#;
 
-/// The best-first search page: [`SEARCH_SQL`]'s newest `RANK_CANDIDATES` (20,000) rows, ranked.
-pub const RANK_SQL: &str = r#"SELECT * FROM (
-      SELECT v.id, v.url, v.title, v.visited_at, v.source,
-             w.id AS website_id, w.domain, w.category, w.category_source,
-             visit_fts.rowid AS key, bm25(visit_fts, 4.0, 2.0, 1.0) AS score
-      FROM visit_fts CROSS JOIN visit v CROSS JOIN website w
-      WHERE visit_fts MATCH :match
-        AND visit_fts.rowid >= :low AND visit_fts.rowid < :below
-        AND v.id >= unhex(printf('%016X0000000000000000', visit_fts.rowid))
-        AND v.id <= unhex(printf('%016XFFFFFFFFFFFFFFFF', visit_fts.rowid))
-        AND w.id = v.website_id
-        AND (:category IS NULL OR w.category = :category)
-        AND (:uncategorized = 0 OR w.category IS NULL)
+/// Best first, step one: the newest [`RANK_CANDIDATES`] (10,000) matches' keys, ranked. Only the
+/// index is read (no join), so ranking costs the bm25 of each candidate and one sort.
+pub const RANK_SQL: &str = r#"SELECT key, score FROM (
+      SELECT visit_fts.rowid AS key, bm25(visit_fts, 4.0, 2.0, 1.0) AS score
+      FROM visit_fts
+      WHERE visit_fts MATCH :match AND visit_fts.rowid >= :low AND visit_fts.rowid < :below
       ORDER BY visit_fts.rowid DESC
-      LIMIT 20000)
+      LIMIT 10000)
     ORDER BY score, key DESC"#;
+
+/// Best first, step two: the visit of one ranked key, if it passes the filters.
+const RANKED_ROW_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+           w.id AS website_id, w.domain, w.category, w.category_source
+    FROM visit v JOIN website w ON w.id = v.website_id
+    WHERE v.id >= unhex(printf('%016X0000000000000000', :key))
+      AND v.id <= unhex(printf('%016XFFFFFFFFFFFFFFFF', :key))
+      AND (:category IS NULL OR w.category = :category)
+      AND (:uncategorized = 0 OR w.category IS NULL)"#;
 
 /// Where a search page may look, as index keys: `[low, below)`.
 pub(crate) fn key_range(low: VisitId, below: VisitId) -> (i64, i64) {
@@ -172,25 +175,43 @@ pub(crate) fn list_newest(conn: &Connection, p: &SearchPage<'_>, limit: usize) -
     })
 }
 
-/// One best-first page of matches, `offset` rows in.
+/// One best-first page of matches, `offset` rows in: the candidates ranked from the index alone,
+/// then joined to their visits in rank order until the page is full.
 pub(crate) fn list_ranked(
     conn: &Connection,
     p: &SearchPage<'_>,
     offset: usize,
     limit: usize,
 ) -> Result<HistoryPage> {
-    let mut stmt = conn.prepare_cached(RANK_SQL)?;
-    let rows = stmt.query_map(
-        named_params! {
-            ":match": p.expression, ":low": p.low, ":below": p.below,
-            ":category": p.category, ":uncategorized": p.uncategorized,
-        },
-        read_row,
-    )?;
-    let mut rows: Vec<HistoryRow> = rows
-        .skip(offset)
-        .take(limit + 1)
+    let ranked: Vec<i64> = conn
+        .prepare_cached(RANK_SQL)?
+        .query_map(
+            named_params! { ":match": p.expression, ":low": p.low, ":below": p.below },
+            |r| r.get("key"),
+        )?
         .collect::<rusqlite::Result<_>>()?;
+    let mut row = conn.prepare_cached(RANKED_ROW_SQL)?;
+    let mut rows = Vec::with_capacity(limit + 1);
+    let mut passed = 0;
+    for key in ranked {
+        let found = row
+            .query_map(
+                named_params! {
+                    ":key": key, ":category": p.category, ":uncategorized": p.uncategorized,
+                },
+                read_row,
+            )?
+            .next()
+            .transpose()?;
+        let Some(found) = found else { continue };
+        passed += 1;
+        if passed > offset {
+            rows.push(found);
+            if rows.len() > limit {
+                break;
+            }
+        }
+    }
     let next_offset = (rows.len() > limit).then(|| {
         rows.truncate(limit);
         offset + limit
