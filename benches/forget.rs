@@ -5,7 +5,8 @@
 //!
 //! The history is `support/history_db.rs` (the same as `benches/history.rs`). Measured: forgetting
 //! the oldest tenth of the history (a time range of 100,000 visits), then the most visited
-//! website, each with a recorder thread on its own store (its own connections, as another process).
+//! website, then everything (more than half: the index is emptied and what is left rebuilt), each
+//! with a recorder thread on its own store (its own connections, as another process).
 //!
 //! Run: `cargo bench --bench forget` (`-- --visits N` for another size).
 
@@ -53,13 +54,6 @@ fn measure(
     let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0) as f64 / 1048576.0;
     store.with_conn(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?))?;
     let before = size(path);
-    let (auto_vacuum, free): (i64, i64) = store.with_conn(|c| {
-        Ok((
-            c.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?,
-            c.pragma_query_value(None, "freelist_count", |r| r.get(0))?,
-        ))
-    })?;
-    println!("  (auto_vacuum {auto_vacuum}, {free} free pages before)");
     let stop = Arc::new(AtomicBool::new(false));
     let rec = recorder(path.to_path_buf(), stop.clone());
     // Let the recorder start before the forgetting does.
@@ -142,6 +136,13 @@ fn main() -> sitetrail::Result<()> {
             built.top_site_visits
         ),
         |s| s.forget_website(&top, false, &opts, &mut |_| {}),
+    )?;
+    let rest = store.visit_count()?;
+    measure(
+        &store,
+        &path,
+        &format!("forget everything up to now ({rest} visits: the index is emptied and the rest rebuilt)"),
+        |s| s.forget_range(Timestamp(i64::MIN), s.now(), &opts, &mut |_| {}),
     )?;
     Ok(())
 }

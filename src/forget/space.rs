@@ -54,7 +54,10 @@ pub(super) fn reclaim(store: &Store, conn: &mut Connection, pause: Duration) -> 
             last = free;
             super::pause(pause);
             store.write_on(conn, crate::store::Changes::NONE, |tx| {
-                tx.execute_batch(&format!("PRAGMA incremental_vacuum({PAGES_PER_STEP})"))?;
+                // The pragma frees one page per step (each step returns a row): step to the end.
+                let mut stmt = tx.prepare(&format!("PRAGMA incremental_vacuum({PAGES_PER_STEP})"))?;
+                let mut rows = stmt.query([])?;
+                while rows.next()?.is_some() {}
                 Ok(())
             })?;
         }

@@ -141,3 +141,34 @@ fn favicons_come_as_data_urls_and_the_index_status_is_reported() {
     let page = t.ok("list_history", json!({"query": {"search": "icon"}}));
     assert_eq!(rows(&page).len(), 1);
 }
+
+#[test]
+fn an_upgraded_database_gets_its_search_index_built_at_start() {
+    let t = TestApp::start(|s| {
+        for i in 0..30 {
+            visit_ago(
+                s,
+                &format!("site{i}.example"),
+                &format!("Archived page {i}"),
+                30 - i,
+            );
+        }
+        // As a database from before the index: visits stored, the index empty, the backfill at
+        // its start.
+        s.with_conn(|c| {
+            c.execute_batch(
+                r#"INSERT INTO visit_fts (visit_fts) VALUES ('delete-all');
+                   UPDATE search_state SET below = X'ffffffffffffffffffffffffffffffff', total = 30, done = 0;"#,
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    });
+    let status = super::wait_for(std::time::Duration::from_secs(20), || {
+        let s = t.ok("get_search_index", json!({}));
+        (s["complete"] == true).then_some(s)
+    });
+    assert_eq!(status["done"], 30);
+    let page = t.ok("list_history", json!({"query": {"search": "archived"}}));
+    assert_eq!(rows(&page).len(), 30);
+}
