@@ -154,14 +154,16 @@ impl Store {
     pub fn block_domain(&self, domain: &str) -> Result<bool> {
         let domain = Domain::parse(domain)?;
         let now = self.now();
-        self.write(Some(Change::Outbox), |tx| block_in(tx, &domain, now))
+        self.write(Change::Websites | Change::Outbox, |tx| block_in(tx, &domain, now))
     }
 
     /// Takes `domain` off the list; true if it was on it.
     pub fn unblock_domain(&self, domain: &str) -> Result<bool> {
         let domain = Domain::parse(domain)?;
         let now = self.now();
-        self.write(Some(Change::Outbox), |tx| unblock_in(tx, &domain, now))
+        self.write(Change::Websites | Change::Outbox, |tx| {
+            unblock_in(tx, &domain, now)
+        })
     }
 
     /// The list.

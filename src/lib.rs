@@ -8,9 +8,9 @@
 #![warn(missing_docs)]
 
 pub mod backlog;
+pub mod blocked;
 pub mod blocking;
 pub mod capture;
-pub mod blocked;
 pub mod category;
 pub mod changes;
 pub mod classify;

@@ -35,6 +35,7 @@ impl Classifier for Recorder {
                 Ok(Verdict {
                     category: Category::Other,
                     source: CategorySource::Ai,
+                    confidence: sitetrail::Confidence::Medium,
                 })
             })
             .collect())

@@ -73,6 +73,9 @@ pub(super) fn delete_visit_in(tx: &Transaction<'_>, v: &Doomed) -> Result<()> {
         let text = IndexedText::new(&v.domain, &v.url, v.title.as_deref());
         search::unindex_visit_in(tx, v.id, &text)?;
     }
+    // Foreign keys are off on this connection: what refers to the visit goes first, by hand.
+    tx.prepare_cached(r#"DELETE FROM visit_time WHERE visit_id = :id"#)?
+        .execute(named_params! { ":id": v.id })?;
     tx.prepare_cached(r#"DELETE FROM visit WHERE id = :id"#)?
         .execute(named_params! { ":id": v.id })?;
     if let Some(svid) = &v.source_visit_id {

@@ -249,6 +249,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// foreign keys off (see the module doc). Its own, not a pooled one, so these settings never
 /// reach other code; closed when the forgetting ends.
 fn open_connection(path: &Path) -> Result<Connection> {
+    crate::blocking::note("database");
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -302,7 +303,9 @@ impl Store {
         let mut conn = open_connection(self.path())?;
         let now = self.now();
         let started = Instant::now();
-        let mut report = self.write_on(&mut conn, forgetting(), |tx| steps::forget_visits_in(tx, ids, now))?;
+        let mut report = self.write_on(&mut conn, forgetting(), |tx| {
+            steps::forget_visits_in(tx, ids, now)
+        })?;
         report.longest_batch_ms = started.elapsed().as_millis() as u64;
         report.complete = true;
         report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;

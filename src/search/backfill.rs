@@ -20,7 +20,7 @@ use rusqlite::{named_params, Connection, Transaction};
 
 use crate::error::Result;
 use crate::ids::VisitId;
-use crate::store::Store;
+use crate::store::{Change, Store};
 
 use super::{free_id_from, index_visit_in, is_indexed, key_of, next_key, IndexedText};
 
@@ -181,7 +181,9 @@ pub fn backfill(
             return Ok(st);
         }
         let now = store.now();
-        st = store.write_on(&mut conn, None, |tx| backfill_batch(tx, opts.batch_size, now))?;
+        st = store.write_on(&mut conn, Change::Visits, |tx| {
+            backfill_batch(tx, opts.batch_size, now)
+        })?;
         progress(st);
         if st.complete {
             return Ok(st);

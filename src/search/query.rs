@@ -107,7 +107,7 @@ pub const RANK_SQL: &str = r#"SELECT key, score FROM (
 
 /// Best first, step two: the visit of one ranked key, if it passes the filters.
 const RANKED_ROW_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-           w.id AS website_id, w.domain, w.category, w.category_source
+           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= unhex(printf('%016X0000000000000000', :key))
       AND v.id <= unhex(printf('%016XFFFFFFFFFFFFFFFF', :key))

@@ -126,6 +126,9 @@ mod tests {
         assert_eq!(since("hour", now).unwrap(), Timestamp(now.0 - 3_600_000_000));
         assert_eq!(since("day", now).unwrap(), Timestamp(now.0 - 86_400_000_000));
         assert_eq!(since("all", now).unwrap(), Timestamp(i64::MIN));
-        assert_eq!(since("week", now).unwrap_err().kind, "invalid_input");
+        assert_eq!(
+            since("week", now).unwrap_err().kind,
+            sitetrail::error::ErrorKind::InvalidInput
+        );
     }
 }
