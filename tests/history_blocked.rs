@@ -179,3 +179,48 @@ fn unblocking_records_and_classifies_the_domain_again() {
     assert!(run_ok(cli(&db.path).args(["blocked"])).contains("no blocked domains"));
     try_visit(&store, "https://x.ads.example/").expect("recorded again");
 }
+
+/// The browser extension's host goes through `record_visit_in`: a blocked domain or a forgotten
+/// time is rejected alone (the extension drops it) and does not hold up the rest of its batch.
+#[test]
+fn the_capture_host_drops_blocked_and_forgotten_visits_and_stores_the_rest() {
+    use sitetrail::capture::events::store_events;
+    let db = TempDb::new();
+    let store = db.open();
+    store.block_domain("tracker.example").unwrap();
+    let now_ms = store.now().as_micros() / 1000;
+    let forgotten_at = store.now().minus(Duration::from_secs(600));
+    store
+        .forget_range(
+            forgotten_at.minus(Duration::from_secs(60)),
+            forgotten_at.plus(Duration::from_secs(60)),
+            &ForgetOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    let ev = |id: &str, url: &str, at_ms: i64| serde_json::json!({"id": id, "kind": "visit", "url": url, "title": "A page", "at": at_ms});
+    let outcome = store_events(
+        &store,
+        "extension:chromium",
+        &[
+            ev("e1", "https://ads.tracker.example/pixel", now_ms),
+            ev("e2", "https://fine.example/", now_ms),
+            ev(
+                "e3",
+                "https://fine.example/queued",
+                forgotten_at.as_micros() / 1000,
+            ),
+        ],
+    )
+    .unwrap();
+    assert_eq!(outcome.stored, ["e2"], "{outcome:?}");
+    let rejected: Vec<&str> = outcome
+        .rejected
+        .iter()
+        .map(|r| r.id.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(rejected, ["e1", "e3"]);
+    assert!(outcome.rejected[0].reason.contains("blocked"), "{outcome:?}");
+    assert!(outcome.rejected[1].reason.contains("forget"), "{outcome:?}");
+    assert_eq!(count(&store, "visit"), 1);
+}

@@ -407,3 +407,20 @@ fn record_visit_keeps_the_index_in_step() {
     let (_db, store) = seeded();
     assert_index_in_step(&store);
 }
+
+#[test]
+fn a_title_set_later_is_what_the_index_finds() {
+    let (_db, store) = seeded();
+    let id = record(&store, "https://late.example/article", "Loading…", 30);
+    store
+        .write(None, |tx| {
+            sitetrail::visits::update_title_in(tx, id, Some("Quarterly Zebra Report"))
+        })
+        .unwrap();
+    assert_eq!(search(&store, "zebra report"), ["https://late.example/article"]);
+    assert!(
+        search(&store, "loading").is_empty(),
+        "the old title is gone from the index"
+    );
+    assert_index_in_step(&store);
+}
