@@ -2,7 +2,8 @@
 //! compared as ratios.
 //!
 //! (a) trivial write transactions per second with the store's pragmas (the floor any design pays)
-//! (b) `record_visit` per second
+//! (b) `record_visit` per second (and, in the same rounds, on a database without the search index:
+//!     what the index costs a live visit)
 //! (c) claim + complete per second through the worker, no-op classifier, zero delay
 //! (d) the cost of one claim with 1,000 and with 1,000,000 outbox rows (mostly COMPLETED)
 //!
@@ -12,6 +13,9 @@
 //! Run: `cargo bench --bench engine` (`-- --quick` for a smaller run; `-- b` to run (a)+(b) only).
 
 #![allow(unsafe_code)]
+
+#[path = "support/no_index.rs"]
+mod no_index;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -222,6 +226,8 @@ fn main() {
         })
         .unwrap();
     let store_b = fresh_store(&dir, "b.db");
+    let store_b0 = fresh_store(&dir, "b0.db");
+    no_index::drop_search_index(&store_b0).unwrap();
     let store_c = fresh_store(&dir, "c.db");
     if want("c") {
         seed_jobs(&store_c, 0, rounds * c_ops);
@@ -240,6 +246,7 @@ fn main() {
     let (mut rw, mut cpu_w) = (vec![], vec![]);
     let (mut ra, mut rb, mut rc, mut ratio_b, mut ratio_c) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut cpu_b, mut cpu_c) = (vec![], vec![]);
+    let (mut rb0, mut index_ratio, mut index_cpu_ratio) = (vec![], vec![], vec![]);
     for round in 0..rounds {
         let a = rate(ops, |i| trivial_write(&store_a, round * ops + i));
         let b = if want("b") {
@@ -247,6 +254,12 @@ fn main() {
         } else {
             (0.0, 0.0)
         };
+        if want("b") {
+            let b0 = rate(ops, |i| record_visit(&store_b0, round * ops + i));
+            rb0.push(b0.0);
+            index_ratio.push(b.0 / b0.0);
+            index_cpu_ratio.push(b.1 / b0.1);
+        }
         let c = if want("c") {
             // The worker's two transactions per job, called directly.
             rate(c_ops, |_| claim_and_complete(&store_c))
@@ -283,6 +296,12 @@ fn main() {
         100.0 * median(ratio_b),
         100.0 * median(cpu_b)
     );
+        println!(
+            "    record_visit without the search index: {:>8.0} /s; with it = {:.0}% of without (per CPU second {:.0}%)",
+            median(rb0),
+            100.0 * median(index_ratio),
+            100.0 * median(index_cpu_ratio)
+        );
     }
     if want("c") {
         println!(

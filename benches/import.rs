@@ -7,9 +7,16 @@
 //! proportional to the file, the largest import would peak at about eight times the smallest; the
 //! importer's caches are bounded, so it levels off instead.
 //!
+//! What the search index costs: the full-size file is imported again in alternating rounds with
+//! and without the index (`support/no_index.rs`: the index table replaced by a view that swallows
+//! inserts), each in its own child process, comparing rates and file sizes.
+//!
 //! Run: `cargo bench --bench import` (or `cargo bench --bench import -- 200000` for a quicker,
-//! smaller run). `-- --build PATH N` only writes a file of N visits (for profiling); `-- --child PATH`
-//! imports one and prints its figures as JSON.
+//! smaller run). `-- --build PATH N` only writes a file of N visits (for profiling); `-- --child PATH
+//! [--no-index]` imports one and prints its figures as JSON.
+
+#[path = "support/no_index.rs"]
+mod no_index;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,7 +45,7 @@ fn f(v: &serde_json::Value) -> f64 {
 fn main() -> R<()> {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     if args.first().map(String::as_str) == Some("--child") {
-        return child(Path::new(&args[1]));
+        return child(Path::new(&args[1]), args.iter().any(|a| a == "--no-index"));
     }
     if args.first().map(String::as_str) == Some("--build") {
         return build_history(&PathBuf::from(&args[1]), args[2].parse()?);
@@ -47,6 +54,7 @@ fn main() -> R<()> {
     let dir = tempfile::tempdir()?;
     println!("import benchmark: synthetic Chromium History, {HOSTS} hosts, {PAGES_PER_HOST} pages each");
     let mut rows = Vec::new();
+    let mut index_cost = None;
     for n in [visits / 4, visits, visits * 2] {
         let path = dir.path().join(format!("History-{n}"));
         let t = Instant::now();
@@ -66,6 +74,9 @@ fn main() -> R<()> {
         let line = String::from_utf8(out.stdout)?;
         let v: serde_json::Value = serde_json::from_str(line.trim())?;
         rows.push((n, mib, v));
+        if n == visits {
+            index_cost = Some(with_and_without(&path)?);
+        }
         std::fs::remove_file(&path)?;
     }
     println!();
@@ -107,13 +118,75 @@ fn main() -> R<()> {
             rss(&big.2) / rss(&small.2)
         );
     }
+    if let Some((with, without)) = index_cost {
+        print_index_cost(&with, &without);
+    }
     Ok(())
 }
 
-/// Imports `path` into a fresh database and prints one JSON line of figures.
-fn child(path: &Path) -> R<()> {
+/// Rounds of the with/without comparison (each imports the file twice).
+const INDEX_ROUNDS: usize = 3;
+
+/// Imports `path` in alternating child processes with and without the search index; returns
+/// (with, without) figures, one JSON object per round each.
+fn with_and_without(path: &Path) -> R<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..INDEX_ROUNDS {
+        for no_index in [false, true] {
+            let mut cmd = Command::new(std::env::current_exe()?);
+            cmd.arg("--child").arg(path);
+            if no_index {
+                cmd.arg("--no-index");
+            }
+            let out = cmd.output()?;
+            if !out.status.success() {
+                return Err(format!("child failed: {}", String::from_utf8_lossy(&out.stderr)).into());
+            }
+            let v: serde_json::Value = serde_json::from_str(String::from_utf8(out.stdout)?.trim())?;
+            if no_index {
+                without.push(v)
+            } else {
+                with.push(v)
+            }
+        }
+    }
+    Ok((with, without))
+}
+
+fn median_of(values: &[serde_json::Value], key: &str) -> f64 {
+    let mut v: Vec<f64> = values.iter().map(|x| f(&x[key])).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn print_index_cost(with: &[serde_json::Value], without: &[serde_json::Value]) {
+    println!();
+    println!(
+        "what the search index costs ({INDEX_ROUNDS} alternating rounds of the {}-visit file, medians):",
+        with[0]["read"]
+    );
+    let row = |name: &str, key: &str, unit: &str, scale: f64| {
+        let (w, wo) = (median_of(with, key) * scale, median_of(without, key) * scale);
+        println!(
+            "  {name:<28} with {w:>10.1} {unit:<8} without {wo:>10.1} {unit:<8} ratio {:.2}",
+            w / wo
+        );
+    };
+    row("read/s (wall)", "read_per_s", "/s", 1.0);
+    row("read/s (CPU)", "read_per_cpu_s", "/cpu-s", 1.0);
+    row("database file", "db_bytes", "MiB", 1.0 / (1024.0 * 1024.0));
+    row("peak RSS", "peak_rss_kib", "MiB", 1.0 / 1024.0);
+}
+
+/// Imports `path` into a fresh database (without the search index if `no_index`) and prints one
+/// JSON line of figures.
+fn child(path: &Path, no_index: bool) -> R<()> {
     let dir = tempfile::tempdir()?;
-    let store = Store::open(dir.path().join("sitetrail.db"))?;
+    let db = dir.path().join("sitetrail.db");
+    let store = Store::open(&db)?;
+    if no_index {
+        no_index::drop_search_index(&store)?;
+    }
     let cpu_before = cpu_secs()?;
     let t = Instant::now();
     let report = import::import_file(
@@ -125,6 +198,8 @@ fn child(path: &Path) -> R<()> {
     )?;
     let secs = t.elapsed().as_secs_f64();
     let cpu_secs = cpu_secs()? - cpu_before;
+    store.with_conn(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?))?;
+    let db_bytes = std::fs::metadata(&db)?.len();
     let line = serde_json::json!({
         "read": report.read,
         "imported": report.imported,
@@ -136,6 +211,7 @@ fn child(path: &Path) -> R<()> {
         "cpu_secs": cpu_secs,
         "read_per_cpu_s": report.read as f64 / cpu_secs,
         "peak_rss_kib": peak_rss_kib()?,
+        "db_bytes": db_bytes,
     });
     println!("{line}");
     Ok(())

@@ -69,7 +69,22 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     ("worker_state", Some(Change::Worker)),
     // Bumped by triggers with every change to a user's category (migration 0007).
     ("user_categories_version", Some(Change::Websites)),
+    // The search index of visits (migration 6): the FTS5 table and the tables it keeps its data
+    // in are written with the visits they index.
+    ("visit_fts", Some(Change::Visits)),
+    ("visit_fts_data", Some(Change::Visits)),
+    ("visit_fts_idx", Some(Change::Visits)),
+    ("visit_fts_docsize", Some(Change::Visits)),
+    ("visit_fts_config", Some(Change::Visits)),
+    // A forgetting's record is written with the visits it deletes; blocking and icons are
+    // websites' (migration 6).
+    ("tombstone", Some(Change::Visits)),
+    ("blocked_domain", Some(Change::Websites)),
+    ("website_favicon", Some(Change::Websites)),
     // Bookkeeping no view shows.
+    ("search_state", None),
+    ("forget_candidate", None),
+    ("forgotten_import", None),
     ("import_cursor", None),
     ("schema_migrations", None),
     ("store_changes", None),

@@ -154,6 +154,12 @@ enum Command {
     BrowserLink(crate::cli_capture::BrowserLinkArgs),
     /// Prints the time spent per website, category or day.
     Time(crate::cli_time::TimeArgs),
+    /// Lists visits newest first, with search, category and date filters, in pages.
+    History(crate::cli_history::HistoryArgs),
+    /// Forgets visits, a website or a time range for good (and remembers only that it did).
+    Forget(crate::cli_forget::ForgetArgs),
+    /// Lists the domains never recorded, or adds or removes one.
+    Blocked(crate::cli_forget::BlockedArgs),
 }
 
 #[derive(Args, Debug)]
@@ -288,6 +294,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Daemon(args) => crate::cli_import::run_daemon(store, cli.settings, args)?,
         Command::Review(args) => crate::cli_review::run_review(&store, args)?,
         Command::Time(args) => crate::cli_time::run_time(&store, args)?,
+        Command::History(args) => crate::cli_history::run_history(&store, args)?,
+        Command::Forget(args) => crate::cli_forget::run_forget(&store, args)?,
+        Command::Blocked(args) => crate::cli_forget::run_blocked(&store, args)?,
         Command::Status { json } => {
             let s = store.queue_status()?;
             let w = store.worker_state()?;

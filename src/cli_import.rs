@@ -201,6 +201,8 @@ fn print_report(r: &ImportReport) {
         (s.not_page, "not a page"),
         (s.bad_url, "bad URL"),
         (s.bad_timestamp, "bad timestamp"),
+        (s.blocked, "blocked"),
+        (s.forgotten, "forgotten"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
@@ -208,6 +210,12 @@ fn print_report(r: &ImportReport) {
     .collect();
     if !reasons.is_empty() {
         println!("  skipped: {}", reasons.join(", "));
+    }
+    if r.favicons > 0 {
+        println!("  {} website icon(s) from the browser's icon file", r.favicons);
+    }
+    if let Some(problem) = &r.favicons_problem {
+        println!("  icons not imported: {problem}");
     }
     if r.rescanned {
         println!("  the browser's history was cleared or replaced since the last import: read it all again");

@@ -183,6 +183,21 @@ pub enum Error {
         /// What is wrong with it, and what to do where that helps.
         problem: String,
     },
+    /// A visit to a blocked domain (or one of its subdomains): never recorded. Not retryable; a
+    /// sender (the browser extension's host, a script) should drop the visit.
+    #[error("not recorded: {domain} is blocked (`sitetrail blocked remove {blocked}` allows it again)")]
+    Blocked {
+        /// The visit's domain.
+        domain: String,
+        /// The entry of the blocked list that covers it.
+        blocked: String,
+    },
+    /// A visit whose time lies in a range the user asked to forget: never recorded again.
+    #[error("not recorded: {at} lies in a time range you asked to forget")]
+    Forgotten {
+        /// The visit's time (RFC 3339).
+        at: String,
+    },
     /// A SQL error.
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
@@ -233,7 +248,9 @@ impl Error {
             | Error::InvalidInput(_)
             | Error::InvalidConfig(_) => ErrorKind::InvalidInput,
             Error::NotFound { .. } => ErrorKind::NotFound,
-            Error::Conflict(_) => ErrorKind::Conflict,
+            // A visit the user asked never to record: it does not fit what the database holds
+            // (a sender drops it, it is not its input's fault nor worth retrying).
+            Error::Conflict(_) | Error::Blocked { .. } | Error::Forgotten { .. } => ErrorKind::Conflict,
             Error::Busy(_) | Error::Pool(_) => ErrorKind::Busy,
             Error::Sql(e) if is_busy(e) => ErrorKind::Busy,
             Error::Unavailable(_) => ErrorKind::Unavailable,

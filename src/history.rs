@@ -4,6 +4,9 @@
 //! A visit's id is a UUIDv7 made from its `visited_at`, so `ORDER BY id DESC` is newest first and
 //! a page continues from the last id seen (never OFFSET): every page costs the same at any depth.
 //! Time ranges become id ranges ([`VisitId::lower_bound`], [`VisitId::upper_bound`]).
+//!
+//! A page with search text is served by the full-text index instead ([`crate::search::query`]),
+//! newest first the same way (index rowids are visit keys, in time order), or best first.
 
 use rusqlite::{named_params, Connection};
 
@@ -25,10 +28,23 @@ pub enum CategoryFilter {
     Uncategorized,
 }
 
+/// The order of a history page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortOrder {
+    /// Newest first (keyset pages: `before`).
+    #[default]
+    Newest,
+    /// Best match first (search only; pages by `offset`), among the newest
+    /// [`RANK_CANDIDATES`](crate::search::query::RANK_CANDIDATES) matches.
+    Rank,
+}
+
 /// A history query.
 #[derive(Clone, Debug, Default)]
 pub struct HistoryQuery {
-    /// Text to find in the domain, URL or title (case-insensitive for ASCII).
+    /// Words to find in the domain, title or URL: every word, as a word or a word's beginning,
+    /// case- and accent-insensitively (see [`crate::search::query`]).
     pub search: Option<String>,
     /// Only visits to websites in this category.
     pub category: Option<CategoryFilter>,
@@ -40,6 +56,10 @@ pub struct HistoryQuery {
     pub before: Option<VisitId>,
     /// Rows per page (1..=[`MAX_PAGE`]).
     pub limit: usize,
+    /// The order (best first needs search words).
+    pub sort: SortOrder,
+    /// Rows to skip (best-first pages only: the `next_offset` of the previous page).
+    pub offset: usize,
 }
 
 /// One visit with its website.
@@ -72,8 +92,10 @@ pub struct HistoryRow {
 pub struct HistoryPage {
     /// The visits.
     pub rows: Vec<HistoryRow>,
-    /// Pass as `before` to get the next page; `None` at the end.
+    /// Pass as `before` to get the next page; `None` at the end (and for best-first pages).
     pub next_cursor: Option<VisitId>,
+    /// Best-first pages: pass as `offset` to get the next page; `None` at the end.
+    pub next_offset: Option<usize>,
 }
 
 /// Visits per category in a time window.
@@ -104,35 +126,17 @@ pub struct TopWebsite {
     pub visits: i64,
 }
 
-/// `%text%` for LIKE, with `%`, `_` and `\` in the text matched literally.
-fn like_pattern(text: &str) -> String {
-    let mut p = String::with_capacity(text.len() + 2);
-    p.push('%');
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            p.push('\\');
-        }
-        p.push(c);
-    }
-    p.push('%');
-    p
-}
-
-/// The history page query. Rows come newest first straight off the visit primary key (a test
-/// checks the plan: no sort), each joined to its website by primary key. The page's cursor and the
-/// date range are folded into one id range `[:low, :below)`, so a page deep in the history starts
-/// its index search at the cursor instead of stepping over every newer visit (a test counts the
-/// steps).
+/// The history page query (no search text). Rows come newest first straight off the visit
+/// primary key (a test checks the plan: no sort), each joined to its website by primary key. The
+/// page's cursor and the date range are folded into one id range `[:low, :below)`, so a page deep
+/// in the history starts its index search at the cursor instead of stepping over every newer visit
+/// (a test counts the steps).
 pub const HISTORY_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
            w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= :low AND v.id < :below
       AND (:category IS NULL OR w.category = :category)
       AND (:uncategorized = 0 OR w.category IS NULL)
-      AND (:search IS NULL
-           OR w.domain LIKE :search ESCAPE '\'
-           OR v.title LIKE :search ESCAPE '\'
-           OR v.url LIKE :search ESCAPE '\')
     ORDER BY v.id DESC"#;
 
 /// The exclusive upper end of a page's id range: just past the range's last id, or the cursor if
@@ -164,27 +168,43 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
             return Err(Error::InvalidInput("the date range ends before it starts".into()));
         }
     }
-    let search = q
-        .search
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(like_pattern);
     let low = q
         .from
         .map(VisitId::lower_bound)
         .unwrap_or(VisitId(uuid::Uuid::nil()));
-    let below = page_end(q.to, q.before);
     let (category, uncategorized) = match q.category {
         Some(CategoryFilter::Is(c)) => (Some(c), false),
         Some(CategoryFilter::Uncategorized) => (None, true),
         None => (None, false),
     };
+    let search = q.search.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    if search.is_none() && q.sort == SortOrder::Rank {
+        return Err(Error::InvalidInput("best-first order needs search words".into()));
+    }
+    if let Some(text) = search {
+        let Some(expression) = crate::search::query::match_expression(text) else {
+            // Only punctuation: no word to find.
+            return Ok(HistoryPage::default());
+        };
+        let (low, below) = crate::search::query::key_range(low, page_end(q.to, q.before));
+        let page = crate::search::query::SearchPage {
+            expression: &expression,
+            low,
+            below,
+            category,
+            uncategorized,
+        };
+        return match q.sort {
+            SortOrder::Newest => crate::search::query::list_newest(conn, &page, q.limit),
+            SortOrder::Rank => crate::search::query::list_ranked(conn, &page, q.offset, q.limit),
+        };
+    }
+    let below = page_end(q.to, q.before);
     let mut stmt = conn.prepare_cached(HISTORY_SQL)?;
     let rows = stmt.query_map(
         named_params! {
             ":low": low, ":below": below, ":category": category,
-            ":uncategorized": uncategorized, ":search": search,
+            ":uncategorized": uncategorized,
         },
         |r| {
             Ok(HistoryRow {
@@ -209,7 +229,11 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
     } else {
         None
     };
-    Ok(HistoryPage { rows, next_cursor })
+    Ok(HistoryPage {
+        rows,
+        next_cursor,
+        next_offset: None,
+    })
 }
 
 /// Visits and websites per category since `since`, most visited first.
@@ -279,15 +303,5 @@ impl Store {
     /// Number of visits.
     pub fn visit_count(&self) -> Result<i64> {
         self.with_conn(count_visits)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn like_patterns_match_wildcards_literally() {
-        assert_eq!(like_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
     }
 }

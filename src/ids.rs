@@ -129,6 +129,10 @@ id_type!(
     /// jobs it holds.
     WorkerId
 );
+id_type!(
+    /// The id of a `tombstone` row: one forgetting.
+    TombstoneId
+);
 
 #[cfg(test)]
 mod tests {

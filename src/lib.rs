@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod backlog;
+pub mod blocked;
 pub mod blocking;
 pub mod capture;
 pub mod category;
@@ -17,6 +18,8 @@ pub mod confidence;
 pub mod domain;
 pub mod error;
 pub mod export;
+pub mod favicon;
+pub mod forget;
 pub mod fsutil;
 pub mod history;
 pub mod ids;
@@ -24,6 +27,7 @@ pub mod import;
 pub mod outbox;
 pub mod provisional;
 pub mod review;
+pub mod search;
 pub mod settings;
 pub mod signal;
 pub mod sql_enum;

@@ -3,6 +3,8 @@
 
 mod cli;
 mod cli_capture;
+mod cli_forget;
+mod cli_history;
 mod cli_import;
 mod cli_review;
 mod cli_settings;

@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "import", include_str!("../migrations/0003_import.sql")),
     (4, "hardening", include_str!("../migrations/0004_hardening.sql")),
     (5, "time_spent", include_str!("../migrations/0005_time_spent.sql")),
+    (6, "history", include_str!("../migrations/0006_history.sql")),
     (
         7,
         "local_first",
@@ -151,6 +152,14 @@ pub fn default_db_path() -> Result<PathBuf> {
 fn configure(conn: &mut Connection, sync: Synchronous, busy: Duration) -> rusqlite::Result<()> {
     // busy_timeout first, so that switching to WAL waits for other processes instead of failing.
     conn.busy_timeout(busy)?;
+    // A new file gives freed pages back to the file system (after a large forgetting,
+    // `forget` runs `PRAGMA incremental_vacuum`). Possible only before the file's first page is
+    // written (switching to WAL writes it); an older file keeps `auto_vacuum = NONE` (switching
+    // needs a full VACUUM, see ARCHITECTURE.md) and reuses its free pages instead.
+    let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+    if pages == 0 {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(rusqlite::Error::SqliteFailure(

@@ -5,6 +5,11 @@
 //! [`Store::record_visit`]; [`record_visit_in`] is the same inside a caller's transaction. It is
 //! [`get_or_insert_website_in`] then [`insert_visit_in`], which importers call directly so they
 //! can skip the website lookup for a domain already seen in the same import.
+//!
+//! Every visit inserted here is added to the search index in the same transaction
+//! ([`crate::search::index_visit_in`]), under an id whose index key no other visit has
+//! ([`crate::search::free_visit_id`]). A visit to a blocked domain, or at a time the user asked to
+//! forget, is refused ([`Error::Blocked`], [`Error::Forgotten`]) before anything is written.
 
 use rusqlite::{named_params, OptionalExtension, Transaction};
 
@@ -93,8 +98,14 @@ pub fn record_visit_for_domain_in(
         return Err(Error::InvalidInput("a visit's source must not be empty".into()));
     }
     check_visit_time(visit.visited_at).map_err(Error::InvalidInput)?;
+    crate::blocked::refuse_if_blocked(tx, domain.as_str())?;
+    if crate::forget::is_forgotten_time(tx, visit.visited_at)? {
+        return Err(Error::Forgotten {
+            at: visit.visited_at.to_rfc3339(),
+        });
+    }
     let (website_id, new_website) = get_or_insert_website_in(tx, domain, now)?;
-    let (visit_id, inserted) = insert_visit_in(tx, visit, website_id)?;
+    let (visit_id, inserted) = insert_visit_in(tx, visit, website_id, domain)?;
     Ok(Recorded {
         visit_id,
         website_id,
@@ -145,15 +156,17 @@ pub fn get_or_insert_website_in(
     Ok((new_id, true))
 }
 
-/// The second half of [`record_visit_in`]: inserts the visit for `website_id` unless (`source`,
-/// `source_visit_id`) is already stored. Returns the visit's id (the existing one's if it was
-/// stored before) and whether it was inserted.
+/// The second half of [`record_visit_in`]: inserts the visit for `website_id` (whose domain is
+/// `domain`) unless (`source`, `source_visit_id`) is already stored, and adds it to the search
+/// index. Returns the visit's id (the existing one's if it was stored before) and whether it was
+/// inserted.
 pub fn insert_visit_in(
     tx: &Transaction<'_>,
     visit: &NewVisit<'_>,
     website_id: WebsiteId,
+    domain: &Domain,
 ) -> Result<(Option<VisitId>, bool)> {
-    let visit_id = VisitId::at(visit.visited_at);
+    let visit_id = crate::search::free_visit_id(tx, visit.visited_at)?;
     let title = clean_title(visit.title);
     let inserted =
         tx.prepare_cached(
@@ -165,12 +178,14 @@ pub fn insert_visit_in(
             ":id": visit_id,
             ":website_id": website_id,
             ":url": visit.url.trim(),
-            ":title": title,
+            ":title": &title,
             ":visited_at": visit.visited_at,
             ":source": visit.source,
             ":source_visit_id": visit.source_visit_id,
         })? == 1;
     if inserted {
+        let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
+        crate::search::index_visit_in(tx, visit_id, &text)?;
         return Ok((Some(visit_id), true));
     }
     let existing = tx
@@ -188,9 +203,28 @@ pub fn insert_visit_in(
 /// sets its title after the visit was stored.
 pub fn update_title_in(tx: &Transaction<'_>, id: VisitId, title: Option<&str>) -> Result<bool> {
     let title = clean_title(title);
+    // The search index follows the title: its row is replaced, given the text it was indexed with.
+    let before: Option<(String, Option<String>, String)> = tx
+        .prepare_cached(
+            r#"SELECT v.url, v.title, w.domain FROM visit v JOIN website w ON w.id = v.website_id
+               WHERE v.id = :id AND v.title IS NOT :title"#,
+        )?
+        .query_row(named_params! { ":id": id, ":title": title }, |r| {
+            Ok((r.get("url")?, r.get("title")?, r.get("domain")?))
+        })
+        .optional()?;
+    let Some((url, old_title, domain)) = before else {
+        return Ok(false);
+    };
     let changed = tx
         .prepare_cached(r#"UPDATE visit SET title = :title WHERE id = :id AND title IS NOT :title"#)?
         .execute(named_params! { ":id": id, ":title": title })?;
+    if changed == 1 && crate::search::is_indexed(tx, id)? {
+        let old = crate::search::IndexedText::new(&domain, &url, old_title.as_deref());
+        crate::search::unindex_visit_in(tx, id, &old)?;
+        let new = crate::search::IndexedText::new(&domain, &url, title.as_deref());
+        crate::search::index_visit_in(tx, id, &new)?;
+    }
     Ok(changed == 1)
 }
 

@@ -160,7 +160,8 @@ impl Store {
 
     /// Clears `domain`'s category (whoever set it) and queues it to be classified again: the
     /// worker gives it the built-in category at once, and asks the remote provider (if one is
-    /// configured) only where that is not certain.
+    /// configured) only where that is not certain;
+    /// refused for a blocked domain (it is never sent to a classifier).
     pub fn reclassify(&self, domain: &str) -> Result<Website> {
         self.reclassify_with(domain, Reclassify::default())
     }
@@ -172,6 +173,7 @@ impl Store {
         let now = self.now();
         self.write(Change::Websites | Change::Outbox, |tx| {
             let site = get_website_by_domain(tx, &domain)?;
+            crate::blocked::refuse_if_blocked(tx, &site.domain)?;
             tx.prepare_cached(
                 r#"UPDATE website
                    SET category = NULL, category_source = NULL, category_confidence = NULL,

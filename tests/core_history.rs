@@ -65,11 +65,11 @@ fn pages_walk_all_visits_newest_first_without_gaps_or_repeats() {
 }
 
 #[test]
-fn search_matches_domain_title_and_url_with_literal_wildcards() {
+fn search_matches_domain_title_and_url_words_and_punctuation_separates_them() {
     let (_db, store) = seeded();
     let page = store
         .history(&HistoryQuery {
-            search: Some("SHOP.ex".into()),
+            search: Some("SHOP.example".into()),
             ..query(100)
         })
         .unwrap();
@@ -83,7 +83,7 @@ fn search_matches_domain_title_and_url_with_literal_wildcards() {
         .unwrap();
     assert_eq!(page.rows.len(), 1);
     assert_eq!(page.rows[0].url, "https://news.example/page/42");
-    // `%` is matched literally, not as a wildcard.
+    // `%` is punctuation: it separates words and is no wildcard.
     let all = store
         .history(&HistoryQuery {
             search: Some("100%".into()),
@@ -228,7 +228,7 @@ fn a_deep_page_starts_at_its_cursor_instead_of_stepping_over_newer_visits() {
             let below = page_end(None, Some(cursor));
             let null: Option<String> = None;
             let mut rows = s.query(named_params! {
-                ":low": low, ":below": below, ":category": null, ":uncategorized": false, ":search": null,
+                ":low": low, ":below": below, ":category": null, ":uncategorized": false,
             })?;
             let mut n = 0;
             while rows.next()?.is_some() {

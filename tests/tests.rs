@@ -12,6 +12,13 @@ mod core_store;
 mod core_worker;
 
 mod cli_worker;
+mod history_blocked;
+mod history_cli;
+mod history_favicons;
+mod history_forget;
+mod history_import;
+mod history_search;
+
 mod fake_ai;
 mod raw_http;
 

@@ -16,6 +16,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 pub const STORE_CHANGED: &str = "store-changed";
 /// Progress of a browser import (payload: the import's progress record).
 pub const IMPORT_PROGRESS: &str = "import-progress";
+/// Progress of building the search index of an upgraded database (payload:
+/// `sitetrail::search::IndexStatus`).
+pub const SEARCH_INDEX_PROGRESS: &str = "search-index-progress";
 
 /// Changes gathered over one window: at most one event per window reaches the UI.
 pub const COALESCE_WINDOW: Duration = Duration::from_millis(300);

@@ -16,6 +16,7 @@ pub mod events;
 pub mod import;
 pub mod secret;
 pub mod state;
+pub mod upkeep;
 
 #[cfg(test)]
 mod tests;
@@ -43,6 +44,14 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         cmd::history::reclassify_website,
         cmd::review::list_review,
         cmd::review::confirm_category,
+        cmd::history::get_favicons,
+        cmd::history::get_search_index,
+        cmd::forget::forget_visits,
+        cmd::forget::forget_website,
+        cmd::forget::forget_recent,
+        cmd::forget::list_blocked,
+        cmd::forget::block_domain,
+        cmd::forget::unblock_domain,
         cmd::jobs::list_failed_jobs,
         cmd::jobs::retry_jobs,
         cmd::jobs::retry_all_failed,
@@ -98,6 +107,7 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     });
     tauri::async_runtime::spawn(events::forward_changes(app.clone(), changes));
     tauri::async_runtime::spawn(import::schedule(app.clone()));
+    tauri::async_runtime::spawn(upkeep::run(app.clone()));
     Ok(())
 }
 

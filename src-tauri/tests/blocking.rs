@@ -150,6 +150,19 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
             "get_visit_times",
             json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),
         ),
+        ("get_favicons", json!({"domains": ["shop.example"]})),
+        ("get_search_index", json!({})),
+        (
+            "forget_visits",
+            json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),
+        ),
+        (
+            "forget_website",
+            json!({"domain": "absent.example", "block": false}),
+        ),
+        ("block_domain", json!({"domain": "ads.example"})),
+        ("list_blocked", json!({})),
+        ("unblock_domain", json!({"domain": "ads.example"})),
     ];
     for (cmd, args) in calls {
         // Success or a {kind, message} error: either way the command ran to its end.
@@ -168,6 +181,11 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         classified.is_some(),
         "the worker never classified the website again"
     );
+    // Last, as it forgets the seeded visits.
+    sitetrail::blocking::forbid_on_this_thread(true);
+    let answer = invoke(&window, "forget_recent", json!({"period": "hour"}));
+    assert!(answer.is_ok(), "forget_recent: {answer:?}");
+    sitetrail::blocking::forbid_on_this_thread(false);
     assert!(dir.path().join("export.csv").exists(), "the export ran");
     sitetrail_app::shutdown(app.handle());
     let blocked = BLOCKED.lock().unwrap().clone();

@@ -11,6 +11,8 @@ mod fake_ai;
 mod first_run;
 #[path = "e2e/harness.rs"]
 mod harness;
+#[path = "e2e/history.rs"]
+mod history;
 #[path = "e2e/review.rs"]
 mod review;
 #[path = "e2e/scenarios.rs"]

@@ -136,6 +136,9 @@ fn is_event_fault(e: &Error) -> bool {
             | Error::UnknownCategory(_)
             | Error::NotFound { .. }
             | Error::Conflict(_)
+            // A blocked domain, or a time the user forgot: never recorded, dropped (not retried).
+            | Error::Blocked { .. }
+            | Error::Forgotten { .. }
     )
 }
 

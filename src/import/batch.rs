@@ -5,6 +5,12 @@
 //! row in the batch's transaction. Between the two, a [`WebsiteCache`] remembers the website of
 //! each domain already seen in this import, which saves a lookup for nearly every visit.
 //!
+//! Before either, a visit to a blocked domain is skipped (`blocked`), and so is one the user
+//! forgot: its time lies in a forgotten range, or its import key is in `forgotten_import`
+//! (`forgotten`), so no import, not even one that reads the whole file again, brings it back.
+//! Both lists are read once per batch ([`WebsiteCache::begin_batch`]): the batch holds the write
+//! lock, so they cannot change under it.
+//!
 //! Invariant: the cache never holds an id the database might not have. It is filled only by this
 //! import's own connection, dropped with a batch that fails (the import stops), and cleared when
 //! `PRAGMA data_version` shows that another connection committed since the last batch.
@@ -13,13 +19,15 @@ use std::collections::HashMap;
 
 use rusqlite::Transaction;
 
+use crate::blocked::BlockList;
 use crate::domain::Domain;
 use crate::error::Result;
+use crate::forget::ForgottenFilter;
 use crate::ids::WebsiteId;
 use crate::time::Timestamp;
 use crate::visits::{get_or_insert_website_in, insert_visit_in, NewVisit};
 
-use super::rows::{accept, RawVisit, SkipCounts};
+use super::rows::{accept, RawVisit, Skip, SkipCounts};
 
 /// Most domains the cache holds; past this it starts over, so memory stays bounded whatever the
 /// number of hosts in a history.
@@ -44,6 +52,8 @@ pub(super) struct Batch {
 pub(super) struct WebsiteCache {
     ids: HashMap<Domain, WebsiteId>,
     data_version: Option<i64>,
+    blocked: BlockList,
+    forgotten: ForgottenFilter,
 }
 
 impl WebsiteCache {
@@ -55,20 +65,22 @@ impl WebsiteCache {
             self.ids.clear();
             self.data_version = Some(version);
         }
+        self.blocked = BlockList::load(tx)?;
+        self.forgotten = ForgottenFilter::load(tx)?;
         Ok(())
     }
 
     fn website_in(
         &mut self,
         tx: &Transaction<'_>,
-        domain: Domain,
+        domain: &Domain,
         now: Timestamp,
     ) -> Result<(WebsiteId, bool)> {
-        if let Some(&id) = self.ids.get(&domain) {
+        if let Some(&id) = self.ids.get(domain) {
             return Ok((id, false));
         }
-        let (id, inserted) = get_or_insert_website_in(tx, &domain, now)?;
-        self.ids.insert(domain, id);
+        let (id, inserted) = get_or_insert_website_in(tx, domain, now)?;
+        self.ids.insert(domain.clone(), id);
         Ok((id, inserted))
     }
 }
@@ -89,7 +101,18 @@ pub(super) fn store_visit(
             return Ok(());
         }
     };
-    let (website_id, new_website) = websites.website_in(tx, accepted.domain, now)?;
+    if websites.blocked.blocks(accepted.domain.as_str()) {
+        batch.skipped.add(Skip::Blocked);
+        return Ok(());
+    }
+    if websites
+        .forgotten
+        .forgets(tx, accepted.visited_at, source, &accepted.source_visit_id)?
+    {
+        batch.skipped.add(Skip::Forgotten);
+        return Ok(());
+    }
+    let (website_id, new_website) = websites.website_in(tx, &accepted.domain, now)?;
     let visit = NewVisit {
         url: accepted.url,
         title: accepted.title.as_deref(),
@@ -97,7 +120,7 @@ pub(super) fn store_visit(
         source,
         source_visit_id: Some(&accepted.source_visit_id),
     };
-    let (visit_id, inserted) = insert_visit_in(tx, &visit, website_id)?;
+    let (visit_id, inserted) = insert_visit_in(tx, &visit, website_id, &accepted.domain)?;
     if let (true, Some(id), Some(ms)) = (inserted, visit_id, raw.duration_ms) {
         crate::time_spent::set_estimated_ms_in(tx, id, ms, now)?;
     }

@@ -24,11 +24,15 @@
 //!   and counted; a title with invalid UTF-8 or control characters is repaired and counted. A row
 //!   never fails a batch; only a database error does.
 //! - Memory does not grow with the file: rows are streamed, never collected.
+//! - Website icons come from the browser's icon file beside the history (`favicons.rs`), read
+//!   through the same validated snapshot after the visits; a bad icon file costs the history
+//!   nothing (it is named in `favicons_problem`).
 
 mod batch;
 mod chromium;
 pub mod cursor;
 pub mod detect;
+mod favicons;
 mod firefox;
 mod rows;
 mod safari;
@@ -175,6 +179,10 @@ pub struct ImportReport {
     pub rescanned: bool,
     /// False if the import was cancelled before the end of the file.
     pub complete: bool,
+    /// Websites that got their icon from the browser's icon file.
+    pub favicons: u64,
+    /// Why the browser's icon file could not be read, if it could not (the visits are imported).
+    pub favicons_problem: Option<String>,
 }
 
 /// Where an import is, for a progress bar.
@@ -297,6 +305,8 @@ pub fn import_file(
         last_visit_id: after,
         rescanned,
         complete: false,
+        favicons: 0,
+        favicons_problem: None,
     };
     let path_text = path.to_string_lossy();
     let batch_size = opts.batch_size.max(1);
@@ -357,6 +367,14 @@ pub fn import_file(
     let restored = conn.pragma_update(None, "cache_size", usual_cache);
     outcome?;
     restored?;
+    drop(conn);
+    // Icons: for a profile read for the first time (or again), or when it brought new websites.
+    if report.complete && (cursor.is_none() || rescanned || report.new_websites > 0) {
+        match favicons::import_favicons(store, browser, path) {
+            Ok(n) => report.favicons = n,
+            Err(e) => report.favicons_problem = Some(e.to_string()),
+        }
+    }
     Ok(report)
 }
 

@@ -32,6 +32,10 @@ pub enum Skip {
     BadUrl,
     /// A visit time missing, not a number or outside 1990..2200.
     BadTimestamp,
+    /// A visit to a domain on the never-record list (`sitetrail blocked`).
+    Blocked,
+    /// A visit the user forgot (by id, website or time range): never imported again.
+    Forgotten,
 }
 
 /// How many visits were skipped, by reason.
@@ -51,6 +55,10 @@ pub struct SkipCounts {
     pub bad_url: u64,
     /// See [`Skip::BadTimestamp`].
     pub bad_timestamp: u64,
+    /// See [`Skip::Blocked`].
+    pub blocked: u64,
+    /// See [`Skip::Forgotten`].
+    pub forgotten: u64,
 }
 
 impl SkipCounts {
@@ -63,6 +71,8 @@ impl SkipCounts {
             Skip::NotPage => &mut self.not_page,
             Skip::BadUrl => &mut self.bad_url,
             Skip::BadTimestamp => &mut self.bad_timestamp,
+            Skip::Blocked => &mut self.blocked,
+            Skip::Forgotten => &mut self.forgotten,
         } += 1;
     }
 
@@ -74,6 +84,8 @@ impl SkipCounts {
         self.not_page += other.not_page;
         self.bad_url += other.bad_url;
         self.bad_timestamp += other.bad_timestamp;
+        self.blocked += other.blocked;
+        self.forgotten += other.forgotten;
     }
 }
 

@@ -36,6 +36,8 @@ export function describe(err) {
 export const STORE_CHANGED = 'store-changed';
 /** Name of the browser-import progress event. */
 export const IMPORT_PROGRESS = 'import-progress';
+/** Name of the event that reports the search index being built (an upgraded database). */
+export const SEARCH_INDEX_PROGRESS = 'search-index-progress';
 
 /** Listens to a backend event; returns a promise of the unlisten function. */
 export function listen(name, handler) {

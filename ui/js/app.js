@@ -10,6 +10,7 @@ import * as failed from './failed.js';
 import * as review from './review.js';
 import * as settings from './settings.js';
 import * as firstRun from './firstrun.js';
+import * as forget from './forget.js';
 
 const views = { overview, history, review, failed, settings };
 let current = null;
@@ -37,6 +38,7 @@ async function start() {
   setCategories(categories);
   firstRun.setFeatures(info.features);
   overview.init();
+  forget.init();
   history.init(categories);
   review.init(categories);
   failed.init();

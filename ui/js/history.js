@@ -1,13 +1,17 @@
-// History: newest visits first, keyset pages appended as you scroll, search and filters, and
-// the per-website category dialog.
-import { call, describe } from './api.js';
-import { $, el, fmtWhen, fmtNumber, categoryCell, categoryName, confidenceLabel, toast } from './dom.js';
+// History: newest visits first under day headings (Today, Yesterday, weekday and date), the
+// visits of one page in a row collapsed into one row with a count, each site's icon (imported
+// from the browser; never fetched), keyset pages appended as you scroll, search and filters, the
+// per-website category dialog, and forgetting (a row, a website, the last hour/day/everything).
+import { call, describe, listen, SEARCH_INDEX_PROGRESS } from './api.js';
+import { $, el, fmtNumber, fmtTime, categoryCell, categoryName, confidenceLabel, toast } from './dom.js';
+import * as forget from './forget.js';
 import { currentProvider } from './overview.js';
 import { annotate } from './timecharts.js';
 
 const PAGE = 100;
-/** Rows kept in the page: older pages push the oldest-loaded (newest) rows out, so memory and
- * layout cost stay flat however far the user scrolls; "Back to newest" reloads from the top. */
+/** Rows kept in the page (visit rows and day headings): older pages push the oldest-loaded
+ * (newest) rows out, so memory and layout cost stay flat however far the user scrolls; "Back to
+ * newest" reloads from the top. */
 const MAX_ROWS = 1500;
 let trimmed = 0;
 let cursor = null;
@@ -19,6 +23,11 @@ let visible = false;
 let staleTop = false;
 /** domain -> rows showing it, to update a category everywhere at once. */
 const rowsByDomain = new Map();
+/** domain -> data: URL of its icon, or null for none (asked once per domain). */
+const icons = new Map();
+
+const dayName = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
 
 export function init(categories) {
   const sel = $('#h-category');
@@ -46,6 +55,8 @@ export function init(categories) {
   });
   $('#h-more').addEventListener('click', loadMore);
   $('#h-top').addEventListener('click', reload);
+  $('#h-forget').addEventListener('click', forget.forgetRecent);
+  $('#h-blocked').addEventListener('click', forget.showBlocked);
   new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) loadMore();
   }, { root: $('#h-scroll'), rootMargin: '600px' }).observe($('#h-sentinel'));
@@ -68,6 +79,8 @@ export function init(categories) {
   });
   $('#cat-reclassify').addEventListener('click', () => reclassify(false));
   $('#cat-reclassify-ai').addEventListener('click', () => reclassify(true));
+  document.addEventListener('sitetrail:forgotten', (e) => forgotten(e.detail));
+  watchIndex();
 }
 
 export function show() {
@@ -85,6 +98,26 @@ export function onChange(ch) {
   const atTop = $('#h-scroll').scrollTop < 40 && shown <= PAGE && trimmed === 0;
   if (visible && atTop) reload();
   else staleTop = true;
+}
+
+/** An upgraded database builds its search index at the first start: say how far, until done. */
+async function watchIndex() {
+  const update = (s) => {
+    const banner = $('#h-index');
+    banner.hidden = s.complete;
+    if (!s.complete) {
+      const pct = s.total ? Math.floor((100 * s.done) / s.total) : 0;
+      banner.textContent = `Building the search index: ${fmtNumber(s.done)} of ${fmtNumber(s.total)} visits (${pct}%). Search finds the newest visits first until it is done.`;
+    } else if ($('#h-search').value.trim()) {
+      reload();
+    }
+  };
+  await listen(SEARCH_INDEX_PROGRESS, update);
+  try {
+    update(await call('get_search_index'));
+  } catch (_) {
+    // The banner is a courtesy; the history works without it.
+  }
 }
 
 /** Local midnight of a yyyy-mm-dd input as RFC 3339 (end of day for `to`). */
@@ -135,9 +168,7 @@ async function loadMore() {
     return;
   }
   if (gen !== generation) return; // a newer query started meanwhile
-  const frag = document.createDocumentFragment();
-  for (const r of page.rows) frag.append(row(r));
-  $('#h-rows').append(frag);
+  append(page.rows);
   annotate(page.rows.map((r) => r.visit_id));
   shown += page.rows.length;
   $('#h-rows').dataset.loaded = String(shown);
@@ -146,15 +177,78 @@ async function loadMore() {
   done = !cursor;
   loading = false;
   $('#h-more').hidden = done;
-  $('#h-status').textContent = shown === 0
-    ? 'No visits match.'
-    : `${fmtNumber(shown)} visit${shown === 1 ? '' : 's'} loaded${trimmed ? ` (the ${fmtNumber(trimmed)} newest scrolled out)` : ''}${done ? '' : ', newest first — scroll for more'}.`;
+  status();
+  loadIcons(page.rows.map((r) => r.domain));
   // The observer only reports changes: if the end of the list is still in sight (the user kept
   // scrolling while this page loaded, or the window is tall), load the next page now.
   if (!done && nearEnd()) requestAnimationFrame(loadMore);
 }
 
-/** Drops the rows scrolled furthest past, keeping the view where it was. */
+function status() {
+  $('#h-status').textContent = shown === 0
+    ? 'No visits match.'
+    : `${fmtNumber(shown)} visit${shown === 1 ? '' : 's'} loaded${trimmed ? ' (the newest scrolled out)' : ''}${done ? '' : ', newest first — scroll for more'}.`;
+}
+
+/** yyyy-mm-dd of a time, in the local time zone. */
+function dayKey(d) {
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+function dayLabel(key) {
+  const today = new Date();
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (key === dayKey(today)) return 'Today';
+  if (key === dayKey(yesterday)) return 'Yesterday';
+  const [y, m, d] = key.split('-').map(Number);
+  return dayName.format(new Date(y, m - 1, d));
+}
+
+function heading(key) {
+  return el('tr', { class: 'day', 'data-day': key },
+    el('th', { colspan: '4', scope: 'colgroup', text: dayLabel(key) }));
+}
+
+/** The last visit row in the page, and the day of the last row of any kind. */
+function tail() {
+  const last = $('#h-rows').lastElementChild;
+  return { last: last && last.classList.contains('visit') ? last : null, day: last ? last.dataset.day : null };
+}
+
+/** Appends a page: a heading where the day changes, consecutive visits to one page in one row. */
+function append(rows) {
+  const body = $('#h-rows');
+  let { last, day } = tail();
+  const frag = document.createDocumentFragment();
+  for (const r of rows) {
+    const at = new Date(r.visited_at);
+    const key = dayKey(at);
+    if (last && last._v.url === r.url && last._v.day === key) {
+      merge(last, r);
+      continue;
+    }
+    if (key !== day) {
+      frag.append(heading(key));
+      day = key;
+    }
+    last = row(r, key, at);
+    frag.append(last);
+  }
+  body.append(frag);
+}
+
+function merge(tr, r) {
+  tr._v.ids.push(r.visit_id);
+  tr._v.times.push(r.visited_at);
+  const n = tr._v.ids.length;
+  const count = tr.querySelector('.visits');
+  count.textContent = `×${n}`;
+  count.hidden = false;
+  count.title = `${n} visits to this page in a row, the oldest at ${fmtTime(tr._v.times[n - 1])}`;
+}
+
+/** Drops the rows scrolled furthest past, keeping the view where it was; the first row left is
+ * always a day heading. */
 function trim() {
   const body = $('#h-rows');
   const extra = body.children.length - MAX_ROWS;
@@ -162,15 +256,25 @@ function trim() {
   const scroller = $('#h-scroll');
   const keep = body.children[extra];
   const before = keep.getBoundingClientRect().top;
-  for (let i = 0; i < extra; i += 1) {
-    const tr = body.firstElementChild;
-    const list = rowsByDomain.get(tr.dataset.domain);
-    if (list) list.splice(list.indexOf(tr), 1);
-    tr.remove();
+  for (let i = 0; i < extra; i += 1) forgetRowState(body.firstElementChild, true);
+  if (body.firstElementChild && body.firstElementChild.classList.contains('visit')) {
+    body.prepend(heading(body.firstElementChild.dataset.day));
   }
   trimmed += extra;
   $('#h-top-row').hidden = false;
   scroller.scrollTop -= before - keep.getBoundingClientRect().top;
+}
+
+/** Removes a row (and its bookkeeping); `alone`: without tidying the day headings. */
+function forgetRowState(tr, alone = false) {
+  const list = rowsByDomain.get(tr.dataset.domain);
+  if (list && list.includes(tr)) list.splice(list.indexOf(tr), 1);
+  const prev = tr.previousElementSibling;
+  tr.remove();
+  if (alone || !prev || !prev.classList.contains('day')) return;
+  // A heading left with no visit under it goes too.
+  const next = prev.nextElementSibling;
+  if (!next || next.classList.contains('day')) prev.remove();
 }
 
 function nearEnd() {
@@ -178,26 +282,74 @@ function nearEnd() {
   return view.height > 0 && $('#h-sentinel').getBoundingClientRect().top < view.bottom + 600;
 }
 
-function row(r) {
-  const tr = el('tr', { 'data-domain': r.domain },
+function row(r, key, at) {
+  const icon = el('img', { class: 'fav', alt: '', width: '16', height: '16' });
+  const url = icons.get(r.domain);
+  if (url) icon.src = url;
+  else icon.hidden = true;
+  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key },
     el('td', {},
       el('div', { class: 'site' },
-        el('span', { class: 'd', text: r.domain, title: r.url }),
+        el('span', { class: 'd', title: r.url }, icon, el('span', { class: 'dn', text: r.domain })),
         el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }))),
     el('td', { class: 'c' }, categoryCell(r.category, r.category_source, r.category_confidence)),
-    el('td', { class: 'time', title: r.visited_at },
-      el('span', { text: fmtWhen(r.visited_at) }),
+    el('td', { class: 'time', title: fmtTime(r.visited_at) },
+      el('span', { class: 'at', text: timeOnly.format(at) }),
+      el('span', { class: 'visits', hidden: true }),
       el('span', { class: 'spent', 'data-visit': r.visit_id })),
-    el('td', {},
+    el('td', {}, el('div', { class: 'acts' },
       el('button', {
         type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.domain}`,
         onclick: () => openDialog(r.domain, tr),
-      }, 'Edit')));
+      }, 'Edit'),
+      el('button', {
+        type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.domain}`,
+        onclick: () => forget.forgetRow(tr._v),
+      }, 'Forget'))));
+  tr._v = { ids: [r.visit_id], times: [r.visited_at], url: r.url, domain: r.domain, day: key };
   let list = rowsByDomain.get(r.domain);
   if (!list) rowsByDomain.set(r.domain, (list = []));
   list.push(tr);
   tr._cat = [r.category, r.category_source, r.category_confidence];
   return tr;
+}
+
+/** Asks once for the icons of domains not asked about yet, then shows them on their rows. */
+async function loadIcons(domains) {
+  const ask = [...new Set(domains)].filter((d) => !icons.has(d));
+  if (ask.length === 0) return;
+  for (const d of ask) icons.set(d, null);
+  let found;
+  try {
+    found = await call('get_favicons', { domains: ask });
+  } catch (_) {
+    return; // rows keep their text; an icon is a nicety
+  }
+  for (const [domain, url] of Object.entries(found)) {
+    icons.set(domain, url);
+    for (const tr of rowsByDomain.get(domain) || []) {
+      const img = tr.querySelector('img.fav');
+      img.src = url;
+      img.hidden = false;
+    }
+  }
+}
+
+/** After a forgetting: take its rows out of the page (or start again for a time range). */
+function forgotten(detail) {
+  if (detail.kind === 'recent') {
+    reload();
+    return;
+  }
+  const rows = [...(rowsByDomain.get(detail.domain) || [])];
+  for (const tr of rows) {
+    if (detail.kind === 'website' || tr._v.ids.some((id) => detail.ids.includes(id))) {
+      forgetRowState(tr);
+      shown -= tr._v.ids.length;
+    }
+  }
+  if (detail.kind === 'website') icons.delete(detail.domain);
+  status();
 }
 
 function updateDomain(domain, category, source, confidence) {

@@ -3,6 +3,7 @@ import { call, describe } from './api.js';
 import { $, el, fmtNumber, fmtDuration, fmtTime, categoryName, toast } from './dom.js';
 import * as firstRun from './firstrun.js';
 import * as timeCharts from './timecharts.js';
+import * as forget from './forget.js';
 
 let summary = null;
 let lastProvider = null;
@@ -18,6 +19,10 @@ const SVG = 'http://www.w3.org/2000/svg';
 
 export function init() {
   timeCharts.init();
+  // After a forgetting, the chart and the top list are out of date.
+  document.addEventListener('sitetrail:forgotten', () => {
+    if (visible) refreshSummary(true);
+  });
   for (const r of document.querySelectorAll('input[name="period"]')) {
     r.addEventListener('change', drawChart);
   }
@@ -187,7 +192,11 @@ function drawTop() {
       el('li', {},
         el('span', { class: 'd', title: w.domain, text: w.domain }),
         el('span', { class: 'badge', title: w.category_confidence ? `Confidence: ${w.category_confidence}` : null, text: categoryName(w.category) }),
-        el('span', { class: 'n', text: fmtNumber(w.visits) })),
+        el('span', { class: 'n', text: fmtNumber(w.visits) }),
+        el('button', {
+          type: 'button', class: 'ghost small forget-site', 'aria-label': `Forget ${w.domain}`,
+          onclick: () => forget.forgetWebsite(w.domain),
+        }, 'Forget')),
     );
   }
 }

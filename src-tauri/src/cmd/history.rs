@@ -19,7 +19,7 @@ pub const DEFAULT_PAGE: usize = 100;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryArgs {
-    /// Text to find in the domain, URL or title.
+    /// Words to find in the domain, title or URL (every word, as a word or its beginning).
     pub search: Option<String>,
     /// A category id, `uncategorized`, or nothing for all.
     pub category: Option<String>,
@@ -74,6 +74,7 @@ impl HistoryArgs {
             to,
             before,
             limit,
+            ..HistoryQuery::default()
         })
     }
 }
@@ -111,4 +112,41 @@ pub async fn reclassify_website(
         ai: ai.unwrap_or(false),
     };
     lib(state.store.run(move |s| s.reclassify_with(&domain, how)).await)
+}
+
+/// Most domains one `get_favicons` call may name.
+pub const MAX_FAVICON_DOMAINS: usize = 500;
+
+/// The icons of those of `domains` that have one, as `data:` URLs (the CSP allows `img-src data:`;
+/// nothing is fetched), by domain.
+#[tauri::command]
+pub async fn get_favicons(
+    state: State<'_, AppState>,
+    domains: Vec<String>,
+) -> CmdResult<std::collections::HashMap<String, String>> {
+    use base64::Engine;
+    if domains.len() > MAX_FAVICON_DOMAINS {
+        return Err(CmdError::invalid(format!(
+            "Ask for at most {MAX_FAVICON_DOMAINS} icons at a time."
+        )));
+    }
+    if domains.iter().any(|d| d.is_empty() || d.chars().count() > 253) {
+        return Err(CmdError::invalid(
+            "A domain is empty or longer than 253 characters.",
+        ));
+    }
+    let icons = lib(state.store.run(move |s| s.favicons(&domains)).await)?;
+    Ok(icons
+        .into_iter()
+        .map(|f| {
+            let data = base64::engine::general_purpose::STANDARD.encode(&f.data);
+            (f.domain, format!("data:{};base64,{data}", f.mime))
+        })
+        .collect())
+}
+
+/// How far the search index is built (an upgraded database builds it at the app's first start).
+#[tauri::command]
+pub async fn get_search_index(state: State<'_, AppState>) -> CmdResult<sitetrail::search::IndexStatus> {
+    lib(state.store.run(|s| s.search_index_status()).await)
 }

@@ -7,6 +7,7 @@
 
 pub mod capture;
 pub mod export;
+pub mod forget;
 pub mod history;
 pub mod import;
 pub mod jobs;

@@ -4,6 +4,7 @@
 
 mod capture;
 mod commands;
+mod forget;
 mod import;
 mod live;
 mod review;

@@ -80,7 +80,7 @@ fn review_right_keeps_the_category_as_the_users() {
 
     // The history rows show how sure each category is.
     h.click("#tab-history");
-    h.wait_for(WAIT, || (h.count("#h-rows tr") == 5).then_some(()));
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 5).then_some(()));
     let gh = h.text("#h-rows tr[data-domain='github.com'] td.c");
     assert!(gh.contains("built-in") && gh.contains("certain"), "{gh}");
     let mine = h.text("#h-rows tr[data-domain='mybank.example'] td.c");

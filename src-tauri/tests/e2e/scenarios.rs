@@ -116,8 +116,8 @@ fn history_search_and_category_filter() {
     // Read the first row in the same poll: the worker classifying the websites reloads a list
     // still at the top, which leaves it empty for a moment.
     h.wait_for(WAIT, || {
-        (h.count("#h-rows tr") == 100
-            && h.try_text("#h-rows tr:first-child .site .d").as_deref() == Some("github.com"))
+        (h.count("#h-rows tr.visit") == 100
+            && h.try_text("#h-rows tr.visit .site .d").as_deref() == Some("github.com"))
         .then_some(())
     });
     h.screenshot("history.png");
@@ -129,22 +129,22 @@ fn history_search_and_category_filter() {
             "const s = document.getElementById('h-scroll'); s.scrollTop = s.scrollHeight;",
             json!([]),
         );
-        (h.count("#h-rows tr") >= 200).then_some(())
+        (h.count("#h-rows tr.visit") >= 200).then_some(())
     });
 
     h.type_into("#h-search", "wikipedia");
     h.wait_for(WAIT, || {
-        (h.count("#h-rows tr") == 1
-            && h.try_text("#h-rows tr .site .d").as_deref() == Some("en.wikipedia.org"))
+        (h.count("#h-rows tr.visit") == 1
+            && h.try_text("#h-rows tr.visit .site .d").as_deref() == Some("en.wikipedia.org"))
         .then_some(())
     });
     h.screenshot("history-search.png");
 
     h.click("#h-clear");
     h.click("#h-category option[value='games']");
-    h.wait_for(WAIT, || (h.count("#h-rows tr") == 8).then_some(()));
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 8).then_some(()));
     let domains = h.exec(
-        "return [...document.querySelectorAll('#h-rows tr')].map(r => r.dataset.domain)",
+        "return [...document.querySelectorAll('#h-rows tr.visit')].map(r => r.dataset.domain)",
         json!([]),
     );
     let domains: Vec<String> = serde_json::from_value(domains).unwrap();
@@ -154,10 +154,7 @@ fn history_search_and_category_filter() {
             .all(|d| d == "chess.example" || d == "puzzles.example"),
         "{domains:?}"
     );
-    assert!(
-        h.text("#h-rows tr:first-child td.c").contains("you"),
-        "source shown"
-    );
+    assert!(h.text("#h-rows tr.visit td.c").contains("you"), "source shown");
     h.screenshot("history-games.png");
 
     // Edit: set the website's category from the dialog; every row of it follows.

@@ -1,0 +1,163 @@
+//! The history view as a person lives in it: visits under day headings, a page visited several
+//! times in a row shown once with a count, each site's icon, and forgetting a row and everything.
+
+use std::time::Duration;
+
+use chrono::{Local, TimeZone};
+use serde_json::json;
+use sitetrail::{NewVisit, Store, Timestamp};
+
+use super::harness::Harness;
+use super::{serial, AppDirs};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn at(store: &Store, url: &str, title: &str, when: Timestamp) {
+    store
+        .record_visit(&NewVisit {
+            url,
+            title: Some(title),
+            visited_at: when,
+            source: "e2e",
+            source_visit_id: None,
+        })
+        .expect("record visit");
+}
+
+/// Local midnight today, as a timestamp.
+fn midnight() -> Timestamp {
+    let today = Local::now().date_naive();
+    let start = today.and_hms_opt(0, 0, 0).expect("midnight");
+    let local = Local
+        .from_local_datetime(&start)
+        .earliest()
+        .expect("local midnight");
+    Timestamp(local.timestamp_micros())
+}
+
+#[test]
+fn history_groups_visits_by_day_collapses_repeats_shows_icons_and_forgets() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    let store = dirs.store();
+    let day = Duration::from_secs(86_400);
+    let noon = Duration::from_secs(12 * 3600);
+    let today_start = midnight();
+    // Today (never before midnight, even if the test runs just after it).
+    let now = store.now();
+    let recent = now
+        .minus(Duration::from_secs(180))
+        .max(today_start.plus(Duration::from_secs(5)));
+    at(
+        &store,
+        "https://other.example/x",
+        "Another page",
+        recent.minus(Duration::from_secs(4)),
+    );
+    for s in [2, 1, 0] {
+        // Three reloads of one page in a row: one row, "×3".
+        at(
+            &store,
+            "https://news.example/today",
+            "Today's news",
+            recent.minus(Duration::from_secs(s)),
+        );
+    }
+    at(
+        &store,
+        "https://yesterday.example/",
+        "Yesterday's page",
+        today_start.minus(noon),
+    );
+    let three_days_ago = today_start.minus(day * 3).plus(noon);
+    at(&store, "https://old.example/", "An older page", three_days_ago);
+    // An icon, as an import from the browser's icon file would store it.
+    let site = store.website("news.example").expect("website");
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0\x90wS\xde\0\0\0\x0cIDATx\x9cc\xf8\xcf\xc0\0\0\x03\x01\x01\0\xc9\xfe\x92\xef\0\0\0\0IEND\xaeB`\x82";
+    store
+        .write(None, |tx| {
+            sitetrail::favicon::insert_favicon_in(tx, site.id, "image/png", png, None, now)
+        })
+        .expect("favicon");
+    drop(store);
+
+    let mut h = Harness::start(&dirs.env(), &dirs.log());
+    h.launch();
+    h.click("#tab-history");
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 4).then_some(()));
+    let headings = h.exec(
+        "return [...document.querySelectorAll('#h-rows tr.day')].map(r => r.innerText.trim())",
+        json!([]),
+    );
+    let expected_old = h.exec(
+        "return new Intl.DateTimeFormat(undefined, {weekday: 'long', day: 'numeric', month: 'long', year: 'numeric'}).format(new Date(arguments[0]))",
+        json!([three_days_ago.as_micros() / 1000]),
+    );
+    assert_eq!(headings, json!(["Today", "Yesterday", expected_old]));
+    // The rows under their headings, in order.
+    let order = h.exec(
+        "return [...document.querySelectorAll('#h-rows tr')].map(r => r.classList.contains('day') ? '#' : r.dataset.domain)",
+        json!([]),
+    );
+    assert_eq!(
+        order,
+        json!([
+            "#",
+            "news.example",
+            "other.example",
+            "#",
+            "yesterday.example",
+            "#",
+            "old.example"
+        ])
+    );
+    let news = "#h-rows tr.visit[data-domain='news.example']";
+    assert_eq!(h.text(&format!("{news} .visits")), "×3");
+    // The icon, as a data: URL (nothing fetched); a site without one shows none.
+    h.wait_for(WAIT, || {
+        h.exec(
+            "const i = document.querySelector(arguments[0]); return i && !i.hidden && i.src.startsWith('data:image/png;base64,') && i.complete && i.naturalWidth === 1",
+            json!([format!("{news} img.fav")]),
+        )
+        .as_bool()
+        .unwrap_or(false)
+        .then_some(())
+    });
+    assert_eq!(
+        h.exec(
+            "return document.querySelector(arguments[0]).hidden",
+            json!(["#h-rows tr.visit[data-domain='other.example'] img.fav"])
+        ),
+        true
+    );
+    h.screenshot("history-days.png");
+
+    // Forget the collapsed row: its three visits go, and the website with them.
+    h.click(&format!("{news} button.forget"));
+    h.wait_for(WAIT, || {
+        (h.exec("return document.getElementById('forget-dialog').open", json!([])) == true).then_some(())
+    });
+    assert!(h.text("#fg-body").contains("These 3 visits"));
+    h.screenshot("history-forget-row.png");
+    h.click("#fg-confirm");
+    h.wait_for(WAIT, || (h.count(news) == 0).then_some(()));
+    assert!(
+        dirs.store().website("news.example").is_err(),
+        "its last visits were forgotten"
+    );
+    assert_eq!(dirs.store().visit_count().unwrap(), 3);
+    assert_eq!(h.count("#h-rows tr.day"), 3, "Today keeps other.example");
+
+    // Forget everything, after a confirmation.
+    h.click("#h-forget");
+    h.wait_for(WAIT, || {
+        (h.exec("return document.getElementById('forget-dialog').open", json!([])) == true).then_some(())
+    });
+    h.click("#fg-body input[value='all']");
+    h.screenshot("history-forget-all.png");
+    h.click("#fg-confirm");
+    h.wait_for(WAIT, || (h.count("#h-rows tr") == 0).then_some(()));
+    h.wait_for(WAIT, || (h.text("#h-status") == "No visits match.").then_some(()));
+    assert_eq!(dirs.store().visit_count().unwrap(), 0);
+    h.assert_no_csp_violations();
+}

@@ -1,0 +1,222 @@
+//! The `history` command: visits newest first (or best match first), with search, category and
+//! date filters, in keyset pages like the app's. The querying is done by `sitetrail::history`;
+//! this module turns arguments into a query and rows into text or JSON.
+//!
+//! A database from before the search index first gets its index built, with a progress bar on
+//! stderr (once; resumable if interrupted).
+
+use std::io::IsTerminal;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use sitetrail::history::{CategoryFilter, HistoryQuery, HistoryRow, SortOrder, MAX_PAGE};
+use sitetrail::ids::VisitId;
+use sitetrail::search::{self, BackfillOptions, IndexStatus};
+use sitetrail::{Category, Error, Result, Store, Timestamp};
+
+use crate::cli::print_json;
+
+/// Most visits one `history` command prints.
+const MAX_LIMIT: usize = 100_000;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum SortArg {
+    /// Newest first.
+    Newest,
+    /// Best match first (needs --search); ranks the newest 10,000 matches.
+    Rank,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct HistoryArgs {
+    /// Words to find in the domain, title or URL: every word, as a word or a word's beginning,
+    /// ignoring case and accents (`sqlite lock` finds "SQLite: File Locking").
+    #[arg(long, value_name = "Q")]
+    search: Option<String>,
+    /// Only visits to websites in this category (see `sitetrail categories`).
+    #[arg(long, value_name = "C")]
+    category: Option<String>,
+    /// Only visits to websites not classified yet.
+    #[arg(long, conflicts_with = "category")]
+    uncategorized: bool,
+    /// Only visits at or after this time (RFC 3339).
+    #[arg(long, value_name = "RFC3339")]
+    since: Option<String>,
+    /// Only visits at or before this time (RFC 3339).
+    #[arg(long, value_name = "RFC3339")]
+    until: Option<String>,
+    /// Most visits to print.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    limit: usize,
+    /// Continue after this visit (the cursor the previous page printed).
+    #[arg(long, value_name = "VISIT_ID", conflicts_with = "offset")]
+    before: Option<String>,
+    /// The order.
+    #[arg(long, value_enum, default_value = "newest")]
+    sort: SortArg,
+    /// Best-first pages: skip this many matches (the offset the previous page printed).
+    #[arg(long, value_name = "N")]
+    offset: Option<usize>,
+    /// Print JSON: an array of {id, url, title, domain, category, category_source, visited_at, source}.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_time(flag: &str, value: Option<&str>) -> Result<Option<Timestamp>> {
+    value
+        .map(|s| {
+            Timestamp::parse_rfc3339(s.trim()).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
+                ))
+            })
+        })
+        .transpose()
+}
+
+impl HistoryArgs {
+    fn query(&self) -> Result<HistoryQuery> {
+        if self.limit == 0 || self.limit > MAX_LIMIT {
+            return Err(Error::InvalidInput(format!(
+                "--limit must be 1 to {MAX_LIMIT}, not {}",
+                self.limit
+            )));
+        }
+        let sort = match self.sort {
+            SortArg::Newest => SortOrder::Newest,
+            SortArg::Rank => SortOrder::Rank,
+        };
+        if sort == SortOrder::Rank && self.search.as_deref().is_none_or(|s| s.trim().is_empty()) {
+            return Err(Error::InvalidInput("--sort rank needs --search".into()));
+        }
+        if self.offset.is_some() && sort != SortOrder::Rank {
+            return Err(Error::InvalidInput(
+                "--offset pages a --sort rank search; newest-first pages continue with --before".into(),
+            ));
+        }
+        if self.before.is_some() && sort == SortOrder::Rank {
+            return Err(Error::InvalidInput(
+                "--before continues newest-first pages; best-first pages continue with --offset".into(),
+            ));
+        }
+        let category = match (&self.category, self.uncategorized) {
+            (Some(c), _) => Some(CategoryFilter::Is(c.parse::<Category>()?)),
+            (None, true) => Some(CategoryFilter::Uncategorized),
+            (None, false) => None,
+        };
+        let before = self
+            .before
+            .as_deref()
+            .map(|b| {
+                b.parse::<VisitId>().map_err(|_| {
+                    Error::InvalidInput(format!(
+                        "--before {b:?} is not a visit id (use the cursor a previous page printed)"
+                    ))
+                })
+            })
+            .transpose()?;
+        Ok(HistoryQuery {
+            search: self.search.clone(),
+            category,
+            from: parse_time("--since", self.since.as_deref())?,
+            to: parse_time("--until", self.until.as_deref())?,
+            before,
+            limit: self.limit.min(MAX_PAGE),
+            sort,
+            offset: self.offset.unwrap_or(0),
+        })
+    }
+}
+
+/// Builds the search index of a database from before it, with a progress bar; returns at once
+/// when it is complete.
+pub(crate) fn ensure_search_index(store: &Store) -> Result<IndexStatus> {
+    let status = store.search_index_status()?;
+    if status.complete {
+        return Ok(status);
+    }
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(status.total);
+        if let Ok(style) =
+            ProgressStyle::with_template("building the search index [{bar:30}] {pos}/{len} visits ({eta})")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let result = search::backfill(store, &BackfillOptions::default(), &mut |s| {
+        bar.set_length(s.total);
+        bar.set_position(s.done);
+    });
+    bar.finish_and_clear();
+    result
+}
+
+/// Runs `sitetrail history`.
+pub(crate) fn run_history(store: &Store, args: HistoryArgs) -> Result<()> {
+    let mut q = args.query()?;
+    ensure_search_index(store)?;
+    let mut rows: Vec<HistoryRow> = Vec::with_capacity(args.limit.min(MAX_PAGE));
+    let mut next: (Option<VisitId>, Option<usize>);
+    loop {
+        q.limit = (args.limit - rows.len()).min(MAX_PAGE);
+        let page = store.history(&q)?;
+        rows.extend(page.rows);
+        next = (page.next_cursor, page.next_offset);
+        if rows.len() >= args.limit {
+            break;
+        }
+        match next {
+            (Some(c), _) => q.before = Some(c),
+            (_, Some(o)) => q.offset = o,
+            (None, None) => break,
+        }
+    }
+    if args.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "id": r.visit_id, "url": r.url, "title": r.title, "domain": r.domain,
+                    "category": r.category, "category_source": r.category_source,
+                    "visited_at": r.visited_at, "source": r.source,
+                })
+            })
+            .collect();
+        print_json(&list)?;
+    } else if rows.is_empty() {
+        println!("no visits match");
+    } else {
+        for r in &rows {
+            println!(
+                "{}  {}  {}  {}",
+                local_time(r.visited_at),
+                r.domain,
+                r.title.as_deref().unwrap_or("-"),
+                r.url
+            );
+        }
+    }
+    // The cursor of the next page goes to stderr, so stdout stays the rows alone.
+    match next {
+        (Some(cursor), _) => eprintln!("more visits: add --before {cursor} for the next page"),
+        (_, Some(offset)) => eprintln!("more matches: add --offset {offset} for the next page"),
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// `2026-11-29 10:00:05` in the local time zone.
+fn local_time(t: Timestamp) -> String {
+    match chrono::DateTime::<chrono::Utc>::from_timestamp_micros(t.as_micros()) {
+        Some(utc) => utc
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string(),
+        None => t.to_rfc3339(),
+    }
+}

@@ -1,0 +1,480 @@
+//! Forgetting: deleting visits, websites and time ranges for good, and recording that they were
+//! forgotten.
+//!
+//! Three forgettings: some visits by id ([`Store::forget_visits`]), a website with every visit to
+//! it and its classification job ([`Store::forget_website`], optionally also blocking it), and
+//! every visit in a time range ([`Store::forget_range`]; "the last hour", "everything").
+//!
+//! Invariants:
+//! - **Gone from the file.** A forgotten visit's row and its search-index entry are deleted
+//!   (the index row with the text it was indexed with, under the index's `secure-delete` option,
+//!   so its words leave the index pages; a forgetting of most of the history empties the index
+//!   instead and rebuilds what is left, `search::reset_index_in`), on a connection with
+//!   `secure_delete = ON` (deleted bytes are zeroed), and when the forgetting is done the WAL is
+//!   checkpointed and truncated, so no old page copy keeps them (`space.rs`). A website left without visits is deleted with its
+//!   job and favicon: its domain is content too.
+//! - **Never back.** Each forgetting writes a tombstone (what and when, never a URL, title or
+//!   domain: a website is recorded by the SHA-256 of its domain), so a later sync can forget it on
+//!   other devices. An imported visit leaves its import key (a hash of its source and its id in
+//!   the browser, [`import_key`]) in `forgotten_import`, and a time range stays forgotten:
+//!   `record_visit_in` and every import refuse a visit in a forgotten range or with a forgotten
+//!   key, even when an import reads the whole browser file again.
+//! - **Short locks.** A forgetting is one transaction when it is small. A large one commits in
+//!   batches of at most [`ForgetOptions::batch_size`] visits (about a tenth of a second of write
+//!   lock each), each moving the tombstone's cursor with it: interrupted, it is resumed where it
+//!   stopped ([`Store::resume_forgetting`], run by the CLI and the app at start). Its effect on
+//!   new visits is immediate: the first transaction writes the tombstone (a range then refuses
+//!   new visits in it) and deletes the website's job (it can never be claimed again).
+//! - **References kept by hand.** The forgetting's connection has foreign keys off: SQLite checks
+//!   a website's deletion by scanning every visit (there is no index on `visit.website_id`, on
+//!   purpose), which would cost a full scan per website. Websites are deleted only after
+//!   [`delete::has_visits_in`] found none (served by the search index), with their job and favicon.
+
+mod delete;
+mod space;
+mod steps;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rusqlite::{named_params, Connection, OpenFlags};
+use sha2::{Digest, Sha256};
+
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::ids::{TombstoneId, VisitId};
+use crate::store::{Change, Store};
+use crate::time::Timestamp;
+
+pub use space::Reclaimed;
+
+/// Most visits deleted per transaction by default (also websites checked).
+pub const DEFAULT_FORGET_BATCH: usize = 1_000;
+
+/// The largest first batch: later ones grow towards [`TARGET_BATCH_TIME`].
+const FIRST_BATCH: usize = 200;
+
+/// How long one batch should hold the write lock: later batches are sized from the last one's
+/// time to stay near it, whatever the machine's speed or load.
+pub const TARGET_BATCH_TIME: Duration = Duration::from_millis(100);
+
+/// The pause after each batch (plus up to a third more, at random). Other writers waiting for the
+/// lock poll it every 100 ms at most (SQLite's busy handler): a pause at least that long lets
+/// each of them in between two batches, instead of starving behind back-to-back ones.
+pub const DEFAULT_PAUSE: Duration = Duration::from_millis(100);
+
+/// Most visit ids one `forget_visits` call may name (one transaction).
+pub const MAX_VISIT_IDS: usize = 10_000;
+
+/// How to forget.
+#[derive(Clone, Debug)]
+pub struct ForgetOptions {
+    /// Most visits deleted per transaction (the first batch's size; later ones aim at
+    /// [`TARGET_BATCH_TIME`] within this bound).
+    pub batch_size: usize,
+    /// The pause between two batches, so other writers get the lock.
+    pub pause: Duration,
+    /// Checked between batches: when set, the forgetting stops after the batch in flight and is
+    /// resumed later ([`Store::resume_forgetting`]).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Default for ForgetOptions {
+    fn default() -> Self {
+        ForgetOptions {
+            batch_size: DEFAULT_FORGET_BATCH,
+            pause: DEFAULT_PAUSE,
+            cancel: None,
+        }
+    }
+}
+
+/// What a forgetting did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ForgetReport {
+    /// Visits deleted.
+    pub visits: u64,
+    /// Websites deleted (the forgotten one, or those left without visits).
+    pub websites: u64,
+    /// Visit ids that were not stored (already forgotten, say).
+    pub not_found: u64,
+    /// The domain now blocked, if the forgetting blocked one.
+    pub blocked: Option<String>,
+    /// False if it was cancelled before the end (it is resumed later).
+    pub complete: bool,
+    /// Space given back to the file system once complete (bytes).
+    pub reclaimed_bytes: u64,
+    /// The longest any of its transactions held the write lock (ms).
+    pub longest_batch_ms: u64,
+}
+
+/// How far a forgetting is, after each committed batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForgetProgress {
+    /// Visits deleted so far.
+    pub visits: u64,
+    /// Websites deleted so far.
+    pub websites: u64,
+}
+
+/// A tombstone: one forgetting, without the content.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Tombstone {
+    /// Its id.
+    pub id: TombstoneId,
+    /// `visit`, `website` or `range`.
+    pub kind: String,
+    /// The forgotten visit (kind `visit`).
+    pub visit_id: Option<VisitId>,
+    /// Hex SHA-256 of the forgotten website's domain (kind `website`).
+    pub domain_sha256: Option<String>,
+    /// The forgotten range's start (kind `range`).
+    pub since: Option<Timestamp>,
+    /// The forgotten range's end, inclusive.
+    pub until: Option<Timestamp>,
+    /// Visits deleted.
+    pub visits: i64,
+    /// When it was asked for.
+    pub forgotten_at: Timestamp,
+    /// When it was done (`None` while its batches are still being committed).
+    pub completed_at: Option<Timestamp>,
+}
+
+/// The import key of an imported visit: the first 8 bytes of SHA-256 of its source, a NUL and
+/// its id in the browser, as a big-endian integer. Keeps no URL, title or time in readable form.
+pub fn import_key(source: &str, source_visit_id: &str) -> i64 {
+    let mut h = Sha256::new();
+    h.update(source.as_bytes());
+    h.update([0u8]);
+    h.update(source_visit_id.as_bytes());
+    let d = h.finalize();
+    i64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+/// Hex SHA-256 of a domain, as a website tombstone keeps it.
+pub fn domain_sha256(domain: &str) -> Vec<u8> {
+    Sha256::digest(domain.as_bytes()).to_vec()
+}
+
+/// True if `t` lies in a forgotten range.
+pub fn is_forgotten_time(conn: &Connection, t: Timestamp) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_range_idx
+                              WHERE kind = 'range' AND since <= :t AND until >= :t)"#,
+        )?
+        .query_row(named_params! { ":t": t }, |r| r.get(0))?)
+}
+
+/// The forgotten ranges and whether any import key is forgotten, read once per import batch.
+#[derive(Clone, Debug, Default)]
+pub struct ForgottenFilter {
+    ranges: Vec<(Timestamp, Timestamp)>,
+    any_keys: bool,
+}
+
+impl ForgottenFilter {
+    /// Reads the forgotten ranges (a handful) and whether there is any forgotten import key.
+    pub fn load(conn: &Connection) -> Result<ForgottenFilter> {
+        let mut stmt = conn.prepare_cached(
+            r#"SELECT since, until FROM tombstone INDEXED BY tombstone_range_idx WHERE kind = 'range'"#,
+        )?;
+        let ranges = stmt
+            .query_map([], |r| Ok((r.get("since")?, r.get("until")?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let any_keys = conn
+            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import)"#)?
+            .query_row([], |r| r.get(0))?;
+        Ok(ForgottenFilter { ranges, any_keys })
+    }
+
+    /// True if an imported visit at `t` stored as (`source`, `source_visit_id`) was forgotten.
+    pub fn forgets(
+        &self,
+        conn: &Connection,
+        t: Timestamp,
+        source: &str,
+        source_visit_id: &str,
+    ) -> Result<bool> {
+        if self.ranges.iter().any(|&(since, until)| since <= t && t <= until) {
+            return Ok(true);
+        }
+        if !self.any_keys {
+            return Ok(false);
+        }
+        Ok(conn
+            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import WHERE key = :key)"#)?
+            .query_row(
+                named_params! { ":key": import_key(source, source_visit_id) },
+                |r| r.get(0),
+            )?)
+    }
+}
+
+/// Every tombstone, oldest first.
+pub fn list_tombstones(conn: &Connection) -> Result<Vec<Tombstone>> {
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT id, kind, visit_id, domain_sha256, since, until, visits, forgotten_at, completed_at
+           FROM tombstone ORDER BY id"#,
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let hash: Option<Vec<u8>> = r.get("domain_sha256")?;
+        Ok(Tombstone {
+            id: r.get("id")?,
+            kind: r.get("kind")?,
+            visit_id: r.get("visit_id")?,
+            domain_sha256: hash.map(|h| h.iter().map(|b| format!("{b:02x}")).collect()),
+            since: r.get("since")?,
+            until: r.get("until")?,
+            visits: r.get("visits")?,
+            forgotten_at: r.get("forgotten_at")?,
+            completed_at: r.get("completed_at")?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// What a forgetting's transactions touch: visits, websites and their jobs (announced to every
+/// process after each commit).
+fn forgetting() -> crate::store::Changes {
+    Change::Visits | Change::Websites | Change::Outbox
+}
+
+/// How long the forgetting's connection waits for the write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The connection a forgetting runs on: `secure_delete = ON` (deleted content is zeroed) and
+/// foreign keys off (see the module doc). Its own, not a pooled one, so these settings never
+/// reach other code; closed when the forgetting ends.
+fn open_connection(path: &Path) -> Result<Connection> {
+    crate::blocking::note("database");
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::Conflict(format!(
+            "the database is in {mode} mode, not WAL; cannot forget safely"
+        )));
+    }
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    conn.pragma_update(None, "secure_delete", "ON")?;
+    conn.pragma_update(None, "cache_size", -16_384)?;
+    Ok(conn)
+}
+
+/// Sleeps `base` plus up to a third more at random (so batches do not fall into step with a
+/// waiting writer's polls).
+fn pause(base: Duration) {
+    if base.is_zero() {
+        return;
+    }
+    let jitter = base.mul_f64(fastrand::f64() / 3.0);
+    std::thread::sleep(base + jitter);
+}
+
+/// The next batch's size from the last one's: aiming at [`TARGET_BATCH_TIME`], at most `max`.
+fn next_budget(last: usize, took: Duration, max: usize) -> usize {
+    let secs = took.as_secs_f64().max(1e-4);
+    let scaled = last as f64 * TARGET_BATCH_TIME.as_secs_f64() / secs;
+    // Grow gently (a batch that was quick may have been a cheap one), shrink at once.
+    (scaled.min(last as f64 * 2.0) as usize).clamp(10, max)
+}
+
+fn cancelled(opts: &ForgetOptions) -> bool {
+    opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+}
+
+impl Store {
+    /// Forgets the visits `ids` in one transaction (ids not stored are counted, not an error),
+    /// and the websites they leave without visits.
+    pub fn forget_visits(&self, ids: &[VisitId]) -> Result<ForgetReport> {
+        if ids.len() > MAX_VISIT_IDS {
+            return Err(Error::InvalidInput(format!(
+                "forget at most {MAX_VISIT_IDS} visits at a time, not {}",
+                ids.len()
+            )));
+        }
+        let mut conn = open_connection(self.path())?;
+        let now = self.now();
+        let started = Instant::now();
+        let mut report = self.write_on(&mut conn, forgetting(), |tx| {
+            steps::forget_visits_in(tx, ids, now)
+        })?;
+        report.longest_batch_ms = started.elapsed().as_millis() as u64;
+        report.complete = true;
+        report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;
+        Ok(report)
+    }
+
+    /// Forgets the website of `domain`: every visit to it, its job (at once: it can never be
+    /// claimed again) and the website itself. With `block`, also puts the domain (and so its
+    /// subdomains) on the never-record list, in the first transaction; blocking works for a
+    /// domain never visited too.
+    pub fn forget_website(
+        &self,
+        domain: &str,
+        block: bool,
+        opts: &ForgetOptions,
+        progress: &mut dyn FnMut(ForgetProgress),
+    ) -> Result<ForgetReport> {
+        let domain = Domain::parse(domain)?;
+        let mut conn = open_connection(self.path())?;
+        let now = self.now();
+        let budget = opts.batch_size.clamp(1, FIRST_BATCH);
+        let started = Instant::now();
+        let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
+            steps::start_website_in(tx, &domain, block, now, budget)
+        })?;
+        report.longest_batch_ms = started.elapsed().as_millis() as u64;
+        self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
+        Ok(report)
+    }
+
+    /// Forgets every visit made from `since` to `until` (inclusive), and the websites it leaves
+    /// without visits. From the first transaction on, no path records a visit in that range.
+    pub fn forget_range(
+        &self,
+        since: Timestamp,
+        until: Timestamp,
+        opts: &ForgetOptions,
+        progress: &mut dyn FnMut(ForgetProgress),
+    ) -> Result<ForgetReport> {
+        if since > until {
+            return Err(Error::InvalidInput(
+                "the time range to forget ends before it starts".into(),
+            ));
+        }
+        let mut conn = open_connection(self.path())?;
+        let now = self.now();
+        let budget = opts.batch_size.clamp(1, FIRST_BATCH);
+        let started = Instant::now();
+        let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
+            steps::start_range_in(tx, since, until, now, budget)
+        })?;
+        report.longest_batch_ms = started.elapsed().as_millis() as u64;
+        self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
+        Ok(report)
+    }
+
+    /// Continues every forgetting that was interrupted (a process stopped between its batches).
+    pub fn resume_forgetting(
+        &self,
+        opts: &ForgetOptions,
+        progress: &mut dyn FnMut(ForgetProgress),
+    ) -> Result<Vec<ForgetReport>> {
+        let pending: Vec<TombstoneId> = self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(
+                r#"SELECT id FROM tombstone INDEXED BY tombstone_pending_idx
+                   WHERE completed_at IS NULL ORDER BY forgotten_at"#,
+            )?;
+            let rows = stmt.query_map([], |r| r.get("id"))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })?;
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = open_connection(self.path())?;
+        let mut reports = Vec::new();
+        for id in pending {
+            let mut report = ForgetReport::default();
+            self.finish(&mut conn, Some(id), &mut report, opts, progress)?;
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+
+    /// True if a forgetting is still being committed (interrupted, or running in another process).
+    pub fn forgetting_pending(&self) -> Result<bool> {
+        self.with_conn(|c| {
+            Ok(c.prepare_cached(
+                r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_pending_idx
+                                  WHERE completed_at IS NULL)"#,
+            )?
+            .query_row([], |r| r.get(0))?)
+        })
+    }
+
+    /// Every tombstone, oldest first (for a future sync, and to show what was forgotten).
+    pub fn tombstones(&self) -> Result<Vec<Tombstone>> {
+        self.with_conn(list_tombstones)
+    }
+
+    /// Runs the batches of the forgetting `tombstone` (if it is not done yet) until it is done or
+    /// cancelled, then gives the space back.
+    fn finish(
+        &self,
+        conn: &mut Connection,
+        tombstone: Option<TombstoneId>,
+        report: &mut ForgetReport,
+        opts: &ForgetOptions,
+        progress: &mut dyn FnMut(ForgetProgress),
+    ) -> Result<()> {
+        let max = opts.batch_size.max(1);
+        // The first batch is small; the next ones are sized from its time.
+        let mut budget = max.min(FIRST_BATCH);
+        progress(ForgetProgress {
+            visits: report.visits,
+            websites: report.websites,
+        });
+        if let Some(id) = tombstone {
+            loop {
+                if cancelled(opts) {
+                    return Ok(());
+                }
+                pause(opts.pause);
+                let now = self.now();
+                let started = Instant::now();
+                let step = self.write_on(conn, forgetting(), |tx| steps::advance_in(tx, id, now, budget))?;
+                let took = started.elapsed();
+                report.longest_batch_ms = report.longest_batch_ms.max(took.as_millis() as u64);
+                budget = next_budget(budget, took, max);
+                report.visits += step.visits;
+                report.websites += step.websites;
+                progress(ForgetProgress {
+                    visits: report.visits,
+                    websites: report.websites,
+                });
+                if step.done {
+                    break;
+                }
+            }
+        }
+        report.complete = true;
+        report.reclaimed_bytes = space::reclaim(self, conn, opts.pause)?.bytes;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_aim_at_the_target_time() {
+        let max = 1_000;
+        assert_eq!(next_budget(1_000, Duration::from_millis(400), max), 250);
+        assert_eq!(next_budget(250, Duration::from_millis(100), max), 250);
+        assert_eq!(
+            next_budget(250, Duration::from_millis(10), max),
+            500,
+            "grows at most twofold"
+        );
+        assert_eq!(next_budget(800, Duration::from_millis(1), max), max);
+        assert_eq!(next_budget(20, Duration::from_secs(5), max), 10, "never below 10");
+    }
+
+    #[test]
+    fn import_keys_hash_source_and_id_apart() {
+        assert_eq!(import_key("chrome:ab", "1@2"), import_key("chrome:ab", "1@2"));
+        assert_ne!(import_key("chrome:ab", "1@2"), import_key("chrome:ab", "1@3"));
+        // The NUL keeps the two parts apart: "a" + "b@1" is not "ab" + "@1".
+        assert_ne!(import_key("a", "b@1"), import_key("ab", "@1"));
+        assert_eq!(domain_sha256("example.com").len(), 32);
+    }
+}

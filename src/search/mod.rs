@@ -1,0 +1,253 @@
+//! The full-text index of visits (`visit_fts`, an FTS5 table): what is indexed, how a visit maps
+//! to its index row, and keeping the two in step.
+//!
+//! The index is contentless: it holds tokens and rowids, never a copy of the text. A visit's
+//! rowid is its **key**: the first 8 bytes of its id (a UUIDv7 made from its visit time) read as a
+//! big-endian integer, i.e. its millisecond and sub-millisecond time. So rowid order is time
+//! order, FTS5 returns matches newest first by itself (`ORDER BY rowid DESC`), a page cursor or a
+//! date range is a rowid range, and a rowid leads back to its visit by a primary-key range seek,
+//! with no mapping table to write on every visit. [`free_visit_id`] keeps keys unique: a visit
+//! whose key is taken (two visits in the same microsecond) gets the next free sub-millisecond
+//! value, which reorders it by less than a microsecond.
+//!
+//! Invariants:
+//! - A visit is in the index iff it is in `visit` (once [`backfill`] is done): every insert goes
+//!   through `visits::insert_visit_in`, which calls [`index_visit_in`] in the same transaction;
+//!   every delete goes through `forget`, which calls [`unindex_visit_in`] in the same transaction.
+//! - No two visits share a key (checked where ids are made: [`free_visit_id`]).
+//!
+//! What is indexed per visit ([`IndexedText`], which must give the same text for a stored visit
+//! forever: deleting a row from a contentless index takes the text it was indexed with): the domain in Unicode (and in punycode when that
+//! differs, so both spellings find it), the title as stored, and the URL without its scheme, host
+//! and fragment (its path and query), cut at [`MAX_INDEXED_URL_BYTES`]: the host is the domain
+//! already, and long query strings are tracking noise that would double the index.
+
+mod backfill;
+pub mod query;
+
+use rusqlite::{named_params, Connection, Transaction};
+
+use crate::error::{Error, Result};
+use crate::ids::VisitId;
+use crate::time::Timestamp;
+
+pub use backfill::{backfill, backfill_batch, get_index_status, BackfillOptions, IndexStatus};
+
+/// Bytes of a URL's path and query that are indexed.
+pub const MAX_INDEXED_URL_BYTES: usize = 300;
+
+/// The index key (FTS rowid) of a visit: the first 8 bytes of its id, big-endian.
+pub fn key_of(id: VisitId) -> i64 {
+    let b = id.0.as_bytes();
+    i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// The smallest and the largest visit id whose key is `key`.
+pub fn id_range(key: i64) -> (VisitId, VisitId) {
+    let head = key.to_be_bytes();
+    let (mut lo, mut hi) = ([0u8; 16], [0xffu8; 16]);
+    lo[..8].copy_from_slice(&head);
+    hi[..8].copy_from_slice(&head);
+    (
+        VisitId(uuid::Uuid::from_bytes(lo)),
+        VisitId(uuid::Uuid::from_bytes(hi)),
+    )
+}
+
+/// `id` with its key's 12-bit sub-millisecond field one higher, or `None` at the end of its
+/// millisecond. The random rest of the id is kept.
+fn next_key(id: VisitId) -> Option<VisitId> {
+    let mut b = *id.0.as_bytes();
+    let fraction = (u16::from(b[6] & 0x0f) << 8) | u16::from(b[7]);
+    if fraction >= 0x0fff {
+        return None;
+    }
+    let next = fraction + 1;
+    b[6] = (b[6] & 0xf0) | (next >> 8) as u8;
+    b[7] = next as u8;
+    Some(VisitId(uuid::Uuid::from_bytes(b)))
+}
+
+/// True if a stored visit has key `key`.
+fn key_taken(conn: &Connection, key: i64) -> Result<bool> {
+    let (lo, hi) = id_range(key);
+    Ok(conn
+        .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM visit WHERE id >= :lo AND id <= :hi)"#)?
+        .query_row(named_params! { ":lo": lo, ":hi": hi }, |r| r.get(0))?)
+}
+
+/// A new id for a visit made at `at` whose key no stored visit has: `VisitId::at(at)`, or, when a
+/// visit of the same microsecond holds that key, the next free key of the millisecond. Call in
+/// the write transaction that inserts the visit (nobody else can take the key meanwhile).
+pub fn free_visit_id(conn: &Connection, at: Timestamp) -> Result<VisitId> {
+    free_id_from(conn, VisitId::at(at))
+}
+
+/// `id`, or the first id after it (same millisecond, same random tail) whose key is free.
+pub(crate) fn free_id_from(conn: &Connection, id: VisitId) -> Result<VisitId> {
+    let mut id = id;
+    loop {
+        if !key_taken(conn, key_of(id))? {
+            return Ok(id);
+        }
+        id = next_key(id).ok_or_else(|| {
+            Error::Conflict(
+                "more than 4,096 visits are stored in this visit's millisecond: it cannot be told apart from them"
+                    .into(),
+            )
+        })?;
+    }
+}
+
+/// The text indexed for one visit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexedText {
+    /// The domain in Unicode, followed by its punycode when that differs.
+    pub domain: String,
+    /// The title as stored.
+    pub title: Option<String>,
+    /// The URL's path and query, cut at [`MAX_INDEXED_URL_BYTES`].
+    pub url: String,
+}
+
+impl IndexedText {
+    /// What is indexed for a visit to `url` (whose website is `domain`) titled `title`.
+    pub fn new(domain: &str, url: &str, title: Option<&str>) -> IndexedText {
+        IndexedText {
+            domain: domain_text(domain),
+            title: title.map(str::to_owned),
+            url: url_text(url).to_owned(),
+        }
+    }
+}
+
+/// The domain as people type it (`münchen.example`) and as stored (`xn--mnchen-3ya.example`).
+fn domain_text(domain: &str) -> String {
+    if !domain.contains("xn--") {
+        return domain.to_owned();
+    }
+    let (unicode, result) = idna::domain_to_unicode(domain);
+    match result {
+        Ok(()) if unicode != domain => format!("{unicode} {domain}"),
+        _ => domain.to_owned(),
+    }
+}
+
+/// The part of `url` after its host and before its fragment (path and query), cut at a character
+/// boundary at [`MAX_INDEXED_URL_BYTES`].
+fn url_text(url: &str) -> &str {
+    let url = url.trim();
+    let after_scheme = url.find("://").map_or(url, |i| &url[i + 3..]);
+    let rest = after_scheme
+        .find(['/', '?', '#'])
+        .map_or("", |i| &after_scheme[i..]);
+    let rest = rest.split('#').next().unwrap_or("");
+    if rest.len() <= MAX_INDEXED_URL_BYTES {
+        return rest;
+    }
+    let mut end = MAX_INDEXED_URL_BYTES;
+    while !rest.is_char_boundary(end) {
+        end -= 1;
+    }
+    &rest[..end]
+}
+
+/// Adds the visit `id` to the index, in the caller's transaction (the one that inserted it).
+pub fn index_visit_in(tx: &Transaction<'_>, id: VisitId, text: &IndexedText) -> Result<()> {
+    tx.prepare_cached(
+        r#"INSERT INTO visit_fts (rowid, domain, title, url) VALUES (:key, :domain, :title, :url)"#,
+    )?
+    .execute(named_params! {
+        ":key": key_of(id), ":domain": text.domain, ":title": text.title, ":url": text.url,
+    })?;
+    Ok(())
+}
+
+/// Removes the visit `id`, indexed with `text` (rebuilt from the stored visit with
+/// [`IndexedText::new`]), from the index, in the caller's transaction (the one that deletes it).
+/// With the table's `secure-delete` option its tokens leave the index pages at once.
+pub fn unindex_visit_in(tx: &Transaction<'_>, id: VisitId, text: &IndexedText) -> Result<()> {
+    tx.prepare_cached(
+        r#"INSERT INTO visit_fts (visit_fts, rowid, domain, title, url)
+           VALUES ('delete', :key, :domain, :title, :url)"#,
+    )?
+    .execute(named_params! {
+        ":key": key_of(id), ":domain": text.domain, ":title": text.title, ":url": text.url,
+    })?;
+    Ok(())
+}
+
+/// Empties the index, in the caller's transaction, and sets the backfill to index every visit
+/// again: what a forgetting of most of the history does instead of deleting its rows one by one
+/// (with the table's `secure-delete`, about a millisecond each). The forgotten visits are then
+/// deleted unindexed and the backfill indexes the others. With `secure_delete = ON` on the
+/// caller's connection the freed index pages are zeroed.
+pub fn reset_index_in(tx: &Transaction<'_>, visits_left: u64, now: Timestamp) -> Result<()> {
+    tx.prepare_cached(r#"INSERT INTO visit_fts (visit_fts) VALUES ('delete-all')"#)?
+        .execute([])?;
+    tx.prepare_cached(
+        r#"UPDATE search_state
+           SET below = X'ffffffffffffffffffffffffffffffff', total = :total, done = 0, updated_at = :now
+           WHERE id = 1"#,
+    )?
+    .execute(named_params! { ":total": visits_left as i64, ":now": now })?;
+    Ok(())
+}
+
+/// True if the visit `id` is in the index. Reads FTS5's own `visit_fts_docsize` table (one row
+/// per indexed document, keyed by rowid): a contentless table cannot be asked directly.
+pub fn is_indexed(conn: &Connection, id: VisitId) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM visit_fts_docsize WHERE id = :key)"#)?
+        .query_row(named_params! { ":key": key_of(id) }, |r| r.get(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_time_and_bound_their_ids() {
+        let t = Timestamp::parse_rfc3339("2026-11-29T10:00:00.123456Z").unwrap();
+        let (a, b) = (
+            VisitId::at(t),
+            VisitId::at(t.plus(std::time::Duration::from_micros(1))),
+        );
+        assert!(key_of(a) < key_of(b), "a later microsecond has a larger key");
+        assert!(key_of(a) > 0);
+        let (lo, hi) = id_range(key_of(a));
+        assert!(lo <= a && a <= hi);
+        let next = next_key(a).unwrap();
+        assert_eq!(key_of(next), key_of(a) + 1);
+        assert!(
+            key_of(next) < key_of(b),
+            "a bumped key stays before the next microsecond"
+        );
+        assert_eq!(&next.0.as_bytes()[8..], &a.0.as_bytes()[8..]);
+        assert_eq!(next.0.get_version_num(), 7);
+        // The last sub-millisecond value has no successor.
+        let mut last = *a.0.as_bytes();
+        last[6] |= 0x0f;
+        last[7] = 0xff;
+        assert_eq!(next_key(VisitId(uuid::Uuid::from_bytes(last))), None);
+    }
+
+    #[test]
+    fn indexed_text_is_domain_title_and_path() {
+        let t = IndexedText::new(
+            "xn--mnchen-3ya.example",
+            "https://xn--mnchen-3ya.example/stadt/rathaus?tab=2#oben",
+            Some("Stadt München"),
+        );
+        assert_eq!(t.domain, "münchen.example xn--mnchen-3ya.example");
+        assert_eq!(t.url, "/stadt/rathaus?tab=2");
+        assert_eq!(IndexedText::new("github.com", "https://github.com", None).url, "");
+        assert_eq!(
+            IndexedText::new("a.example", "http://a.example?q=1", None).url,
+            "?q=1"
+        );
+        let long = format!("https://a.example/{}", "é".repeat(400));
+        let cut = IndexedText::new("a.example", &long, None).url;
+        assert!(cut.len() <= MAX_INDEXED_URL_BYTES && cut.len() >= MAX_INDEXED_URL_BYTES - 1);
+    }
+}

@@ -1,0 +1,172 @@
+// Forgetting, from the history and the overview: one dialog for visits, a website (optionally
+// never recorded again), the last hour / day / everything, and the list of blocked domains.
+// Nothing is forgotten without the dialog's confirmation. When something was forgotten, a
+// `sitetrail:forgotten` event tells the views ({kind, ids, domain, report}).
+import { call, describe } from './api.js';
+import { $, el, fmtNumber, fmtTime, toast } from './dom.js';
+
+let confirmAction = null;
+
+export function init() {
+  $('#fg-cancel').addEventListener('click', () => $('#forget-dialog').close());
+  $('#fg-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!confirmAction) return;
+    const action = confirmAction;
+    $('#fg-confirm').disabled = true;
+    try {
+      await action();
+      $('#forget-dialog').close();
+    } catch (err) {
+      toast(`Could not forget: ${describe(err)}`, true);
+    } finally {
+      $('#fg-confirm').disabled = false;
+    }
+  });
+}
+
+function open(title, body, confirmLabel, action) {
+  $('#fg-title').textContent = title;
+  $('#fg-body').replaceChildren(...body);
+  $('#fg-confirm').textContent = confirmLabel;
+  $('#fg-confirm').hidden = !action;
+  confirmAction = action;
+  $('#forget-dialog').showModal();
+  ($('#fg-body input') || $(action ? '#fg-confirm' : '#fg-cancel')).focus();
+}
+
+function announce(kind, detail, report) {
+  document.dispatchEvent(new CustomEvent('sitetrail:forgotten', { detail: { kind, ...detail, report } }));
+  const what = `${fmtNumber(report.visits)} visit${report.visits === 1 ? '' : 's'}`;
+  const sites = report.websites ? ` and ${fmtNumber(report.websites)} website${report.websites === 1 ? '' : 's'}` : '';
+  toast(`Forgot ${what}${sites}.${report.blocked ? ` ${report.blocked} will never be recorded again.` : ''}`);
+}
+
+const warning = () => el('p', { class: 'muted small', text: 'This deletes them from this computer for good: from the history, the search and any later export. It cannot be undone.' });
+
+/** A history row: its visits, or everything from its website. */
+export function forgetRow(visit) {
+  const n = visit.ids.length;
+  const choiceVisits = el('input', { type: 'radio', name: 'fg-what', value: 'visits', checked: true });
+  const choiceSite = el('input', { type: 'radio', name: 'fg-what', value: 'site' });
+  const block = el('input', { type: 'checkbox', id: 'fg-block' });
+  const blockLabel = el('label', { class: 'check' }, block, ` Never record ${visit.domain} again (nor its subdomains)`);
+  blockLabel.hidden = true;
+  for (const r of [choiceVisits, choiceSite]) {
+    r.addEventListener('change', () => (blockLabel.hidden = !choiceSite.checked));
+  }
+  open(
+    'Forget',
+    [
+      el('div', { class: 'choices' },
+        el('label', { class: 'check' }, choiceVisits, n === 1 ? ' This visit' : ` These ${n} visits to this page`),
+        el('label', { class: 'check' }, choiceSite, ` Everything from ${visit.domain}`)),
+      blockLabel,
+      warning(),
+    ],
+    'Forget',
+    async () => {
+      if (choiceSite.checked) return forgetWebsiteNow(visit.domain, block.checked);
+      const report = await call('forget_visits', { ids: visit.ids });
+      announce('visits', { ids: visit.ids, domain: visit.domain }, report);
+    },
+  );
+}
+
+async function forgetWebsiteNow(domain, block) {
+  const report = await call('forget_website', { domain, block });
+  announce('website', { domain }, report);
+}
+
+/** Every visit to a website (from the overview's top list, say). */
+export function forgetWebsite(domain) {
+  const block = el('input', { type: 'checkbox', id: 'fg-block' });
+  open(
+    `Forget ${domain}?`,
+    [
+      el('p', { text: `Every visit to ${domain}, its category and its icon.` }),
+      el('label', { class: 'check' }, block, ` Never record ${domain} again (nor its subdomains)`),
+      warning(),
+    ],
+    'Forget website',
+    () => forgetWebsiteNow(domain, block.checked),
+  );
+}
+
+const PERIODS = [['hour', 'The last hour'], ['day', 'The last 24 hours'], ['all', 'Everything']];
+
+/** The last hour, day, or everything. */
+export function forgetRecent() {
+  const radios = PERIODS.map(([value, label], i) => {
+    const r = el('input', { type: 'radio', name: 'fg-period', value, checked: i === 0 });
+    return el('label', { class: 'check' }, r, ` ${label}`);
+  });
+  open(
+    'Forget recent history',
+    [el('div', { class: 'choices', role: 'radiogroup', 'aria-label': 'What to forget' }, ...radios), warning()],
+    'Forget',
+    async () => {
+      const period = document.querySelector('input[name="fg-period"]:checked').value;
+      const report = await call('forget_recent', { period });
+      announce('recent', { period }, report);
+    },
+  );
+}
+
+/** The never-record list: see it, take a domain off it, add one. */
+export async function showBlocked() {
+  let list;
+  try {
+    list = await call('list_blocked');
+  } catch (e) {
+    toast(`Could not read the blocked list: ${describe(e)}`, true);
+    return;
+  }
+  const items = el('ul', { class: 'blocked', id: 'fg-blocked' });
+  const render = () => {
+    items.replaceChildren(...(list.length === 0
+      ? [el('li', { class: 'muted', text: 'No domain is blocked.' })]
+      : list.map((b) => el('li', { 'data-domain': b.domain },
+        el('span', { class: 'd', text: b.domain, title: `Blocked since ${fmtTime(b.blocked_at)}` }),
+        el('button', {
+          type: 'button', class: 'ghost small unblock', 'aria-label': `Record ${b.domain} again`,
+          onclick: async () => {
+            try {
+              await call('unblock_domain', { domain: b.domain });
+              list = list.filter((x) => x.domain !== b.domain);
+              render();
+              toast(`${b.domain} is recorded again.`);
+            } catch (e) {
+              toast(`Could not unblock: ${describe(e)}`, true);
+            }
+          },
+        }, 'Allow again')))));
+  };
+  render();
+  const input = el('input', { type: 'text', id: 'fg-add', placeholder: 'example.com', autocomplete: 'off', maxlength: '253' });
+  const add = el('button', {
+    type: 'button', class: 'ghost', onclick: async () => {
+      const domain = input.value.trim();
+      if (!domain) return;
+      try {
+        const r = await call('block_domain', { domain });
+        if (!list.some((b) => b.domain === r.domain)) list.push({ domain: r.domain, blocked_at: new Date().toISOString() });
+        list.sort((a, b) => a.domain.localeCompare(b.domain));
+        input.value = '';
+        render();
+      } catch (e) {
+        toast(`Could not block it: ${describe(e)}`, true);
+      }
+    },
+  }, 'Block');
+  open(
+    'Never recorded',
+    [
+      el('p', { class: 'muted small', text: 'Visits to these domains and their subdomains are never recorded and never classified. Their past visits stay until you forget them.' }),
+      items,
+      el('div', { class: 'add-row' }, el('label', { class: 'grow' }, 'Block a domain', input), add),
+    ],
+    '',
+    null,
+  );
+}
