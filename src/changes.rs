@@ -219,12 +219,17 @@ impl Hub {
         let rx = self.sender.subscribe();
         if let Ok(mut started) = self.watcher.lock() {
             if !*started {
-                match open() {
-                    Ok(conn) => {
+                // The starting point is read before returning, so a commit made after
+                // `subscribe` returns is always heard, however late the thread starts.
+                match open().and_then(|conn| {
+                    let seen = Seen::read(&conn)?;
+                    Ok((conn, seen))
+                }) {
+                    Ok((conn, seen)) => {
                         let hub = Arc::downgrade(self);
                         let spawned = std::thread::Builder::new()
                             .name("sitetrail-watch".into())
-                            .spawn(move || watch(conn, hub));
+                            .spawn(move || watch(conn, seen, hub));
                         *started = spawned.is_ok();
                         if let Err(e) = spawned {
                             tracing::warn!(error = %e, "cannot watch for other processes' changes");
@@ -242,12 +247,7 @@ impl Hub {
 /// looked, whenever `data_version` says another connection committed. Its own process's commits
 /// are seen too and sent again: subscribers take a notification as "look again", so a second
 /// one costs a refresh, never a wrong view.
-fn watch(conn: Connection, hub: Weak<Hub>) {
-    let version = |c: &Connection| c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0));
-    let (Ok(mut last_version), Ok(mut last)) = (version(&conn), read_counters(&conn)) else {
-        tracing::warn!("cannot read the change counters; other processes' changes will not be heard");
-        return;
-    };
+fn watch(conn: Connection, mut seen: Seen, hub: Weak<Hub>) {
     loop {
         std::thread::sleep(WATCH_INTERVAL);
         let Some(hub) = hub.upgrade() else {
@@ -256,20 +256,47 @@ fn watch(conn: Connection, hub: Weak<Hub>) {
         if hub.sender.receiver_count() == 0 {
             continue;
         }
-        let Ok(v) = version(&conn) else { continue };
-        if v == last_version {
-            continue;
+        match Seen::data_version(&conn) {
+            Ok(v) if v != seen.version => {}
+            _ => continue,
         }
-        last_version = v;
-        let Ok(now) = read_counters(&conn) else { continue };
+        let Ok(now) = Seen::read(&conn) else { continue };
         let mut changed = Changes::NONE;
-        for (kind, n) in &now {
-            if last.get(kind).is_none_or(|old| old < n) {
+        for (kind, n) in &now.counters {
+            if seen.counters.get(kind).is_none_or(|old| old < n) {
                 changed.insert(*kind);
             }
         }
-        last = now;
+        seen = now;
         hub.send(changed);
+    }
+}
+
+/// What the watcher last saw: the file's `data_version` and every counter, read in one read
+/// transaction so that a commit between the two reads cannot be taken for already seen.
+struct Seen {
+    version: i64,
+    counters: BTreeMap<Change, i64>,
+}
+
+impl Seen {
+    fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+        conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+    }
+
+    fn read(conn: &Connection) -> rusqlite::Result<Seen> {
+        conn.execute_batch("BEGIN")?;
+        let read = (|| {
+            // The counters first: this statement starts the read transaction's snapshot, and
+            // `data_version` then names that snapshot.
+            let counters = read_counters(conn)?;
+            Ok(Seen {
+                version: Seen::data_version(conn)?,
+                counters,
+            })
+        })();
+        conn.execute_batch("COMMIT")?;
+        read
     }
 }
 
