@@ -37,7 +37,6 @@ pub mod time_spent;
 pub mod visits;
 pub mod websites;
 pub mod worker;
-pub mod worker_state;
 
 pub use category::{Category, CategorySource};
 pub use confidence::Confidence;

@@ -81,7 +81,7 @@ pub(crate) use {sql_impls, sql_text};
 #[cfg(test)]
 mod tests {
     use crate::outbox::JobStatus;
-    use crate::worker_state::PauseKind;
+    use crate::worker::state::PauseKind;
     use crate::{Category, CategorySource};
 
     /// Writes `v` to a TEXT column, reads it back as `T`; then reads an unknown value.

@@ -13,7 +13,7 @@
 //!
 //! Failures that are not the jobs' fault never cost an attempt: the jobs are given back
 //! untouched ([`outbox::release_job`]) and the whole worker pauses, the pause recorded in
-//! `worker_state` under the provider's name for every worker to respect ([`crate::worker_state`]):
+//! `worker_state` under the provider's name for every worker to respect ([`state`]):
 //! offline → growing backoff (1 s doubling up to a cap), resumes by itself; rate limited → waits as
 //! long as the provider asked; needs the user (bad key, no quota, unknown model) → waits for
 //! `sitetrail resume` or new settings. A pause recorded by another worker for the same provider
@@ -34,12 +34,15 @@
 //! is not certain (or that the user sent to the AI) wait for the remote provider, which then
 //! replaces the provisional category.
 
+mod config;
 mod heartbeat;
 mod local;
 mod narrowing;
 mod pacing;
+pub mod state;
 mod supervisor;
 
+pub use config::{RetryPolicy, WorkerConfig};
 pub use local::{LocalFirst, LOCAL_INTERVAL};
 pub use pacing::{Backoff, RequestPacer};
 pub use supervisor::PanicsOn;
@@ -58,164 +61,8 @@ use crate::error::{Error, Result};
 use crate::ids::WorkerId;
 use crate::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
 use crate::store::{Change, Store};
-use crate::worker_state::{PauseKind, WorkerState};
+use crate::worker::state::{PauseKind, WorkerState};
 use narrowing::Settle;
-
-/// How long a failed job waits before its next attempt: `base * factor^(attempt-1)`, capped at
-/// `max`, then spread by up to `±jitter` (a fraction) so that jobs that failed together do not
-/// retry together.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryPolicy {
-    /// Delay after the first failed attempt.
-    pub base: Duration,
-    /// Growth per further attempt (1.0 = fixed delay).
-    pub factor: f64,
-    /// Longest delay.
-    pub max: Duration,
-    /// Random spread, as a fraction of the delay (0.0 = none).
-    pub jitter: f64,
-}
-
-impl RetryPolicy {
-    /// A fixed delay.
-    pub fn fixed(delay: Duration) -> Self {
-        RetryPolicy {
-            base: delay,
-            factor: 1.0,
-            max: delay,
-            jitter: 0.0,
-        }
-    }
-
-    /// The delay after attempt number `attempt` (1-based) failed.
-    pub fn delay(&self, attempt: i64) -> Duration {
-        let exp = i32::try_from(attempt.saturating_sub(1).clamp(0, 60)).unwrap_or(60);
-        let raw = self.base.as_secs_f64() * self.factor.max(1.0).powi(exp);
-        let capped = raw.min(self.max.max(self.base).as_secs_f64());
-        let spread = if self.jitter > 0.0 {
-            (fastrand::f64() * 2.0 - 1.0) * self.jitter.min(1.0)
-        } else {
-            0.0
-        };
-        Duration::from_secs_f64((capped * (1.0 + spread)).max(0.0))
-    }
-
-    /// The longest delay this policy can give (the cap plus its jitter): a retry time further
-    /// ahead than this can only come from a clock that has since moved back.
-    pub fn longest(&self) -> Duration {
-        let capped = self.max.max(self.base).as_secs_f64() * (1.0 + self.jitter.clamp(0.0, 1.0));
-        Duration::try_from_secs_f64(capped).unwrap_or(Duration::MAX)
-    }
-
-    /// Exponential backoff with ±20% jitter: `base * factor^(attempt-1)`, capped at `max`.
-    pub fn exponential(base: Duration, factor: f64, max: Duration) -> Self {
-        RetryPolicy {
-            base,
-            factor,
-            max,
-            jitter: 0.2,
-        }
-    }
-}
-
-/// How a worker runs.
-#[derive(Clone, Debug)]
-pub struct WorkerConfig {
-    /// Sleep between ticks.
-    pub fixed_delay: Duration,
-    /// Delay before a failed job is retried.
-    pub retry: RetryPolicy,
-    /// The lease on a claimed job: the worker renews it every third of this while it works on
-    /// the job, and a job whose lease ran out (its worker died) is reclaimed.
-    pub processing_timeout: Duration,
-    /// Attempts before a job is `FAILED`.
-    pub max_attempts: u32,
-    /// Jobs claimed (and classified in one call) per tick.
-    pub batch_size: usize,
-    /// On shutdown, how long a classification in flight may take before its jobs are given back.
-    pub shutdown_grace: Duration,
-    /// Most classifier calls a minute (a token bucket on top of the fixed delay); `None`: no limit.
-    pub max_requests_per_minute: Option<u32>,
-    /// While the provider is unreachable: first wait, doubled after each failed try...
-    pub offline_backoff_first: Duration,
-    /// ...up to this. Also used for a rate limit that does not say how long to wait.
-    pub offline_backoff_max: Duration,
-    /// Longest wait of a paused worker between two looks at the pause state: it looks at once
-    /// when the state is announced to have changed (by any process); this is the safety net.
-    pub pause_poll: Duration,
-    /// Longest sleep of an idle worker. It wakes as soon as new work is announced (by this
-    /// process or another, see [`crate::changes`]) or a retry falls due; this is the safety net.
-    pub idle_poll: Duration,
-    /// After a crash, the first wait before the worker restarts, doubled after each crash...
-    pub crash_backoff_first: Duration,
-    /// ...up to this.
-    pub crash_backoff_max: Duration,
-    /// The provider this worker calls, as its pauses are recorded (`<provider> <base URL>
-    /// <model>`, never a credential): pauses of other providers do not hold it. `None`: the
-    /// classifier's name.
-    pub pause_scope: Option<String>,
-}
-
-impl Default for WorkerConfig {
-    fn default() -> Self {
-        WorkerConfig {
-            fixed_delay: Duration::from_secs(1),
-            retry: RetryPolicy::fixed(Duration::from_secs(30)),
-            processing_timeout: Duration::from_secs(300),
-            max_attempts: 5,
-            batch_size: 1,
-            shutdown_grace: Duration::from_secs(10),
-            max_requests_per_minute: None,
-            offline_backoff_first: Duration::from_secs(1),
-            offline_backoff_max: Duration::from_secs(300),
-            pause_poll: Duration::from_secs(30),
-            idle_poll: Duration::from_secs(60),
-            crash_backoff_first: Duration::from_secs(1),
-            crash_backoff_max: Duration::from_secs(60),
-            pause_scope: None,
-        }
-    }
-}
-
-impl WorkerConfig {
-    /// Checks that the values can work together, within the limits the settings schema gives
-    /// each of them ([`crate::settings::SCHEMA`]).
-    pub fn validate(&self) -> Result<()> {
-        use crate::settings::schema::{limits, number_limits};
-        let within = |name: &str, value: u64, what: &str| {
-            let (min, max) = limits(name);
-            if (min..=max).contains(&value) {
-                Ok(())
-            } else {
-                Err(Error::InvalidConfig(format!(
-                    "{what} must be between {min} and {max}, not {value}"
-                )))
-            }
-        };
-        within("max_attempts", u64::from(self.max_attempts), "max attempts")?;
-        within("batch_size", self.batch_size as u64, "batch size")?;
-        let timeout_ms = u64::try_from(self.processing_timeout.as_millis()).unwrap_or(u64::MAX);
-        within("processing_timeout_ms", timeout_ms, "processing timeout (ms)")?;
-        if let Some(n) = self.max_requests_per_minute {
-            within("max_requests_per_minute", u64::from(n), "max requests per minute")?;
-        }
-        let (min, max) = number_limits("retry_factor");
-        if !(self.retry.factor >= min && self.retry.factor <= max) {
-            return Err(Error::InvalidConfig(format!(
-                "retry factor must be between {min} and {max}"
-            )));
-        }
-        if self.offline_backoff_first.is_zero()
-            || self.pause_poll.is_zero()
-            || self.crash_backoff_first.is_zero()
-        {
-            return Err(Error::InvalidConfig(
-                "offline backoff, crash backoff and pause poll must be more than 0".into(),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// What one tick did.
 #[derive(Debug, PartialEq, Eq)]
@@ -584,7 +431,7 @@ impl Worker {
                     let now = self.store.now();
                     let pause_for = state.paused_until.map(|until| {
                         Duration::from_micros(u64::try_from(until.as_micros() - now.as_micros()).unwrap_or(0))
-                            .min(crate::worker_state::MAX_PAUSE)
+                            .min(crate::worker::state::MAX_PAUSE)
                     });
                     info!(
                         reason = state.paused_reason.as_deref().unwrap_or_default(),

@@ -16,7 +16,7 @@ use sitetrail::ids::VisitId;
 use sitetrail::search::{self, BackfillOptions, IndexStatus};
 use sitetrail::{Category, Error, Result, Store, Timestamp};
 
-use crate::cli::print_json;
+use super::print_json;
 
 /// Most visits one `history` command prints.
 const MAX_LIMIT: usize = 100_000;

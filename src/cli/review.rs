@@ -7,7 +7,7 @@ use clap::Args;
 use sitetrail::review::{ReviewQuery, MAX_REVIEW};
 use sitetrail::{Category, Confidence, Error, Result, Store};
 
-use crate::cli::print_json;
+use super::print_json;
 
 #[derive(Args, Debug)]
 pub(crate) struct ReviewArgs {

@@ -15,7 +15,7 @@ use sitetrail::import::detect::Roots;
 use sitetrail::store::StoreOptions;
 use sitetrail::{Error, Result, Store};
 
-use crate::cli::print_json;
+use super::print_json;
 
 /// Waits this long after each committed batch before acknowledging it. For tests that kill the
 /// host between a commit and its ack; not for normal use.

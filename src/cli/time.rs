@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use sitetrail::time_spent::{GroupBy, TimeQuery};
 use sitetrail::{Error, Result, Store, Timestamp};
 
-use crate::cli::print_json;
+use super::print_json;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum TimeBy {

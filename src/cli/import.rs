@@ -19,7 +19,7 @@ use sitetrail::import::schedule::{self, AutoImport};
 use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
 use sitetrail::{Error, Result, Store};
 
-use crate::cli::{build_worker, print_json, WorkerArgs};
+use super::{build_worker, print_json, WorkerArgs};
 
 /// The browser family named on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -15,8 +15,8 @@ use sitetrail::forget::{ForgetOptions, ForgetProgress, ForgetReport};
 use sitetrail::ids::VisitId;
 use sitetrail::{Error, Result, Store, Timestamp};
 
-use crate::cli::print_json;
-use crate::cli_history::ensure_search_index;
+use super::history::ensure_search_index;
+use super::print_json;
 
 #[derive(Args, Debug)]
 pub(crate) struct ForgetArgs {

@@ -1,0 +1,178 @@
+//! Command-line parsing and output, one module per command. All work is done by the library;
+//! these modules turn arguments into calls and results into text or JSON. The commands, flags
+//! and JSON keys are a contract for scripts: extend them, never rename or remove them.
+
+mod capture;
+mod classify;
+mod export;
+mod failed;
+mod forget;
+mod history;
+mod import;
+mod review;
+mod settings;
+mod status;
+mod time;
+mod visit;
+mod websites;
+mod worker;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use sitetrail::settings::{Overrides, Resolved};
+use sitetrail::{Error, Result, Store};
+
+pub(crate) use worker::{build_worker, WorkerArgs};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sitetrail",
+    version,
+    about = "Local-first browsing history, sorted into categories"
+)]
+struct Cli {
+    /// The database file [default: sitetrail.db in the user's data directory].
+    #[arg(long, global = true, env = "SITETRAIL_DB", value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// The settings file [default: settings.json in the user's config directory].
+    #[arg(long, global = true, env = "SITETRAIL_SETTINGS", value_name = "PATH")]
+    settings: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Records a visit to URL (its website is queued for classification).
+    Visit(visit::VisitArgs),
+    /// Classifies queued websites, one batch per tick, until stopped (SIGINT/SIGTERM).
+    Worker(WorkerArgs),
+    /// Prints the queue's job counts.
+    Status(status::StatusArgs),
+    /// Lists FAILED classification jobs.
+    Failed(failed::FailedArgs),
+    /// Puts FAILED jobs back in the queue (attempts reset).
+    Retry(failed::RetryArgs),
+    /// Lists websites.
+    Websites(websites::WebsitesArgs),
+    /// Sets your own category for a website; classifiers never overwrite it.
+    Categorize(websites::CategorizeArgs),
+    /// Clears a website's category and queues it to be classified again (the built-in category
+    /// comes back at once; a remote provider is asked where it is not certain).
+    Reclassify(websites::ReclassifyArgs),
+    /// Writes history or categories to a CSV or JSON file.
+    Export(export::ExportArgs),
+    /// Lists the category ids and their names.
+    Categories(websites::CategoriesArgs),
+    /// Prints the category a provider gives each domain, without touching the database (for
+    /// trying settings). Private and excluded hosts are answered by the built-in rules.
+    Classify(classify::ClassifyArgs),
+    /// Resumes a worker paused because the provider needs you (bad key, no quota, unknown
+    /// model), or cuts short an offline or rate-limit pause.
+    Resume,
+    /// Imports browsing history from a browser's own database; only visits added since the last
+    /// import are read.
+    Import(import::ImportArgs),
+    /// Runs the worker and re-imports every detected browser profile every few minutes, until
+    /// SIGINT/SIGTERM.
+    Daemon(import::DaemonArgs),
+    /// Lists the websites whose category is not certain, most visited first, to confirm or
+    /// correct them.
+    Review(review::ReviewArgs),
+    /// The browser extension's native-messaging host (the browser starts it; it speaks
+    /// length-prefixed JSON on stdin/stdout).
+    NativeHost(capture::NativeHostArgs),
+    /// Links a browser to Sitetrail (the native-messaging host manifest), unlinks it, or says
+    /// which browsers are linked.
+    BrowserLink(capture::BrowserLinkArgs),
+    /// Prints the time spent per website, category or day.
+    Time(time::TimeArgs),
+    /// Lists visits newest first, with search, category and date filters, in pages.
+    History(history::HistoryArgs),
+    /// Forgets visits, a website or a time range for good (and remembers only that it did).
+    Forget(forget::ForgetArgs),
+    /// Lists the domains never recorded, or adds or removes one.
+    Blocked(forget::BlockedArgs),
+}
+
+/// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = if matches!(cli.command, Command::Worker(_) | Command::Daemon(_)) {
+        "info"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("sitetrail={default_level}")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            // The exit code says what kind of failure it was (`sitetrail::ErrorKind`).
+            ExitCode::from(e.kind().exit_code())
+        }
+    }
+}
+
+fn open(db: Option<PathBuf>) -> Result<Store> {
+    let path = match db {
+        Some(p) => p,
+        None => sitetrail::store::default_db_path()?,
+    };
+    Store::open_with(path, sitetrail::store::StoreOptions::from_env()?)
+}
+
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| Error::Io(e.into()))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Loads the settings file and applies the environment and `overrides` (CLI > env > file).
+fn resolve_settings(path: Option<PathBuf>, overrides: &Overrides) -> Result<Resolved> {
+    sitetrail::settings::load_and_resolve(path.as_deref(), overrides)
+}
+
+/// Sends each command to its module; all but three open the database first.
+fn run(cli: Cli) -> Result<()> {
+    let db = cli.db;
+    let store = || open(db.clone());
+    match cli.command {
+        Command::Classify(args) => classify::run_classify(cli.settings, args),
+        Command::NativeHost(args) => capture::run_native_host(db, args),
+        Command::BrowserLink(args) => capture::run_browser_link(db, args),
+        Command::Visit(args) => visit::run_visit(&store()?, args),
+        Command::Worker(args) => worker::run_worker(store()?, cli.settings, args),
+        Command::Import(args) => import::run_import(&store()?, args),
+        Command::Daemon(args) => import::run_daemon(store()?, cli.settings, args),
+        Command::Review(args) => review::run_review(&store()?, args),
+        Command::Time(args) => time::run_time(&store()?, args),
+        Command::History(args) => history::run_history(&store()?, args),
+        Command::Forget(args) => forget::run_forget(&store()?, args),
+        Command::Blocked(args) => forget::run_blocked(&store()?, args),
+        Command::Status(args) => status::run_status(&store()?, cli.settings, args),
+        Command::Resume => status::run_resume(&store()?),
+        Command::Failed(args) => failed::run_failed(&store()?, args),
+        Command::Retry(args) => failed::run_retry(&store()?, args),
+        Command::Websites(args) => websites::run_websites(&store()?, args),
+        Command::Categorize(args) => websites::run_categorize(&store()?, args),
+        Command::Reclassify(args) => websites::run_reclassify(&store()?, args),
+        Command::Export(args) => export::run_export(&store()?, args),
+        Command::Categories(args) => {
+            // Opened for its check of `--db` only, as before.
+            store()?;
+            websites::run_categories(args)
+        }
+    }
+}

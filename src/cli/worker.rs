@@ -1,0 +1,79 @@
+//! `sitetrail worker`: classifies queued websites until stopped (or, with `--until-idle`, until
+//! the queue is empty). `daemon` builds its worker here too.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use sitetrail::worker::Worker;
+use sitetrail::{Result, Store};
+
+use super::resolve_settings;
+use super::settings::SettingFlags;
+
+#[derive(Args, Debug)]
+pub(crate) struct WorkerArgs {
+    /// Exit once no job is PENDING or PROCESSING.
+    #[arg(long)]
+    pub(crate) until_idle: bool,
+    /// Settings (each overrides the environment and the saved settings).
+    #[command(flatten)]
+    settings: SettingFlags<true>,
+    /// Adds this much latency to every classifier call (ms): simulates a slow provider, for
+    /// tests and demos.
+    #[arg(long, value_name = "N", hide = true)]
+    simulate_latency_ms: Option<u64>,
+    /// Makes the classifier panic whenever it is asked about DOMAIN: simulates a crash, for tests
+    /// of the worker's supervisor.
+    #[arg(long, value_name = "DOMAIN", hide = true)]
+    simulate_panic_on: Option<String>,
+}
+
+pub(crate) fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
+    let worker = build_worker(store, settings, &args)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async move {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            sitetrail::signal::stop_requested().await;
+            tracing::info!("stopping: finishing the job in flight (send the signal again to stop at once)");
+            let _ = stop_tx.send(true);
+            sitetrail::signal::stop_requested().await;
+            std::process::exit(130);
+        });
+        worker.run(stop_rx, args.until_idle).await
+    })
+}
+
+/// The worker the `worker` and `daemon` commands run, from the settings and the worker options.
+pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &WorkerArgs) -> Result<Worker> {
+    let resolved = resolve_settings(settings, &args.settings.overrides)?;
+    // No user categories for the classifier: the worker judges every website with the built-in
+    // rules and the user's categories as they are at each pass (worker::local), and asks its
+    // classifier only about hosts for the remote provider.
+    let (mut classifier, config) = resolved.build(Default::default())?;
+    tracing::info!(
+        provider = resolved.settings.provider.as_str(),
+        base_url = resolved
+            .settings
+            .provider
+            .is_remote()
+            .then(|| sitetrail::classify::http::display_url(resolved.base_url())),
+        model = resolved.settings.provider.is_remote().then(|| resolved.model()),
+        batch_size = config.batch_size,
+        max_requests_per_minute = config.max_requests_per_minute,
+        "worker starting"
+    );
+    if let Some(ms) = args.simulate_latency_ms {
+        classifier = Arc::new(sitetrail::classify::WithLatency::new(
+            classifier,
+            Duration::from_millis(ms),
+        ));
+    }
+    if let Some(domain) = &args.simulate_panic_on {
+        classifier = Arc::new(sitetrail::worker::PanicsOn::new(classifier, domain.clone()));
+    }
+    Worker::new(store, classifier, config)
+}
