@@ -16,6 +16,14 @@
 //! test list's answers. Per confidence band it prints how often the answer is right, and for the
 //! typical list how many websites are certain: the remote calls the worker saves.
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 use std::collections::{BTreeMap, HashSet};
 
 use sitetrail::classify::builtin::{judge, parse_domain_map, Judgement, Rule, RuleOptions, DOMAINS_TSV};

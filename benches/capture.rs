@@ -11,6 +11,14 @@
 //!
 //! `cargo bench --bench capture` (about a minute); `-- --no-browser` for (a) only.
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -9,6 +9,14 @@
 //!
 //! The built-in classifier's accuracy has its own bench: `cargo bench --bench builtin_accuracy`.
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

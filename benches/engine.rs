@@ -12,6 +12,13 @@
 //!
 //! Run: `cargo bench --bench engine` (`-- --quick` for a smaller run; `-- b` to run (a)+(b) only).
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
 #![allow(unsafe_code)]
 
 #[path = "support/no_index.rs"]
@@ -137,7 +144,7 @@ fn rate(ops: usize, mut f: impl FnMut(usize)) -> (f64, f64) {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
@@ -273,7 +280,7 @@ fn main() {
             let (_stop, stop_rx) = tokio::sync::watch::channel(false);
             let mut w = Some(w);
             let r = rate(1, |_| {
-                rt.block_on(w.take().unwrap().run(stop_rx.clone(), true)).unwrap()
+                rt.block_on(w.take().unwrap().run(stop_rx.clone(), true)).unwrap();
             });
             rw.push((r.0 * c_ops as f64) / a.0);
             cpu_w.push((r.1 * c_ops as f64) / a.1);

@@ -10,6 +10,14 @@
 //!
 //! Run: `cargo bench --bench history` (`-- --visits N` for another size).
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 #[path = "support/history_db.rs"]
 mod history_db;
 

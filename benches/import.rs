@@ -15,6 +15,14 @@
 //! smaller run). `-- --build PATH N` only writes a file of N visits (for profiling); `-- --child PATH
 //! [--no-index]` imports one and prints its figures as JSON.
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 #[path = "support/no_index.rs"]
 mod no_index;
 
@@ -144,9 +152,9 @@ fn with_and_without(path: &Path) -> R<(Vec<serde_json::Value>, Vec<serde_json::V
             }
             let v: serde_json::Value = serde_json::from_str(String::from_utf8(out.stdout)?.trim())?;
             if no_index {
-                without.push(v)
+                without.push(v);
             } else {
-                with.push(v)
+                with.push(v);
             }
         }
     }
@@ -155,7 +163,7 @@ fn with_and_without(path: &Path) -> R<(Vec<serde_json::Value>, Vec<serde_json::V
 
 fn median_of(values: &[serde_json::Value], key: &str) -> f64 {
     let mut v: Vec<f64> = values.iter().map(|x| f(&x[key])).collect();
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 

@@ -11,6 +11,14 @@
 //!
 //! Run: `cargo bench --bench local_first` (`-- --visits N` for another history size in (d)).
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -44,7 +52,7 @@ impl Rng {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
@@ -274,7 +282,7 @@ fn review(dir: &tempfile::TempDir, visits: usize) -> sitetrail::Result<()> {
         n = store.review(&ReviewQuery::default())?.len();
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    times.sort_by(|a, b| a.total_cmp(b));
+    times.sort_by(f64::total_cmp);
     println!(
         "(d) review list ({n} rows of 13,334 candidates) at {visits} visits (built in {built:.1} s): median {:.0} ms, worst {:.0} ms",
         times[times.len() / 2],

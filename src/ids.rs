@@ -90,13 +90,15 @@ impl VisitId {
     /// visits recorded in time order append to the end of the primary key.
     pub fn at(visited_at: crate::time::Timestamp) -> Self {
         let micros = visited_at.as_micros().max(0) as u64;
-        let (millis, sub_ms) = (micros / 1_000, (micros % 1_000) as u16);
-        let fraction = ((u32::from(sub_ms) * 4096) / 1000) as u16; // 0..=4091, in 12 bits
+        let millis = micros / 1_000;
+        // 0..=4091, in 12 bits: the microsecond within the millisecond, scaled to 4096 steps.
+        let fraction = u16::try_from((micros % 1_000) * 4096 / 1000).unwrap_or(0x0fff);
         let random = *Uuid::new_v4().as_bytes();
         let mut bytes = [0u8; 16];
         bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
-        bytes[6] = 0x70 | (fraction >> 8) as u8;
-        bytes[7] = fraction as u8;
+        let [hi, lo] = fraction.to_be_bytes();
+        bytes[6] = 0x70 | hi;
+        bytes[7] = lo;
         bytes[8] = 0x80 | (random[8] & 0x3f);
         bytes[9..].copy_from_slice(&random[9..]);
         VisitId(Uuid::from_bytes(bytes))

@@ -255,7 +255,7 @@ pub fn apply_pass(tx: &Transaction<'_>, judged: &[Judged], now: Timestamp) -> Re
             JobStatus::Completed => {}
             _ if wait => out.provisional += 1,
             JobStatus::Pending if complete_pending_job(tx, job)? == WriteOutcome::Applied => {
-                out.completed += 1
+                out.completed += 1;
             }
             _ => {}
         }

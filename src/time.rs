@@ -62,6 +62,12 @@ impl Timestamp {
     }
 }
 
+/// `d` in whole milliseconds, as logs and reports give durations (saturating: a `Duration`
+/// holds more than `u64` milliseconds).
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 impl serde::Serialize for Timestamp {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_rfc3339())

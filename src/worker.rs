@@ -342,11 +342,19 @@ impl Worker {
 
     fn set_held(&self, jobs: Vec<ClaimedJob>) {
         // A poisoned lock only means a panic elsewhere; the list is still a list.
-        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = jobs;
+        *self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = jobs;
     }
 
     fn take_held(&self) -> Vec<ClaimedJob> {
-        std::mem::take(&mut *self.held.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(
+            &mut *self
+                .held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Gives every held job back untouched (best effort: a job left is reclaimed after its lease).
@@ -435,7 +443,7 @@ impl Worker {
                     });
                     info!(
                         reason = state.paused_reason.as_deref().unwrap_or_default(),
-                        wait_ms = pause_for.map(|d| d.as_millis() as u64),
+                        wait_ms = pause_for.map(crate::time::millis),
                         "the provider is paused (recorded by this or another worker); waiting"
                     );
                     if self.wait_paused(pause_for, &mut stop).await {
@@ -454,7 +462,7 @@ impl Worker {
                     };
                     warn!(
                         reason = %reason,
-                        wait_ms = pause_for.map(|d| d.as_millis() as u64),
+                        wait_ms = pause_for.map(crate::time::millis),
                         "classifier unavailable; worker paused (no attempt counted)"
                     );
                     self.saw_pause.store(true, Ordering::Relaxed);
@@ -561,7 +569,7 @@ impl Worker {
                 _ = worker_state_changed(&mut announced) => {}
                 _ = stop.wait_for(|s| *s) => return false,
             }
-            match self.store.run(|s| s.worker_state()).await {
+            match self.store.run(super::store::Store::worker_state).await {
                 Ok(state) if !state.is_paused() => return true,
                 Ok(_) => {}
                 Err(e) => warn!(error = %e, "cannot read the pause state"),
@@ -619,10 +627,10 @@ fn fail(
     let retry_at = now.plus(config.retry.delay(job.attempt_count));
     match outbox::fail_job(tx, job, msg, config.max_attempts, now, retry_at)? {
         FailOutcome::WillRetry(_) => {
-            warn!(domain = %job.domain, attempt = job.attempt_count, error = msg, "classification failed; will retry")
+            warn!(domain = %job.domain, attempt = job.attempt_count, error = msg, "classification failed; will retry");
         }
         FailOutcome::Failed => {
-            warn!(domain = %job.domain, attempts = job.attempt_count, error = msg, "classification FAILED; giving up")
+            warn!(domain = %job.domain, attempts = job.attempt_count, error = msg, "classification FAILED; giving up");
         }
         FailOutcome::Stale => log_stale(job, WriteOutcome::Stale),
     }

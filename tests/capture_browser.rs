@@ -18,7 +18,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// One browser at a time: each is several processes on a 2-core machine.
 fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A stored visit with its time.

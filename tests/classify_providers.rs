@@ -15,7 +15,7 @@ use sitetrail::{Category, CategorySource};
 use crate::fake_ai::*;
 
 fn hosts(h: &[&str]) -> Vec<String> {
-    h.iter().map(|s| s.to_string()).collect()
+    h.iter().map(std::string::ToString::to_string).collect()
 }
 
 #[tokio::test]

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use sitetrail::capture::events::store_events;
 use sitetrail::changes::TABLE_KINDS;
 use sitetrail::classify::builtin::Builtin;
+use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{Worker, WorkerConfig};
-use sitetrail::worker_state::PauseKind;
 use sitetrail::{Category, Change, Store, StoreOptions, Timestamp};
 
 use crate::common::{cli, run_ok, visit, wait_for, TempDb};

@@ -113,8 +113,8 @@ fn category_and_date_filters() {
     assert!(news
         .rows
         .iter()
-        .all(|r| r.category.map(|c| c.id()) == Some("news")
-            && r.category_source.map(|s| s.as_str()) == Some("user")));
+        .all(|r| r.category.map(sitetrail::Category::id) == Some("news")
+            && r.category_source.map(sitetrail::CategorySource::as_str) == Some("user")));
     let unclassified = store
         .history(&HistoryQuery {
             category: Some(CategoryFilter::Uncategorized),
@@ -151,7 +151,7 @@ fn summaries_count_visits_per_category_and_top_sites_in_a_window() {
     let get = |c: Option<&str>| {
         counts
             .iter()
-            .find(|x| x.category.map(|c| c.id()) == c)
+            .find(|x| x.category.map(sitetrail::Category::id) == c)
             .map(|x| (x.visits, x.websites))
     };
     assert_eq!(get(Some("news")), Some((8, 1)));

@@ -288,8 +288,8 @@ fn a_stale_workers_late_result_is_rejected_by_version() {
     let site = store.website("a.example").unwrap();
     assert_eq!(
         (
-            site.category.map(|c| c.id()),
-            site.category_source.map(|s| s.as_str())
+            site.category.map(sitetrail::Category::id),
+            site.category_source.map(sitetrail::CategorySource::as_str)
         ),
         (Some("news"), Some("ai"))
     );
@@ -306,8 +306,8 @@ fn a_users_category_is_never_overwritten_by_a_job_in_flight() {
     let site = store.website("a.example").unwrap();
     assert_eq!(
         (
-            site.category.map(|c| c.id()),
-            site.category_source.map(|s| s.as_str())
+            site.category.map(sitetrail::Category::id),
+            site.category_source.map(sitetrail::CategorySource::as_str)
         ),
         (Some("shopping"), Some("user"))
     );
@@ -324,7 +324,7 @@ fn a_job_claimed_after_the_user_categorised_carries_the_existing_category() {
         "UPDATE website_category_classification_outbox SET status = 'PENDING', version = version + 1",
     );
     let job = claim_at(&store, T0).unwrap();
-    assert_eq!(job.existing_category.map(|c| c.id()), Some("games"));
+    assert_eq!(job.existing_category.map(sitetrail::Category::id), Some("games"));
 }
 
 #[test]

@@ -124,7 +124,10 @@ fn a_worker_killed_mid_job_loses_nothing_and_another_completes_it_after_the_time
     ]));
     let w = store.website("mybank.example").unwrap();
     assert_eq!(
-        (w.category.map(|c| c.id()), w.category_source.map(|s| s.as_str())),
+        (
+            w.category.map(sitetrail::Category::id),
+            w.category_source.map(sitetrail::CategorySource::as_str)
+        ),
         (Some("finance"), Some("builtin"))
     );
     let (status, attempts): (String, i64) = store

@@ -91,7 +91,10 @@ async fn the_worker_classifies_every_website_once() {
         assert_eq!(fake.calls(&format!("site{i}.example")), 1);
         let w = store.website(&format!("site{i}.example")).unwrap();
         assert_eq!(
-            (w.category.map(|c| c.id()), w.category_source.map(|s| s.as_str())),
+            (
+                w.category.map(sitetrail::Category::id),
+                w.category_source.map(sitetrail::CategorySource::as_str)
+            ),
             (Some("news"), Some("ai"))
         );
     }
@@ -116,7 +119,11 @@ async fn a_website_with_a_category_is_completed_without_a_classifier_call() {
     assert_eq!(fake.calls("mine.example"), 0);
     assert_eq!(fake.calls("other.example"), 1);
     assert_eq!(
-        store.website("mine.example").unwrap().category.map(|c| c.id()),
+        store
+            .website("mine.example")
+            .unwrap()
+            .category
+            .map(sitetrail::Category::id),
         Some("games")
     );
     assert_eq!(store.queue_status().unwrap().completed, 2);
@@ -204,8 +211,8 @@ async fn shutdown_gives_a_hung_job_back_without_costing_an_attempt() {
     let pending = store.website("slow.example").unwrap();
     assert_eq!(
         (
-            pending.category.map(|c| c.id()),
-            pending.category_source.map(|s| s.as_str())
+            pending.category.map(sitetrail::Category::id),
+            pending.category_source.map(sitetrail::CategorySource::as_str)
         ),
         (Some("other"), Some("builtin"))
     );

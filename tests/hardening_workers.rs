@@ -15,8 +15,8 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::store::StoreOptions;
 use sitetrail::time::ManualClock;
+use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{PanicsOn, RetryPolicy, Worker, WorkerConfig};
-use sitetrail::worker_state::PauseKind;
 use sitetrail::{Store, Timestamp};
 
 use crate::common::{cli, run_ok, visit, wait_for, TempDb};
@@ -250,7 +250,7 @@ fn remote_worker_args(uri: &str, settings: &std::path::Path) -> Vec<String> {
         "5",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect()
 }
 
@@ -350,7 +350,10 @@ async fn two_worker_processes_never_take_a_slow_call_from_each_other() {
     })
     .await
     .unwrap();
-    assert!(statuses.iter().all(|s| s.success()), "{statuses:?}");
+    assert!(
+        statuses.iter().all(std::process::ExitStatus::success),
+        "{statuses:?}"
+    );
     let logs: Vec<String> = logs
         .iter()
         .map(|l| std::fs::read_to_string(l).unwrap_or_default())
@@ -370,7 +373,7 @@ async fn two_worker_processes_never_take_a_slow_call_from_each_other() {
             .website("slow.example")
             .unwrap()
             .category_source
-            .map(|s| s.as_str()),
+            .map(sitetrail::CategorySource::as_str),
         Some("ai")
     );
 }

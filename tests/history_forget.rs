@@ -345,7 +345,7 @@ fn an_interrupted_forgetting_is_resumed_where_it_stopped() {
     // Stop after the first batch, as a process killed between two batches would.
     let report = store
         .forget_website("big.example", true, &opts, &mut |_| {
-            cancel.store(true, Ordering::Relaxed)
+            cancel.store(true, Ordering::Relaxed);
         })
         .unwrap();
     assert!(!report.complete);

@@ -15,8 +15,8 @@ use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::privacy::{Exclusions, PrivacyRouter};
 use sitetrail::classify::Classifier;
 use sitetrail::websites::Reclassify;
+use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{RetryPolicy, Worker, WorkerConfig};
-use sitetrail::worker_state::PauseKind;
 use sitetrail::{Category, Confidence, Store};
 
 use crate::common::{cli, run_ok, visit, TempDb};
@@ -372,8 +372,11 @@ async fn a_job_that_fails_for_good_keeps_its_provisional_category() {
         )
     );
     let failed = store.failed_jobs().unwrap();
-    assert_eq!(failed[0].category.map(|c| c.id()), Some("finance"));
-    assert_eq!(failed[0].category_source.map(|s| s.as_str()), Some("builtin"));
+    assert_eq!(failed[0].category.map(sitetrail::Category::id), Some("finance"));
+    assert_eq!(
+        failed[0].category_source.map(sitetrail::CategorySource::as_str),
+        Some("builtin")
+    );
 
     // The CLI says so.
     let text = run_ok(cli(&db.path).arg("failed"));

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use sitetrail::worker_state::PauseKind;
+use sitetrail::worker::state::PauseKind;
 
 use crate::cli_worker::*;
 use crate::common::{run_ok, visit, TempDb};

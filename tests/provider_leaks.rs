@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use sitetrail::worker_state::PauseKind;
+use sitetrail::worker::state::PauseKind;
 
 use crate::cli_worker::*;
 use crate::common::{run_ok, visit, TempDb};

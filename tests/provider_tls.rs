@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_rustls::rustls;
 
-use sitetrail::worker_state::PauseKind;
+use sitetrail::worker::state::PauseKind;
 
 use crate::cli_worker::*;
 use crate::common::{run_ok, visit, TempDb};

@@ -112,8 +112,8 @@ fn right_makes_the_category_the_users_and_the_picker_sets_another() {
         .unwrap();
     assert_eq!(
         (
-            w.category.map(|c| c.id()),
-            w.category_source.map(|s| s.as_str()),
+            w.category.map(sitetrail::Category::id),
+            w.category_source.map(sitetrail::CategorySource::as_str),
             w.category_confidence
         ),
         (Some("finance"), Some("user"), Some(Confidence::High))
@@ -138,7 +138,7 @@ fn right_makes_the_category_the_users_and_the_picker_sets_another() {
             .website("byai.example")
             .unwrap()
             .category_source
-            .map(|s| s.as_str()),
+            .map(sitetrail::CategorySource::as_str),
         Some("ai")
     );
     // Nothing to confirm without a category; an unknown website is named.
@@ -176,7 +176,7 @@ fn the_review_command_lists_and_confirms() {
             .website("quietsite.example")
             .unwrap()
             .category_source
-            .map(|s| s.as_str()),
+            .map(sitetrail::CategorySource::as_str),
         Some("user")
     );
     // A stale expectation, or one unknown domain among several: nothing is confirmed.
@@ -192,7 +192,7 @@ fn the_review_command_lists_and_confirms() {
                 .website("mybank.example")
                 .unwrap()
                 .category_source
-                .map(|s| s.as_str()),
+                .map(sitetrail::CategorySource::as_str),
             Some("builtin"),
             "{args:?}"
         );

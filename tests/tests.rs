@@ -1,5 +1,8 @@
 //! The one integration-test binary; each module tests one area against real SQLite files.
 
+// Test helpers may panic: a panic is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
+
 mod chromium_harness;
 mod common;
 

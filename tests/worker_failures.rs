@@ -10,8 +10,8 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::privacy::{Exclusions, PrivacyRouter};
+use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{RetryPolicy, Worker};
-use sitetrail::worker_state::PauseKind;
 use sitetrail::{Change, NewVisit, Timestamp};
 
 use crate::common::{cli, run_ok, visit, TempDb};
@@ -271,8 +271,8 @@ async fn answers_outside_the_taxonomy_and_refusals_fail_only_their_jobs() {
     let site = store.website("good.example").unwrap();
     assert_eq!(
         (
-            site.category.map(|c| c.id()),
-            site.category_source.map(|s| s.as_str())
+            site.category.map(sitetrail::Category::id),
+            site.category_source.map(sitetrail::CategorySource::as_str)
         ),
         (Some("news"), Some("ai"))
     );
@@ -294,8 +294,8 @@ async fn answers_outside_the_taxonomy_and_refusals_fail_only_their_jobs() {
     let weird = store.website("weird.example").unwrap();
     assert_eq!(
         (
-            weird.category.map(|c| c.id()),
-            weird.category_source.map(|s| s.as_str())
+            weird.category.map(sitetrail::Category::id),
+            weird.category_source.map(sitetrail::CategorySource::as_str)
         ),
         (Some("other"), Some("builtin")),
         "the answer outside the taxonomy is never stored; the provisional category stays"
@@ -357,7 +357,7 @@ async fn only_hosts_leave_the_machine_and_batches_cut_the_number_of_calls() {
             .website("nas.local")
             .unwrap()
             .category_source
-            .map(|s| s.as_str()),
+            .map(sitetrail::CategorySource::as_str),
         Some("builtin")
     );
 }

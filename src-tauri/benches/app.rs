@@ -14,6 +14,14 @@
 //! WebKitWebDriver, tauri-driver). `APP_BENCH_BASELINE=path/to/older/sitetrail-app` measures an
 //! older build too, alternating with this one, `APP_BENCH_ROUNDS=N` rounds of each.
 
+// A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
 #[path = "../tests/e2e/harness.rs"]
 mod harness;
 

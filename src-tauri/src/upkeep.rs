@@ -26,11 +26,11 @@ pub async fn run<R: Runtime>(app: AppHandle<R>) {
         .await;
     match result {
         Ok(status) if status.total > 0 => {
-            tracing::info!(visits = status.done, "search index complete")
+            tracing::info!(visits = status.done, "search index complete");
         }
         Ok(_) => {}
         Err(e) => {
-            tracing::warn!(error = %e, "search index or forgetting upkeep failed; it resumes at the next start")
+            tracing::warn!(error = %e, "search index or forgetting upkeep failed; it resumes at the next start");
         }
     }
 }

@@ -8,6 +8,9 @@
 //! keyring, profile detection) reports itself to the probe. Every command is called; none may
 //! be reported.
 
+// Test helpers may panic: a panic is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
+
 use std::sync::Mutex;
 use std::time::Duration;
 

@@ -5,6 +5,9 @@
 //! The tests run one at a time (a lock): each starts a display, a driver and a WebKit process,
 //! which is plenty for a 2-core machine.
 
+// Test helpers may panic: a panic is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
+
 #[path = "e2e/fake_ai.rs"]
 mod fake_ai;
 #[path = "e2e/first_run.rs"]
@@ -32,7 +35,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Holds the e2e lock (a failed test poisons it; the next one still runs).
 pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A temp home for one app run: database, config and data dirs.

@@ -143,7 +143,7 @@ impl Host {
                 }
             }
             Ok(value) => {
-                let batch = value.get("batch").and_then(|b| b.as_u64());
+                let batch = value.get("batch").and_then(serde_json::Value::as_u64);
                 match serde_json::from_value(value) {
                     Ok(r) => r,
                     Err(e) => {
@@ -263,7 +263,7 @@ mod tests {
     use super::*;
 
     fn framed(json: &[u8]) -> Vec<u8> {
-        let mut v = (json.len() as u32).to_ne_bytes().to_vec();
+        let mut v = u32::try_from(json.len()).unwrap().to_ne_bytes().to_vec();
         v.extend_from_slice(json);
         v
     }

@@ -111,8 +111,9 @@ pub fn write_frame(w: &mut impl Write, json: &[u8]) -> io::Result<()> {
             ),
         ));
     }
-    // Checked just above: fits in u32.
-    let len = json.len() as u32;
+    // Checked just above; `try_from` only so that no cast can wrap.
+    let len = u32::try_from(json.len())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "a reply over 4 GiB"))?;
     w.write_all(&len.to_ne_bytes())?;
     w.write_all(json)?;
     w.flush()
@@ -254,7 +255,7 @@ mod tests {
     use super::*;
 
     fn framed(json: &[u8]) -> Vec<u8> {
-        let mut v = (json.len() as u32).to_ne_bytes().to_vec();
+        let mut v = u32::try_from(json.len()).unwrap().to_ne_bytes().to_vec();
         v.extend_from_slice(json);
         v
     }

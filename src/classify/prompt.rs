@@ -154,7 +154,7 @@ mod tests {
     use super::*;
 
     fn hosts(h: &[&str]) -> Vec<String> {
-        h.iter().map(|s| s.to_string()).collect()
+        h.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

@@ -205,7 +205,7 @@ impl Secrets {
         if self.is_empty() {
             return covered;
         }
-        let lower: Vec<char> = text.iter().map(|c| c.to_ascii_lowercase()).collect();
+        let lower: Vec<char> = text.iter().map(char::to_ascii_lowercase).collect();
         for secret in &self.whole {
             let need = secret.len().min(SECRET_WINDOW);
             let mut prev = vec![0usize; secret.len() + 1];
@@ -262,8 +262,12 @@ fn decode_once(text: &[char]) -> Vec<char> {
     while i < text.len() {
         let c = text[i];
         if c == '%' {
-            if let Some(b) = text.get(i + 1..i + 3).and_then(hex) {
-                bytes.push(b as u8);
+            if let Some(b) = text
+                .get(i + 1..i + 3)
+                .and_then(hex)
+                .and_then(|b| u8::try_from(b).ok())
+            {
+                bytes.push(b);
                 i += 3;
                 continue;
             }

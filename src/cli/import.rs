@@ -320,7 +320,7 @@ fn log_profile(profile: &DetectedProfile, result: &Result<ImportReport>) {
             "imported"
         ),
         Err(e) => {
-            tracing::warn!(browser = %profile.product, profile = %profile.profile, error = %e, "import failed")
+            tracing::warn!(browser = %profile.product, profile = %profile.profile, error = %e, "import failed");
         }
     }
 }

@@ -283,7 +283,10 @@ fn next_budget(last: usize, took: Duration, max: usize) -> usize {
     let secs = took.as_secs_f64().max(1e-4);
     let scaled = last as f64 * TARGET_BATCH_TIME.as_secs_f64() / secs;
     // Grow gently (a batch that was quick may have been a cheap one), shrink at once.
-    (scaled.min(last as f64 * 2.0) as usize).clamp(10, max)
+    // In range: a positive float no larger than twice a usize, and `as` saturates.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let next = scaled.min(last as f64 * 2.0) as usize;
+    next.clamp(10, max)
 }
 
 fn cancelled(opts: &ForgetOptions) -> bool {
@@ -306,7 +309,7 @@ impl Store {
         let mut report = self.write_on(&mut conn, forgetting(), |tx| {
             steps::forget_visits_in(tx, ids, now)
         })?;
-        report.longest_batch_ms = started.elapsed().as_millis() as u64;
+        report.longest_batch_ms = crate::time::millis(started.elapsed());
         report.complete = true;
         report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;
         Ok(report)
@@ -331,7 +334,7 @@ impl Store {
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             steps::start_website_in(tx, &domain, block, now, budget)
         })?;
-        report.longest_batch_ms = started.elapsed().as_millis() as u64;
+        report.longest_batch_ms = crate::time::millis(started.elapsed());
         self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
         Ok(report)
     }
@@ -357,7 +360,7 @@ impl Store {
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             steps::start_range_in(tx, since, until, now, budget)
         })?;
-        report.longest_batch_ms = started.elapsed().as_millis() as u64;
+        report.longest_batch_ms = crate::time::millis(started.elapsed());
         self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
         Ok(report)
     }
@@ -432,7 +435,7 @@ impl Store {
                 let started = Instant::now();
                 let step = self.write_on(conn, forgetting(), |tx| steps::advance_in(tx, id, now, budget))?;
                 let took = started.elapsed();
-                report.longest_batch_ms = report.longest_batch_ms.max(took.as_millis() as u64);
+                report.longest_batch_ms = report.longest_batch_ms.max(crate::time::millis(took));
                 budget = next_budget(budget, took, max);
                 report.visits += step.visits;
                 report.websites += step.websites;

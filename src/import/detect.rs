@@ -154,7 +154,7 @@ fn scan(
         return;
     };
     let mut subdirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .filter(|p| p.is_dir())
         .collect();

@@ -403,7 +403,7 @@ pub fn import_detected(
         .into_iter()
         .map(|profile| {
             let result = import_file(store, profile.browser, &profile.path, &opts, &mut |p| {
-                progress(&profile, p)
+                progress(&profile, p);
             });
             ProfileImport { profile, result }
         })

@@ -62,6 +62,7 @@ fn time_key(value: ValueRef<'_>) -> Option<i64> {
     };
     let micros = (seconds * 1e6).round();
     // The range check is done on the float: `as` would saturate silently.
+    #[allow(clippy::cast_possible_truncation)] // whole and within i64 (checked)
     (micros.is_finite() && micros.abs() < 9.0e18).then_some(micros as i64)
 }
 

@@ -140,7 +140,7 @@ pub fn backfill_batch(tx: &Transaction<'_>, batch_size: usize, now: crate::Times
                 // Thousands of visits in one millisecond: this one stays out of the index
                 // rather than stopping the backfill for good.
                 Err(_) => {
-                    tracing::warn!(visit = %p.id, "visit shares its time with 4,096 others; not indexed")
+                    tracing::warn!(visit = %p.id, "visit shares its time with 4,096 others; not indexed");
                 }
             }
             continue;

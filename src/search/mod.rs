@@ -63,8 +63,9 @@ fn next_key(id: VisitId) -> Option<VisitId> {
         return None;
     }
     let next = fraction + 1;
-    b[6] = (b[6] & 0xf0) | (next >> 8) as u8;
-    b[7] = next as u8;
+    let [hi, lo] = next.to_be_bytes();
+    b[6] = (b[6] & 0xf0) | hi;
+    b[7] = lo;
     Some(VisitId(uuid::Uuid::from_bytes(b)))
 }
 

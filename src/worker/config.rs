@@ -138,7 +138,7 @@ impl WorkerConfig {
         };
         within("max_attempts", u64::from(self.max_attempts), "max attempts")?;
         within("batch_size", self.batch_size as u64, "batch size")?;
-        let timeout_ms = u64::try_from(self.processing_timeout.as_millis()).unwrap_or(u64::MAX);
+        let timeout_ms = crate::time::millis(self.processing_timeout);
         within("processing_timeout_ms", timeout_ms, "processing timeout (ms)")?;
         if let Some(n) = self.max_requests_per_minute {
             within("max_requests_per_minute", u64::from(n), "max requests per minute")?;

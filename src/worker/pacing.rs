@@ -43,7 +43,10 @@ impl RequestPacer {
     pub fn reserve(&self) -> Duration {
         let now = Instant::now();
         // A poisoned lock only means another thread panicked mid-update; the value is still a time.
-        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let earliest = now.checked_sub(self.catch_up).unwrap_or(now);
         let slot = next.map_or(now, |n| n.max(earliest));
         *next = Some(slot + self.interval);

@@ -80,7 +80,7 @@ pub async fn forget_recent(state: State<'_, AppState>, period: String) -> CmdRes
 /// The never-record list.
 #[tauri::command]
 pub async fn list_blocked(state: State<'_, AppState>) -> CmdResult<Vec<BlockedDomain>> {
-    lib(state.store.run(|s| s.blocked_domains()).await)
+    lib(state.store.run(sitetrail::Store::blocked_domains).await)
 }
 
 /// What a change to the list did.

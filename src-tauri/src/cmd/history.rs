@@ -148,5 +148,5 @@ pub async fn get_favicons(
 /// How far the search index is built (an upgraded database builds it at the app's first start).
 #[tauri::command]
 pub async fn get_search_index(state: State<'_, AppState>) -> CmdResult<sitetrail::search::IndexStatus> {
-    lib(state.store.run(|s| s.search_index_status()).await)
+    lib(state.store.run(sitetrail::Store::search_index_status).await)
 }

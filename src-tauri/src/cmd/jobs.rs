@@ -11,7 +11,7 @@ use crate::state::AppState;
 /// Every FAILED job, most recently attempted first.
 #[tauri::command]
 pub async fn list_failed_jobs(state: State<'_, AppState>) -> CmdResult<Vec<FailedJob>> {
-    lib(state.store.run(|s| s.failed_jobs()).await)
+    lib(state.store.run(sitetrail::Store::failed_jobs).await)
 }
 
 /// Puts the named FAILED jobs back in the queue (all or none).
@@ -26,7 +26,7 @@ pub async fn retry_jobs(state: State<'_, AppState>, ids: Vec<String>) -> CmdResu
 /// Puts every FAILED job back in the queue; returns how many.
 #[tauri::command]
 pub async fn retry_all_failed(state: State<'_, AppState>) -> CmdResult<usize> {
-    lib(state.store.run(|s| s.retry_all_failed()).await)
+    lib(state.store.run(sitetrail::Store::retry_all_failed).await)
 }
 
 /// The current state of the named jobs (to follow retried rows live).

@@ -67,11 +67,11 @@ fn pause_of(store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, b
     let pause = w.paused_kind.map(|kind| PauseView {
         kind: kind.as_str().to_owned(),
         reason: w.paused_reason.clone().unwrap_or_default(),
-        until: w.paused_until.map(|t| t.to_rfc3339()),
+        until: w.paused_until.map(sitetrail::Timestamp::to_rfc3339),
     });
     let crash = (w.worker_crashes > 0).then(|| CrashView {
         count: w.worker_crashes,
-        at: w.last_crash_at.map(|t| t.to_rfc3339()),
+        at: w.last_crash_at.map(sitetrail::Timestamp::to_rfc3339),
         message: w.last_crash_message.clone(),
     });
     Ok((pause, true, crash))

@@ -150,7 +150,7 @@ pub async fn test_connection(state: State<'_, AppState>, settings: SettingsForm)
         domain: TEST_DOMAIN,
         category: verdict.category.id().to_owned(),
         provider,
-        millis: started.elapsed().as_millis() as u64,
+        millis: sitetrail::time::millis(started.elapsed()),
     })
 }
 

@@ -92,7 +92,7 @@ fn confirm_category_makes_the_shown_category_the_users() {
             .website("quietsite.example")
             .unwrap()
             .category_source
-            .map(|s| s.as_str()),
+            .map(sitetrail::CategorySource::as_str),
         Some("builtin")
     );
     assert_eq!(

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use sitetrail::worker_state::PauseKind;
+use sitetrail::worker::state::PauseKind;
 
 use super::{wait_for, TestApp};
 

@@ -103,7 +103,7 @@ impl Harness {
                 .http
                 .get(format!("{}/status", h.base))
                 .send()
-                .and_then(|r| r.json::<Value>())
+                .and_then(reqwest::blocking::Response::json::<Value>)
                 .map(|v| v["value"]["ready"] == true)
                 .unwrap_or(false);
             if ready {

@@ -50,8 +50,11 @@ fn review_right_keeps_the_category_as_the_users() {
             .then_some(())
     });
     let site = dirs.store().website("mybank.example").expect("website");
-    assert_eq!(site.category.map(|c| c.id()), Some("finance"));
-    assert_eq!(site.category_source.map(|s| s.as_str()), Some("user"));
+    assert_eq!(site.category.map(sitetrail::Category::id), Some("finance"));
+    assert_eq!(
+        site.category_source.map(sitetrail::CategorySource::as_str),
+        Some("user")
+    );
     assert_eq!(site.category_confidence, Some(sitetrail::Confidence::High));
 
     // The picker: another category, also the user's.
@@ -68,7 +71,7 @@ fn review_right_keeps_the_category_as_the_users() {
             .website("quietsite.example")
             .unwrap()
             .category_source
-            .map(|s| s.as_str()),
+            .map(sitetrail::CategorySource::as_str),
         Some("user")
     );
     h.click("#r-refresh");

@@ -69,9 +69,9 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     h.assert_no_csp_violations();
 
     let site = dirs.store().website("quietsite.example").expect("website");
-    assert_eq!(site.category.map(|c| c.id()), Some("dev_tech"));
+    assert_eq!(site.category.map(sitetrail::Category::id), Some("dev_tech"));
     assert_eq!(
-        site.category_source.map(|s| s.as_str()),
+        site.category_source.map(sitetrail::CategorySource::as_str),
         Some("ai"),
         "classified by the fake server"
     );
@@ -172,8 +172,11 @@ fn history_search_and_category_filter() {
     });
     assert_eq!(h.count("#h-rows tr[data-domain='chess.example']"), 4);
     let site = dirs.store().website("puzzles.example").unwrap();
-    assert_eq!(site.category.map(|c| c.id()), Some("education"));
-    assert_eq!(site.category_source.map(|s| s.as_str()), Some("user"));
+    assert_eq!(site.category.map(sitetrail::Category::id), Some("education"));
+    assert_eq!(
+        site.category_source.map(sitetrail::CategorySource::as_str),
+        Some("user")
+    );
 
     // The same view at 800×600 and at full HD.
     if h.resize(800, 600) {
