@@ -421,8 +421,14 @@ impl Worker {
             }
             match tick {
                 Ok(Tick::Idle) => {
-                    if until_idle && !self.store.run(|s| s.with_conn(outbox::has_live_jobs)).await? {
-                        break;
+                    if until_idle {
+                        // A database error is logged and the question asked again after the
+                        // wait: it never ends the worker (the store may be busy a moment).
+                        match self.store.run(|s| s.with_conn(outbox::has_live_jobs)).await {
+                            Ok(false) => break,
+                            Ok(true) => {}
+                            Err(e) => warn!(error = %e, "cannot tell whether jobs are left; will look again"),
+                        }
                     }
                     idle = true;
                     wait = self.idle_wait().await;

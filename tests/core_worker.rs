@@ -264,3 +264,36 @@ async fn shutdown_lets_a_quick_job_in_flight_finish() {
         "the job in flight finished"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_error_is_logged_and_retried_and_never_ends_the_worker() {
+    let db = TempDb::new();
+    let options = sitetrail::StoreOptions {
+        busy_timeout: Duration::from_millis(50),
+        ..sitetrail::StoreOptions::default()
+    };
+    let store = Store::open_with(&db.path, options).unwrap();
+    visit(&store, "https://locked.example/");
+    // Another connection holds the write lock: every claim fails with "database is busy".
+    let locker = rusqlite::Connection::open(&db.path).unwrap();
+    locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let fake = Arc::new(Fake::default());
+    let worker = Worker::new(store.clone(), fake.clone(), config()).unwrap();
+    let (_stop, stop_rx) = watch::channel(false);
+    let run = tokio::spawn(worker.run(stop_rx, true));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(!run.is_finished(), "a busy database ended the worker");
+    assert_eq!(
+        fake.calls("locked.example"),
+        0,
+        "nothing can be claimed while the lock is held"
+    );
+    locker.execute_batch("COMMIT").unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the worker drains the queue once the lock is free")
+        .unwrap();
+    result.unwrap();
+    assert_eq!(fake.calls("locked.example"), 1);
+    assert!(store.website("locked.example").unwrap().category.is_some());
+}

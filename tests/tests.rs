@@ -6,6 +6,7 @@
 mod chromium_harness;
 mod common;
 
+mod core_architecture;
 mod core_changes;
 mod core_cli;
 mod core_history;
