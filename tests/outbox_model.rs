@@ -336,7 +336,11 @@ fn job_id(store: &Store, site: usize) -> Option<OutboxId> {
 fn drain(store: &Store, clock: &ManualClock, model: &mut Model) -> Result<(), TestCaseError> {
     let drainer = WorkerId::new();
     for round in 0..(4 * SITES * MAX_ATTEMPTS as usize) {
-        clock.set(store.now().plus(LEASE + LONGEST_RETRY + Duration::from_secs(1)));
+        // Past every lease and retry time, including ones written before the clock was moved
+        // back (a lease taken at t and a clock set back by more than the longest retry would
+        // otherwise still be running: [Visit(0), Claim, Clock(-602)]).
+        let base = store.now().max(latest_stored_time(store));
+        clock.set(base.plus(LEASE + LONGEST_RETRY + Duration::from_secs(1)));
         let now = store.now();
         let processing = rows(store).iter().filter(|r| r.1 == "PROCESSING").count();
         let got = store
@@ -369,6 +373,22 @@ fn drain(store: &Store, clock: &ManualClock, model: &mut Model) -> Result<(), Te
     Ok(())
 }
 
+/// The latest time stored on any job (attempt, retry, lease).
+fn latest_stored_time(store: &Store) -> Timestamp {
+    store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT max(max(coalesce(attempted_at, 0), coalesce(next_attempt_at, 0),
+                                coalesce(lease_until, 0)))
+                 FROM website_category_classification_outbox",
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )?)
+        })
+        .unwrap()
+        .map_or(Timestamp(0), Timestamp)
+}
+
 fn manual_store(db: &TempDb, start: Timestamp) -> (Store, ManualClock) {
     let clock = ManualClock::new(start);
     let store = Store::open_with(
@@ -398,6 +418,23 @@ proptest! {
         }
         drain(&store, &clock, &mut model)?;
     }
+}
+
+/// A sequence proptest found once: a job claimed, then the clock set back by more than the
+/// longest retry. Its lease is still running when the drain starts; the drain must wait it out.
+#[test]
+fn a_lease_taken_before_the_clock_moved_back_is_waited_out_and_the_job_drained() {
+    let db = TempDb::new();
+    let (store, clock) = manual_store(&db, Timestamp::now());
+    let ids: Vec<WorkerId> = (0..WORKERS).map(|_| WorkerId::new()).collect();
+    let mut held: Vec<Vec<ClaimedJob>> = vec![Vec::new(); WORKERS];
+    let mut model = Model::default();
+    let ops = [Op::Visit(0), Op::Claim { worker: 0, limit: 1 }, Op::Clock(-602)];
+    for (i, op) in ops.iter().enumerate() {
+        apply(&store, &clock, &mut held, &ids, &mut model, op);
+        check(&store, &mut model, &format!("step {i} {op:?}")).unwrap();
+    }
+    drain(&store, &clock, &mut model).unwrap();
 }
 
 /// What the user does while real workers run.

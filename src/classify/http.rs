@@ -56,12 +56,10 @@ pub struct HttpOptions {
     pub total_timeout: Duration,
 }
 
+/// The timeouts of the default settings (the settings schema holds each default once).
 impl Default for HttpOptions {
     fn default() -> Self {
-        HttpOptions {
-            connect_timeout: Duration::from_secs(10),
-            total_timeout: Duration::from_secs(120),
-        }
+        crate::settings::Settings::default().http_options()
     }
 }
 

@@ -15,7 +15,7 @@ use crate::classify::privacy::{Exclusions, PrivacyRouter};
 use crate::classify::secret::ApiKey;
 use crate::classify::Classifier;
 use crate::error::{Error, Result};
-use crate::worker::{RetryPolicy, WorkerConfig};
+use crate::worker::WorkerConfig;
 
 /// Settings after every layer was applied, with the API key: what a worker is built from.
 #[derive(Clone, Debug)]
@@ -67,21 +67,9 @@ impl Resolved {
 
     /// The worker settings.
     pub fn worker_config(&self) -> WorkerConfig {
-        let s = &self.settings;
-        let default_batch = if s.provider.is_remote() { 20 } else { 1 };
         WorkerConfig {
-            fixed_delay: Duration::from_millis(s.fixed_delay_ms),
-            retry: RetryPolicy::exponential(
-                Duration::from_millis(s.retry_base_ms),
-                s.retry_factor,
-                Duration::from_millis(s.retry_max_ms),
-            ),
-            processing_timeout: Duration::from_millis(s.processing_timeout_ms),
-            max_attempts: s.max_attempts,
-            batch_size: s.batch_size.unwrap_or(default_batch),
-            max_requests_per_minute: s.max_requests_per_minute,
             pause_scope: Some(self.pause_scope()),
-            ..WorkerConfig::default()
+            ..WorkerConfig::from_settings(&self.settings)
         }
     }
 
@@ -90,10 +78,7 @@ impl Resolved {
     pub fn classifier(&self, user_categories: HashMap<String, Category>) -> Result<Arc<dyn Classifier>> {
         let local: Arc<dyn Classifier> = Arc::new(BuiltinWithUser::new(user_categories));
         let s = &self.settings;
-        let http = HttpOptions {
-            connect_timeout: Duration::from_millis(s.connect_timeout_ms),
-            total_timeout: Duration::from_millis(s.request_timeout_ms),
-        };
+        let http = s.http_options();
         let remote: Arc<dyn Classifier> = match s.provider {
             Provider::Builtin => return Ok(local),
             Provider::OpenAi => {
@@ -129,6 +114,22 @@ impl Resolved {
         let config = self.worker_config();
         config.validate()?;
         Ok((self.classifier(user_categories)?, config))
+    }
+}
+
+impl Settings {
+    /// Websites per call: the setting, or 1 for the built-in rules and 20 for remote providers.
+    pub fn batch_size(&self) -> usize {
+        let default = if self.provider.is_remote() { 20 } else { 1 };
+        self.batch_size.unwrap_or(default)
+    }
+
+    /// The provider calls' timeouts.
+    pub fn http_options(&self) -> HttpOptions {
+        HttpOptions {
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            total_timeout: Duration::from_millis(self.request_timeout_ms),
+        }
     }
 }
 

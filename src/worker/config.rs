@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::settings::Settings;
 
 /// How long a failed job waits before its next attempt: `base * factor^(attempt-1)`, capped at
 /// `max`, then spread by up to `±jitter` (a fraction) so that jobs that failed together do not
@@ -100,16 +101,29 @@ pub struct WorkerConfig {
     pub pause_scope: Option<String>,
 }
 
+/// The worker the default settings describe (the settings schema holds each default once).
 impl Default for WorkerConfig {
     fn default() -> Self {
+        WorkerConfig::from_settings(&Settings::default())
+    }
+}
+
+impl WorkerConfig {
+    /// The worker `s` describes. The fields that are not settings get their values here, the
+    /// one place they are written.
+    pub fn from_settings(s: &Settings) -> WorkerConfig {
         WorkerConfig {
-            fixed_delay: Duration::from_secs(1),
-            retry: RetryPolicy::fixed(Duration::from_secs(30)),
-            processing_timeout: Duration::from_secs(300),
-            max_attempts: 5,
-            batch_size: 1,
+            fixed_delay: Duration::from_millis(s.fixed_delay_ms),
+            retry: RetryPolicy::exponential(
+                Duration::from_millis(s.retry_base_ms),
+                s.retry_factor,
+                Duration::from_millis(s.retry_max_ms),
+            ),
+            processing_timeout: Duration::from_millis(s.processing_timeout_ms),
+            max_attempts: s.max_attempts,
+            batch_size: s.batch_size(),
+            max_requests_per_minute: s.max_requests_per_minute,
             shutdown_grace: Duration::from_secs(10),
-            max_requests_per_minute: None,
             offline_backoff_first: Duration::from_secs(1),
             offline_backoff_max: Duration::from_secs(300),
             pause_poll: Duration::from_secs(30),
