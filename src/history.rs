@@ -206,20 +206,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
             ":low": low, ":below": below, ":category": category,
             ":uncategorized": uncategorized,
         },
-        |r| {
-            Ok(HistoryRow {
-                visit_id: r.get("id")?,
-                url: r.get("url")?,
-                title: r.get("title")?,
-                visited_at: r.get("visited_at")?,
-                source: r.get("source")?,
-                website_id: r.get("website_id")?,
-                domain: r.get("domain")?,
-                category: r.get("category")?,
-                category_source: r.get("category_source")?,
-                category_confidence: r.get("category_confidence")?,
-            })
-        },
+        read_row,
     )?;
     // One row more than asked tells whether there is a next page; rows are read lazily.
     let mut rows: Vec<HistoryRow> = rows.take(q.limit + 1).collect::<rusqlite::Result<_>>()?;
@@ -304,4 +291,21 @@ impl Store {
     pub fn visit_count(&self) -> Result<i64> {
         self.with_conn(count_visits)
     }
+}
+
+/// A history row from a query that selects the visit's columns with its website's `domain`,
+/// `category`, `category_source` and `category_confidence` (the history page and the search).
+pub(crate) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
+    Ok(HistoryRow {
+        visit_id: r.get("id")?,
+        url: r.get("url")?,
+        title: r.get("title")?,
+        visited_at: r.get("visited_at")?,
+        source: r.get("source")?,
+        website_id: r.get("website_id")?,
+        domain: r.get("domain")?,
+        category: r.get("category")?,
+        category_source: r.get("category_source")?,
+        category_confidence: r.get("category_confidence")?,
+    })
 }

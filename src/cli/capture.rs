@@ -5,8 +5,10 @@
 //! the browser keeps in its own log).
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Subcommand, ValueEnum};
 
 use sitetrail::capture::host::{self, Host, HostConfig};
@@ -33,27 +35,26 @@ pub(crate) struct NativeHostArgs {
     caller: Vec<String>,
 }
 
-/// The browser named on the command line.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(crate) enum BrowserName {
-    Chromium,
-    Chrome,
-    Brave,
-    Edge,
-    Vivaldi,
-    Firefox,
+/// The browser named on the command line: one of [`LinkBrowser::ALL`], by its name.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BrowserName(LinkBrowser);
+
+static BROWSER_NAMES: LazyLock<[BrowserName; LinkBrowser::ALL.len()]> =
+    LazyLock::new(|| LinkBrowser::ALL.map(BrowserName));
+
+impl ValueEnum for BrowserName {
+    fn value_variants<'a>() -> &'a [Self] {
+        &*BROWSER_NAMES
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.as_str()))
+    }
 }
 
 impl From<BrowserName> for LinkBrowser {
     fn from(b: BrowserName) -> LinkBrowser {
-        match b {
-            BrowserName::Chromium => LinkBrowser::Chromium,
-            BrowserName::Chrome => LinkBrowser::Chrome,
-            BrowserName::Brave => LinkBrowser::Brave,
-            BrowserName::Edge => LinkBrowser::Edge,
-            BrowserName::Vivaldi => LinkBrowser::Vivaldi,
-            BrowserName::Firefox => LinkBrowser::Firefox,
-        }
+        b.0
     }
 }
 

@@ -127,21 +127,6 @@ pub(crate) fn key_range(low: VisitId, below: VisitId) -> (i64, i64) {
     (key_of(low), below_key)
 }
 
-fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
-    Ok(HistoryRow {
-        visit_id: r.get("id")?,
-        url: r.get("url")?,
-        title: r.get("title")?,
-        visited_at: r.get("visited_at")?,
-        source: r.get("source")?,
-        website_id: r.get("website_id")?,
-        domain: r.get("domain")?,
-        category: r.get("category")?,
-        category_source: r.get("category_source")?,
-        category_confidence: r.get("category_confidence")?,
-    })
-}
-
 /// Filters shared by both orders, already checked by `list_history`.
 pub(crate) struct SearchPage<'a> {
     pub(crate) expression: &'a str,
@@ -159,7 +144,7 @@ pub(crate) fn list_newest(conn: &Connection, p: &SearchPage<'_>, limit: usize) -
             ":match": p.expression, ":low": p.low, ":below": p.below,
             ":category": p.category, ":uncategorized": p.uncategorized,
         },
-        read_row,
+        crate::history::read_row,
     )?;
     let mut rows: Vec<HistoryRow> = rows.take(limit + 1).collect::<rusqlite::Result<_>>()?;
     let next_cursor = if rows.len() > limit {
@@ -199,7 +184,7 @@ pub(crate) fn list_ranked(
                 named_params! {
                     ":key": key, ":category": p.category, ":uncategorized": p.uncategorized,
                 },
-                read_row,
+                crate::history::read_row,
             )?
             .next()
             .transpose()?;
