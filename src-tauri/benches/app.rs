@@ -191,6 +191,24 @@ fn measure(app: &str, template: &Path, scroll: bool) -> Figures {
         launch_ms: first_view_ms - start_epoch_ms(pid),
         ..Figures::default()
     };
+    // Where the launch goes: the native side (process start → the page's time origin: Tauri,
+    // the store, WebKit's processes, loading the page), the page's own scripts
+    // (→ DOMContentLoaded), the first view's data and paint (→ the mark).
+    let page = h.exec(
+        "const n = performance.getEntriesByType('navigation')[0]; \
+         const m = (name) => (performance.getEntriesByName(name)[0] || {}).startTime || 0; \
+         return [performance.timeOrigin, n ? n.domContentLoadedEventEnd : 0, \
+                 m('sitetrail-started'), m('sitetrail-first-view')]",
+        json!([]),
+    );
+    let at = |i: usize| page.get(i).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+    println!(
+        "  launch: native side {:.0} ms; in page time: DOMContentLoaded {:.0} ms, first backend answers {:.0} ms, first view drawn {:.0} ms",
+        at(0) - start_epoch_ms(pid),
+        at(1),
+        at(2),
+        at(3)
+    );
     std::thread::sleep(Duration::from_secs(3));
     f.rss_start_mib = report_tree("RSS after start (3 s idle)", pid) as f64 / 1024.0;
 

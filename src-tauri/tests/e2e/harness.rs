@@ -37,6 +37,8 @@ pub struct Harness {
     session_url: Option<String>,
     driver: Option<Child>,
     xvfb: Option<Child>,
+    /// The binary of the app launched last (`APP` unless `launch_app` named another).
+    app: String,
 }
 
 impl Harness {
@@ -52,6 +54,7 @@ impl Harness {
             session_url: None,
             driver: None,
             xvfb: None,
+            app: APP.to_owned(),
         };
         let display = match std::env::var("E2E_DISPLAY") {
             Ok(d) if !d.is_empty() => d,
@@ -126,6 +129,7 @@ impl Harness {
     /// Launches the app binary `app` (another build, for benchmarks) like [`Harness::launch`].
     pub fn launch_app(&mut self, app: &str) {
         assert!(self.session_url.is_none(), "one session at a time");
+        app.clone_into(&mut self.app);
         let resp = self.request(
             reqwest::Method::POST,
             &format!("{}/session", self.base),
@@ -314,7 +318,7 @@ impl Harness {
 
     /// The app's process id (the WebKitWebDriver child that is our binary).
     pub fn app_pid(&self) -> Option<u32> {
-        let name = Path::new(APP)
+        let name = Path::new(&self.app)
             .file_name()?
             .to_str()?
             .chars()
