@@ -273,7 +273,7 @@ fn main() {
                 &store_a2,
                 round * ops + i,
                 Change::Visits | Change::Websites | Change::Outbox,
-            )
+            );
         });
         ra2.push(a2.0);
         counter_ratio.push(a2.0 / a.0);
