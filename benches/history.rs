@@ -18,6 +18,8 @@
     clippy::cast_possible_truncation
 )]
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/history_db.rs"]
 mod history_db;
 
@@ -120,13 +122,7 @@ fn versus(store: &Store, name: &str, text: &str, category: Option<Category>) -> 
 }
 
 fn main() -> sitetrail::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let visits = args
-        .iter()
-        .position(|a| a == "--visits")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+    let visits = args::visits();
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("bench.db");
     let store = Store::open(&path)?;

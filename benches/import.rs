@@ -25,6 +25,8 @@
 
 #[path = "support/no_index.rs"]
 mod no_index;
+#[path = "support/rng.rs"]
+mod rng;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,6 +35,8 @@ use std::time::Instant;
 use rusqlite::{params, Connection};
 use sitetrail::import::{self, Browser, ImportOptions};
 use sitetrail::Store;
+
+use rng::Rng;
 
 type R<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -244,22 +248,6 @@ fn cpu_secs() -> R<f64> {
     let fields: Vec<&str> = after.split_whitespace().collect();
     let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
     Ok(ticks as f64 / 100.0)
-}
-
-/// A deterministic xorshift generator: the same file every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// Writes a Chromium `History` with `visits` visits: the first 20,000 visit each host once, the

@@ -19,6 +19,11 @@
     clippy::cast_possible_truncation
 )]
 
+#[path = "support/args.rs"]
+mod args;
+#[path = "support/rng.rs"]
+mod rng;
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -33,23 +38,11 @@ use sitetrail::review::ReviewQuery;
 use sitetrail::worker::LocalFirst;
 use sitetrail::{Category, NewVisit, Store, Timestamp};
 
+use rng::Rng;
+
 const TYPICAL: &str = include_str!("data/typical_domains.tsv");
 const TEST: &str = include_str!("data/labelled_domains.tsv");
 const DEV: &str = include_str!("data/dev_domains.tsv");
-
-/// A cheap deterministic pseudo-random sequence (xorshift), so every run measures the same data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -370,13 +363,7 @@ fn remote_calls_saved(dir: &tempfile::TempDir) -> sitetrail::Result<()> {
 }
 
 fn main() -> sitetrail::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let visits = args
-        .iter()
-        .position(|a| a == "--visits")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+    let visits = args::visits();
     let dir = tempfile::tempdir()?;
     table_decoding();
     classification_rates();

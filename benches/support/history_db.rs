@@ -18,22 +18,9 @@ use sitetrail::{Category, Store, Timestamp};
 pub const WEBSITES: usize = 20_000;
 const VOCABULARY: usize = 20_000;
 
-/// A cheap deterministic pseudo-random sequence (xorshift), so every run builds the same data.
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+#[path = "rng.rs"]
+mod rng;
+pub use rng::Rng;
 
 /// A word of the vocabulary: pronounceable, distinct for every k.
 pub fn word(k: usize) -> String {
