@@ -61,7 +61,7 @@ use crate::error::{Error, Result};
 use crate::ids::WorkerId;
 use crate::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
 use crate::store::{Change, Store};
-use crate::worker::state::{PauseKind, WorkerState};
+use crate::worker::state::{PauseKind, WorkerState, MAX_PAUSE};
 use narrowing::Settle;
 
 /// What one tick did.
@@ -107,10 +107,6 @@ pub struct Worker {
     saw_pause: AtomicBool,
 }
 
-/// A call's result, or why there is none.
-/// The longest a pause holds the worker without looking again, whatever a classifier asked.
-const MAX_PAUSE: Duration = Duration::from_secs(86_400);
-
 /// Returns once the worker state (a pause) was announced to have changed, or notifications were
 /// missed. Never returns if the store is gone.
 async fn worker_state_changed(rx: &mut broadcast::Receiver<Change>) {
@@ -123,12 +119,14 @@ async fn worker_state_changed(rx: &mut broadcast::Receiver<Change>) {
     }
 }
 
+/// Why a call has no result.
 enum Interrupted {
     Stopped,
     Failed(ClassifyError),
 }
 use Interrupted::{Failed, Stopped};
 
+/// A call's result, or why there is none.
 type CallResult = std::result::Result<Vec<DomainOutcome>, Interrupted>;
 
 impl Worker {
@@ -322,7 +320,7 @@ impl Worker {
         &self,
         domains: &[String],
         stop: &mut watch::Receiver<bool>,
-    ) -> std::result::Result<Vec<DomainOutcome>, Interrupted> {
+    ) -> CallResult {
         let call = self.classifier.classify(domains);
         tokio::pin!(call);
         let grace = self.config.shutdown_grace;
@@ -444,8 +442,8 @@ impl Worker {
                     self.saw_pause.store(true, Ordering::Relaxed);
                     let now = self.store.now();
                     let pause_for = state.paused_until.map(|until| {
-                        Duration::from_micros(u64::try_from(until.as_micros() - now.as_micros()).unwrap_or(0))
-                            .min(crate::worker::state::MAX_PAUSE)
+                        let left = until.as_micros().saturating_sub(now.as_micros());
+                        Duration::from_micros(u64::try_from(left).unwrap_or(0)).min(MAX_PAUSE)
                     });
                     info!(
                         reason = state.paused_reason.as_deref().unwrap_or_default(),
@@ -560,7 +558,8 @@ impl Worker {
     /// whenever the worker state is announced to have changed, and at the latest every
     /// `pause_poll`. Returns true if it was.
     async fn wait_paused(&self, pause_for: Option<Duration>, stop: &mut watch::Receiver<bool>) -> bool {
-        // Any classifier may ask for any wait: a day at most, and never an overflowing instant.
+        // Any classifier may ask for any wait: at most the longest pause a worker respects, and
+        // never an overflowing instant.
         let end = pause_for.map(|d| tokio::time::Instant::now() + d.min(MAX_PAUSE));
         let mut announced = self.store.subscribe();
         loop {
