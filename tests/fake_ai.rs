@@ -220,3 +220,25 @@ where
         inner(req)
     }
 }
+
+/// A server that answers the first call with 429 and `headers`, and correctly afterwards,
+/// recording when each call arrived in `times`.
+pub async fn rate_limited_once(headers: &[(&str, String)], times: Arc<Mutex<Vec<Instant>>>) -> MockServer {
+    let server = MockServer::start().await;
+    let mut limited = ResponseTemplate::new(429).set_body_string("slow down");
+    for (k, v) in headers {
+        limited = limited.insert_header(*k, v.as_str());
+    }
+    Mock::given(method("POST"))
+        .respond_with(timed(times.clone(), move |_: &Request| limited.clone()))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(timed(times, openai_ok()))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    server
+}

@@ -547,21 +547,8 @@ async fn workers_on_one_file_respect_each_others_rate_limit() {
     for i in 0..30 {
         visit(&store, &format!("https://site{i}.example/"));
     }
-    let server = MockServer::start().await;
     let times = Arc::new(Mutex::new(Vec::new()));
-    Mock::given(method("POST"))
-        .respond_with(timed(times.clone(), |_: &Request| {
-            ResponseTemplate::new(429).insert_header("retry-after", "2")
-        }))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(timed(times.clone(), openai_ok()))
-        .with_priority(2)
-        .mount(&server)
-        .await;
+    let server = rate_limited_once(&[("retry-after", "2".into())], times.clone()).await;
     let base = format!("{}/v1", server.uri());
     let config = WorkerConfig {
         fixed_delay: Duration::from_millis(20),

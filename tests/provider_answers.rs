@@ -4,8 +4,6 @@
 
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use sitetrail::worker::state::PauseKind;
 
@@ -20,27 +18,6 @@ fn pause_ms(store: &sitetrail::Store) -> Option<i64> {
     Some((w.paused_until?.as_micros() - w.updated_at?.as_micros()) / 1000)
 }
 
-/// A server that answers the first call with 429 and `headers`, and correctly afterwards.
-async fn rate_limited_once(headers: &[(&str, String)]) -> MockServer {
-    let server = MockServer::start().await;
-    let mut t = ResponseTemplate::new(429).set_body_string("slow down");
-    for (k, v) in headers {
-        t = t.insert_header(*k, v.as_str());
-    }
-    Mock::given(method("POST"))
-        .respond_with(t)
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(openai_ok())
-        .with_priority(2)
-        .mount(&server)
-        .await;
-    server
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn absurd_rate_limit_waits_pause_for_the_cap_and_cost_no_attempt() {
     for (name, value) in [
@@ -52,7 +29,7 @@ async fn absurd_rate_limit_waits_pause_for_the_cap_and_cost_no_attempt() {
         let db = TempDb::new();
         let store = db.open();
         visit(&store, "https://one.example/");
-        let server = rate_limited_once(&[(name, value.to_owned())]).await;
+        let server = rate_limited_once(&[(name, value.to_owned())], Default::default()).await;
         let base = format!("{}/v1", server.uri());
         let mut w = Running::start(openai_worker(&db.path, &base, &[]), db.dir.path().join("log"));
         w.wait_alive(&format!("{name}: {value}"), || {
@@ -91,10 +68,13 @@ async fn retry_after_beats_an_epoch_reset_and_status_shows_the_pause_the_server_
     let db = TempDb::new();
     let store = db.open();
     visit(&store, "https://one.example/");
-    let server = rate_limited_once(&[
-        ("retry-after", "2".into()),
-        ("x-ratelimit-reset", (now + 86_400).to_string()),
-    ])
+    let server = rate_limited_once(
+        &[
+            ("retry-after", "2".into()),
+            ("x-ratelimit-reset", (now + 86_400).to_string()),
+        ],
+        Default::default(),
+    )
     .await;
     let base = format!("{}/v1", server.uri());
     let mut w = Running::start(openai_worker(&db.path, &base, &[]), db.dir.path().join("log"));
@@ -119,7 +99,11 @@ async fn retry_after_beats_an_epoch_reset_and_status_shows_the_pause_the_server_
     let db = TempDb::new();
     let store = db.open();
     visit(&store, "https://one.example/");
-    let server = rate_limited_once(&[("x-ratelimit-reset", ((now + 30) * 1000).to_string())]).await;
+    let server = rate_limited_once(
+        &[("x-ratelimit-reset", ((now + 30) * 1000).to_string())],
+        Default::default(),
+    )
+    .await;
     let base = format!("{}/v1", server.uri());
     let mut w = Running::start(openai_worker(&db.path, &base, &[]), db.dir.path().join("log"));
     w.wait_alive("paused", || pause_ms(&store).is_some());

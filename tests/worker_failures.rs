@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::privacy::{Exclusions, PrivacyRouter};
@@ -95,21 +95,8 @@ async fn rate_limited_the_whole_worker_waits_as_long_as_asked() {
     let db = TempDb::new();
     let store = db.open();
     seed(&store, 3);
-    let server = MockServer::start().await;
     let times = Arc::new(Mutex::new(Vec::new()));
-    Mock::given(method("POST"))
-        .respond_with(timed(times.clone(), |_: &Request| {
-            ResponseTemplate::new(429).insert_header("retry-after-ms", "400")
-        }))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(timed(times.clone(), openai_ok()))
-        .with_priority(2)
-        .mount(&server)
-        .await;
+    let server = rate_limited_once(&[("retry-after-ms", "400".into())], times.clone()).await;
     let handle = Worker::new(
         store.clone(),
         openai(&format!("{}/v1", server.uri())),
