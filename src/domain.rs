@@ -111,6 +111,19 @@ impl std::fmt::Display for Domain {
     }
 }
 
+/// A stored domain as people read it: internationalised labels in Unicode (`münchen.example` for
+/// `xn--mnchen-3ya.example`). A domain without such labels, or one that does not decode, is
+/// returned as stored.
+pub fn unicode_form(domain: &str) -> std::borrow::Cow<'_, str> {
+    if !domain.contains("xn--") {
+        return std::borrow::Cow::Borrowed(domain);
+    }
+    match idna::domain_to_unicode(domain) {
+        (unicode, Ok(())) if unicode != domain => std::borrow::Cow::Owned(unicode),
+        _ => std::borrow::Cow::Borrowed(domain),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +206,14 @@ mod tests {
             "x.example",
             "parse still takes a port"
         );
+    }
+
+    #[test]
+    fn internationalised_domains_read_in_unicode() {
+        assert_eq!(unicode_form("xn--mnchen-3ya.example"), "münchen.example");
+        assert_eq!(unicode_form("shop.xn--bcher-kva.example"), "shop.bücher.example");
+        assert_eq!(unicode_form("example.com"), "example.com");
+        // Not valid punycode: shown as stored rather than as something it is not.
+        assert_eq!(unicode_form("xn--a.example"), "xn--a.example");
     }
 }

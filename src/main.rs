@@ -1,8 +1,9 @@
 //! The `sitetrail` command-line tool. Its commands and flags are a contract for scripts: extend
 //! them, never rename or remove them.
 
-// The CLI's output is its standard output (the library never writes there).
-#![allow(clippy::print_stdout)]
+// All human output goes through `cli::out` (escaped, coloured only on a terminal, quiet when its
+// reader goes away); `print_stdout` is denied workspace-wide, and stderr is denied here too.
+#![deny(clippy::print_stderr)]
 
 mod cli;
 

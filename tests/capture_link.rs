@@ -198,10 +198,12 @@ fn each_browser_is_linked_where_it_looks_for_the_current_user_and_status_lists_t
         ]
     );
     let text = run_ok(link_cli(&db.path, home.path()).args(["browser-link", "status"]));
-    assert!(
-        text.contains("chrome    linked to") && text.contains("brave     not linked"),
-        "{text}"
-    );
+    let rows = crate::common::table_rows(&text);
+    assert_eq!(rows[0], ["BROWSER", "STATE", "DATABASE", "MANIFEST"], "{text}");
+    let chrome = crate::common::row_of(&rows, "chrome");
+    assert_eq!(chrome[1], "linked", "{text}");
+    assert!(chrome[3].ends_with("app.sitetrail.host.json"), "{text}");
+    assert_eq!(crate::common::row_of(&rows, "brave")[1..], ["not linked", "-", "-"], "{text}");
 
     // A binary that is gone makes the link stale, and status says so.
     let launcher = home

@@ -179,8 +179,14 @@ fn classify_with_builtin_and_bad_input() {
         "https://bet365.example/x",
     ]));
     assert_eq!(
-        out,
-        "github.com\tdev_tech\t(builtin)\nmail.example.org\tcommunication\t(builtin)\nbet365.example\tgambling\t(builtin)\n"
+        crate::common::table_rows(&out),
+        [
+            ["DOMAIN", "CATEGORY", "BY"],
+            ["github.com", "Development & technology", "built-in"],
+            ["mail.example.org", "Email & chat", "built-in"],
+            ["bet365.example", "Gambling", "built-in"],
+        ],
+        "{out}"
     );
     let out = isolated(&db.path, &settings)
         .args(["classify", "not a domain"])

@@ -397,6 +397,32 @@ pub fn without_live_profiles(
         .partition(|p| !live.iter().any(|d| p.path.starts_with(d)))
 }
 
+/// The Firefox extension's version (`extension/manifest.firefox.json`), which names its package.
+fn firefox_extension_version() -> Option<String> {
+    let manifest: serde_json::Value =
+        serde_json::from_str(include_str!("../../extension/manifest.firefox.json")).ok()?;
+    manifest["version"].as_str().map(str::to_owned)
+}
+
+/// The file name of the Firefox extension's package, `sitetrail-firefox-<version>.xpi`.
+pub fn firefox_package_name() -> String {
+    format!(
+        "sitetrail-firefox-{}.xpi",
+        firefox_extension_version().unwrap_or_else(|| "0".into())
+    )
+}
+
+/// The Firefox extension's package (`.xpi`) that `scripts/firefox-extension` writes to `dist/` of
+/// the source tree this binary was built from, if it is there. Firefox keeps an extension
+/// installed from it (about:addons, Install Add-on From File) across restarts, unlike a
+/// temporary add-on.
+pub fn firefox_package() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("dist")
+        .join(firefox_package_name());
+    path.is_file().then_some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use sitetrail::import::detect::Roots;
 use sitetrail::store::StoreOptions;
 use sitetrail::{Error, Result, Store};
 
-use super::print_json;
+use super::out::{self, Align, Cell, Style, Table};
 
 /// Waits this long after each committed batch before acknowledging it. For tests that kill the
 /// host between a commit and its ack; not for normal use.
@@ -134,7 +134,10 @@ pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Resu
     };
     tracing::info!(caller = ?args.caller, db = %config.db.display(), "native host starting");
     let mut host = Host::new(config);
-    let ended = host::serve(&mut host, std::io::stdin().lock(), std::io::stdout().lock())?;
+    // The host's stdout is the browser's message channel: protocol frames only, never `out`.
+    #[allow(clippy::disallowed_methods)]
+    let stdout = std::io::stdout().lock();
+    let ended = host::serve(&mut host, std::io::stdin().lock(), stdout)?;
     tracing::info!(?ended, "native host stopping");
     Ok(())
 }
@@ -145,20 +148,62 @@ fn extension_dir() -> Option<PathBuf> {
     dir.join("manifest.json").is_file().then_some(dir)
 }
 
-fn print_status(s: &LinkStatus) {
-    let name = s.browser.as_str();
-    if !s.linked {
-        println!("{name:<9} not linked");
-        return;
+fn print_status(list: &[LinkStatus]) -> Result<()> {
+    let mut t = Table::new()
+        .column("BROWSER", Align::Left)
+        .column("STATE", Align::Left)
+        .column("DATABASE", Align::Left)
+        .flex("MANIFEST");
+    for s in list {
+        let state = match (s.linked, &s.problem) {
+            (false, _) => Cell::styled("not linked", Style::Dim),
+            (true, None) => Cell::styled("linked", Style::Green),
+            (true, Some(_)) => Cell::styled("linked, with a problem", Style::Yellow),
+        };
+        let db = match (&s.db, s.linked) {
+            (Some(d), true) => d.display().to_string().into(),
+            (None, true) => "?".into(),
+            (_, false) => Cell::styled("-", Style::Dim),
+        };
+        let manifest = if s.linked {
+            s.manifest.display().to_string().into()
+        } else {
+            Cell::styled("-", Style::Dim)
+        };
+        t.row(vec![s.browser.as_str().into(), state, db, manifest]);
     }
-    let db =
-        s.db.as_ref()
-            .map(|d| d.display().to_string())
-            .unwrap_or_else(|| "?".into());
-    println!("{name:<9} linked to {db}  ({})", s.manifest.display());
-    if let Some(p) = &s.problem {
-        println!("          problem: {p}");
+    out::table(&t)?;
+    for s in list {
+        if let Some(p) = s.problem.as_deref().filter(|_| s.linked) {
+            out::line(&format!("{}: {p}", s.browser.as_str()))?;
+        }
     }
+    Ok(())
+}
+
+/// How to load the extension in Firefox so that it stays: Firefox removes a temporary add-on
+/// when it quits, and recording stops with it.
+fn firefox_steps() -> Vec<String> {
+    let package = match link::firefox_package() {
+        Some(p) => p.display().to_string(),
+        None => format!(
+            "dist/{} (run scripts/firefox-extension in Sitetrail's source folder to make it)",
+            link::firefox_package_name()
+        ),
+    };
+    vec![
+        "Now install the extension in Firefox, so that it stays installed:".into(),
+        format!("  the extension package is {package}."),
+        "  Firefox ESR, Developer Edition or Nightly: in about:config set xpinstall.signatures.required to false, \
+         then about:addons, the gear menu, Install Add-on From File, and pick the package."
+            .into(),
+        "  Release Firefox installs only extensions signed by Mozilla; Sitetrail's is not signed yet, so use \
+         one of the editions above."
+            .into(),
+        "To only try it: about:debugging, This Firefox, Load Temporary Add-on, and pick the package. Firefox \
+         removes a temporary add-on when it quits, and recording stops until you load it again."
+            .into(),
+    ]
 }
 
 /// Runs `sitetrail browser-link ...`.
@@ -179,29 +224,30 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
             let exe = std::env::current_exe()?;
             let st = link::install(&target, &exe, &db)?;
             if json {
-                return print_json(&st);
+                return out::json(&st);
             }
-            println!(
+            let mut lines = vec![format!(
                 "linked {}: {} runs `{} native-host` on {}",
                 target.browser.product(),
                 st.manifest.display(),
                 exe.display(),
                 db.display()
-            );
+            )];
             match (target.browser, extension_dir()) {
-                (LinkBrowser::Firefox, _) => println!(
-                    "Now load the extension: run scripts/firefox-extension, then open about:debugging, \
-                     This Firefox, Load Temporary Add-on, and pick target/firefox-extension/manifest.json."
-                ),
-                (_, Some(dir)) => println!(
+                (LinkBrowser::Firefox, _) => lines.extend(firefox_steps()),
+                (_, Some(dir)) => lines.push(format!(
                     "Now load the extension: open the extensions page (chrome://extensions), turn on \
                      Developer mode, Load unpacked, and choose {}.",
                     dir.display()
-                ),
-                (_, None) => println!(
+                )),
+                (_, None) => lines.push(
                     "Now load the extension: open the extensions page, turn on Developer mode, Load \
                      unpacked, and choose the extension/ folder of Sitetrail."
+                        .into(),
                 ),
+            }
+            for l in &lines {
+                out::line(l)?;
             }
         }
         LinkAction::Uninstall {
@@ -210,13 +256,13 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
         } => {
             let target = LinkTarget::new(browser.into(), user_data_dir.as_deref(), &roots)?;
             if link::uninstall(&target)? {
-                println!(
+                out::line(&format!(
                     "unlinked {} ({} removed)",
                     target.browser.product(),
                     target.manifest().display()
-                );
+                ))?;
             } else {
-                println!("{} was not linked", target.browser.product());
+                out::line(&format!("{} was not linked", target.browser.product()))?;
             }
         }
         LinkAction::Status {
@@ -233,11 +279,9 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
                 None => link::status_all(&roots),
             };
             if json {
-                return print_json(&list);
+                return out::json(&list);
             }
-            for s in &list {
-                print_status(s);
-            }
+            print_status(&list)?;
         }
     }
     Ok(())

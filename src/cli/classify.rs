@@ -8,10 +8,11 @@ use serde_json::json;
 
 use sitetrail::classify::Classifier;
 use sitetrail::domain::Domain;
-use sitetrail::Result;
+use sitetrail::{CategorySource, Result};
 
 use super::settings::SettingFlags;
-use super::{print_json, resolve_settings};
+use super::out::{self, Align, Cell, Style, Table};
+use super::{human, resolve_settings};
 
 #[derive(Args, Debug)]
 pub(crate) struct ClassifyArgs {
@@ -50,21 +51,30 @@ pub(crate) fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Res
         }
     }
     if args.json {
-        return print_json(&rows);
+        return out::json(&rows);
     }
+    let mut t = Table::new()
+        .column("DOMAIN", Align::Left)
+        .column("CATEGORY", Align::Left)
+        .flex("BY");
     for r in &rows {
+        let domain = sitetrail::domain::unicode_form(r["domain"].as_str().unwrap_or("")).into_owned();
         match r["category"].as_str() {
-            Some(c) => println!(
-                "{}\t{c}\t({})",
-                r["domain"].as_str().unwrap_or(""),
-                r["source"].as_str().unwrap_or("")
-            ),
-            None => println!(
-                "{}\t-\t{}",
-                r["domain"].as_str().unwrap_or(""),
-                r["error"].as_str().unwrap_or("")
-            ),
+            Some(c) => t.row(vec![
+                domain.into(),
+                human::category_name(c.parse().ok()).into(),
+                r["source"]
+                    .as_str()
+                    .map(|s| CategorySource::parse(s).map_or(s, |src| human::source_name(src)))
+                    .unwrap_or("")
+                    .into(),
+            ]),
+            None => t.row(vec![
+                domain.into(),
+                Cell::styled("-", Style::Dim),
+                Cell::styled(r["error"].as_str().unwrap_or(""), Style::Red),
+            ]),
         }
     }
-    Ok(())
+    out::table(&t)
 }

@@ -7,6 +7,8 @@ use clap::Args;
 use sitetrail::export::{ExportFormat, ExportKind};
 use sitetrail::{Result, Store};
 
+use super::out;
+
 #[derive(Args, Debug)]
 pub(crate) struct ExportArgs {
     /// What to export.
@@ -42,6 +44,5 @@ pub(crate) fn run_export(store: &Store, args: ExportArgs) -> Result<()> {
         ExportAs::Json => ExportFormat::Json,
     };
     let n = store.export(kind, format, &args.output)?;
-    println!("exported {n} row(s) to {}", args.output.display());
-    Ok(())
+    out::line(&format!("exported {n} row(s) to {}", args.output.display()))
 }

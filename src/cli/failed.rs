@@ -2,10 +2,12 @@
 
 use clap::Args;
 
+use sitetrail::domain::unicode_form;
 use sitetrail::ids::OutboxId;
-use sitetrail::{CategorySource, Error, Result, Store, Timestamp};
+use sitetrail::{CategorySource, Error, Result, Store};
 
-use super::print_json;
+use super::human;
+use super::out::{self, Align, Cell, Style, Table};
 
 #[derive(Args, Debug)]
 pub(crate) struct FailedArgs {
@@ -31,34 +33,45 @@ pub(crate) struct RetryArgs {
 pub(crate) fn run_failed(store: &Store, args: FailedArgs) -> Result<()> {
     let jobs = store.failed_jobs()?;
     if args.json {
-        return print_json(&jobs);
+        return out::json(&jobs);
     }
     if jobs.is_empty() {
-        println!("no failed jobs");
+        return out::line("no failed jobs");
     }
-    for j in jobs {
-        let at = j.attempted_at.map(Timestamp::to_rfc3339).unwrap_or_default();
-        let err = j.last_error_message.unwrap_or_default();
+    let mut t = Table::new()
+        .column("JOB", Align::Left)
+        .column("WEBSITE", Align::Left)
+        .column("ATTEMPTS", Align::Right)
+        .column("LAST TRIED", Align::Left)
+        .flex("ERROR")
+        .column("CATEGORY", Align::Left);
+    for j in &jobs {
         let keeps = match (j.category, j.category_source) {
             (Some(c), Some(CategorySource::Builtin)) => {
-                format!("  (keeps its provisional category {c})")
+                Cell::styled(format!("keeps its provisional category {c}"), Style::Dim)
             }
-            (Some(c), Some(src)) => format!("  (category {c}, {})", src.as_str()),
-            _ => String::new(),
+            (Some(c), Some(src)) => format!("{} ({})", c.name(), human::source_name(src)).into(),
+            _ => Cell::styled("-", Style::Dim),
         };
-        println!(
-            "{}  {}  attempts {}  {}  {}{keeps}",
-            j.id, j.domain, j.attempt_count, at, err
-        );
+        t.row(vec![
+            Cell::styled(j.id.to_string(), Style::Dim),
+            unicode_form(&j.domain).into_owned().into(),
+            j.attempt_count.to_string().into(),
+            j.attempted_at
+                .map_or_else(|| Cell::styled("-", Style::Dim), |at| human::local_time(at).into()),
+            Cell::styled(j.last_error_message.clone().unwrap_or_default(), Style::Red),
+            keeps,
+        ]);
     }
+    out::table(&t)?;
+    out::note("retry one: `sitetrail retry JOB`; all: `sitetrail retry --all-failed`");
     Ok(())
 }
 
 pub(crate) fn run_retry(store: &Store, args: RetryArgs) -> Result<()> {
     if args.all_failed {
         let n = store.retry_all_failed()?;
-        println!("{n} failed job(s) queued again");
-        return Ok(());
+        return out::line(&format!("{n} failed job(s) queued again"));
     }
     let ids = args
         .ids
@@ -70,6 +83,5 @@ pub(crate) fn run_retry(store: &Store, args: RetryArgs) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     store.retry_jobs(&ids)?;
-    println!("{} job(s) queued again", ids.len());
-    Ok(())
+    out::line(&format!("{} job(s) queued again", ids.len()))
 }

@@ -11,12 +11,14 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use sitetrail::domain::{unicode_form, Domain};
 use sitetrail::forget::{ForgetOptions, ForgetProgress, ForgetReport};
 use sitetrail::ids::VisitId;
 use sitetrail::{Error, Result, Store, Timestamp};
 
 use super::history::ensure_search_index;
-use super::print_json;
+use super::out::{self, Align, Table};
+use super::{human, when};
 
 #[derive(Args, Debug)]
 pub(crate) struct ForgetArgs {
@@ -25,13 +27,17 @@ pub(crate) struct ForgetArgs {
     /// Print what was forgotten as JSON.
     #[arg(long, global = true)]
     json: bool,
+    /// Do not ask before forgetting a website or a time range (asked only when standard input
+    /// is a terminal; scripts are never asked).
+    #[arg(long, short = 'y', global = true)]
+    yes: bool,
 }
 
 #[derive(Subcommand, Debug)]
 enum ForgetWhat {
-    /// Forgets visits by id (as `sitetrail history` prints them).
+    /// Forgets visits by id (`sitetrail history --ids` prints them, as does `--json`).
     Visit {
-        /// Visit ids.
+        /// Visit ids (the ID column of `sitetrail history --ids`).
         #[arg(required = true, value_name = "VISIT_ID")]
         ids: Vec<String>,
     },
@@ -45,11 +51,12 @@ enum ForgetWhat {
     },
     /// Forgets every visit made in a time range; no visit in it is recorded again.
     Range {
-        /// The range's start (RFC 3339).
-        #[arg(long, value_name = "RFC3339")]
+        /// The range's start: RFC 3339, a date (local midnight), today, yesterday, 7d, 30d (the
+        /// last N days), week or month.
+        #[arg(long, value_name = "WHEN")]
         since: String,
-        /// The range's end, inclusive (RFC 3339).
-        #[arg(long, value_name = "RFC3339")]
+        /// The range's end, inclusive (as for --since).
+        #[arg(long, value_name = "WHEN")]
         until: String,
     },
 }
@@ -78,14 +85,6 @@ enum BlockedAction {
     },
 }
 
-fn parse_time(flag: &str, s: &str) -> Result<Timestamp> {
-    Timestamp::parse_rfc3339(s.trim()).ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
-        ))
-    })
-}
-
 fn progress_bar() -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -101,57 +100,119 @@ fn show(bar: &ProgressBar, p: ForgetProgress) {
     bar.set_message(format!("{} visit(s), {} website(s)", p.visits, p.websites));
 }
 
+/// What to forget, with its arguments checked.
+enum Forgetting {
+    Visits(Vec<VisitId>),
+    Website { domain: String, block: bool },
+    Range { since: Timestamp, until: Timestamp },
+}
+
+impl Forgetting {
+    fn from_args(what: ForgetWhat) -> Result<Forgetting> {
+        Ok(match what {
+            ForgetWhat::Visit { ids } => Forgetting::Visits(
+                ids.iter()
+                    .map(|s| {
+                        s.parse::<VisitId>().map_err(|_| {
+                            Error::InvalidInput(format!(
+                                "{s:?} is not a visit id (see `sitetrail history --ids`)"
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            ForgetWhat::Website { domain, block } => {
+                // Checked now, so a typo is refused before the question is asked.
+                Domain::parse(&domain)?;
+                Forgetting::Website { domain, block }
+            }
+            ForgetWhat::Range { since, until } => Forgetting::Range {
+                since: when::parse("--since", &since)?,
+                until: when::parse("--until", &until)?,
+            },
+        })
+    }
+
+    /// The question a person at a terminal is asked first, if this forgetting needs one: a
+    /// website or a range can be a lot of history, and there is no undo.
+    fn question(&self) -> Option<String> {
+        match self {
+            Forgetting::Visits(_) => None,
+            Forgetting::Website { domain, block } => {
+                let d = Domain::parse(domain)
+                    .map_or_else(|_| domain.clone(), |d| unicode_form(d.as_str()).into_owned());
+                let and_block = if *block {
+                    ", and never record it or its subdomains again"
+                } else {
+                    ""
+                };
+                Some(format!(
+                    "Forget {d}: every visit to it, its category and the website itself{and_block}? This cannot be undone."
+                ))
+            }
+            Forgetting::Range { since, until } => Some(format!(
+                "Forget every visit from {} to {} (local time)? Nothing in that time will be recorded again. This cannot be undone.",
+                human::local_time(*since),
+                human::local_time(*until)
+            )),
+        }
+    }
+}
+
 /// Runs `sitetrail forget`.
 pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
+    let what = Forgetting::from_args(args.what)?;
+    // Asked only of a person: without a terminal (a script, a pipe) forgetting proceeds as
+    // it always did.
+    if let Some(question) = what.question().filter(|_| !args.yes && out::stdin_is_terminal()) {
+        if !out::confirm(&question)? {
+            return Err(Error::Conflict("not confirmed: nothing was forgotten".into()));
+        }
+    }
     let bar = progress_bar();
     let opts = ForgetOptions::default();
     ensure_search_index(store)?;
     store.resume_forgetting(&opts, &mut |p| show(&bar, p))?;
-    let report = match args.what {
-        ForgetWhat::Visit { ids } => {
-            let ids = ids
-                .iter()
-                .map(|s| {
-                    s.parse::<VisitId>().map_err(|_| {
-                        Error::InvalidInput(format!("{s:?} is not a visit id (see `sitetrail history`)"))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            store.forget_visits(&ids)?
-        }
-        ForgetWhat::Website { domain, block } => {
+    let report = match what {
+        Forgetting::Visits(ids) => store.forget_visits(&ids)?,
+        Forgetting::Website { domain, block } => {
             store.forget_website(&domain, block, &opts, &mut |p| show(&bar, p))?
         }
-        ForgetWhat::Range { since, until } => {
-            let (since, until) = (parse_time("--since", &since)?, parse_time("--until", &until)?);
+        Forgetting::Range { since, until } => {
             store.forget_range(since, until, &opts, &mut |p| show(&bar, p))?
         }
     };
     bar.finish_and_clear();
     if args.json {
-        return print_json(&report);
+        return out::json(&report);
     }
-    print_report(&report);
-    Ok(())
+    print_report(&report)
 }
 
-fn print_report(r: &ForgetReport) {
-    println!("forgot {} visit(s) and {} website(s)", r.visits, r.websites);
+fn print_report(r: &ForgetReport) -> Result<()> {
+    out::line(&format!(
+        "forgot {} visit(s) and {} website(s)",
+        r.visits, r.websites
+    ))?;
     if r.not_found > 0 {
-        println!(
+        out::line(&format!(
             "  {} visit id(s) were not stored (already forgotten?)",
             r.not_found
-        );
+        ))?;
     }
     if let Some(d) = &r.blocked {
-        println!("  {d} and its subdomains are blocked: never recorded again");
+        out::line(&format!(
+            "  {} and its subdomains are blocked: never recorded again",
+            unicode_form(d)
+        ))?;
     }
     if r.reclaimed_bytes > 0 {
-        println!(
+        out::line(&format!(
             "  the database file shrank by {:.1} MiB",
             r.reclaimed_bytes as f64 / (1024.0 * 1024.0)
-        );
+        ))?;
     }
+    Ok(())
 }
 
 /// Runs `sitetrail blocked`.
@@ -159,22 +220,25 @@ pub(crate) fn run_blocked(store: &Store, args: BlockedArgs) -> Result<()> {
     match args.action {
         Some(BlockedAction::Add { domain }) => {
             let added = store.block_domain(&domain)?;
-            let d = sitetrail::domain::Domain::parse(&domain)?;
+            let d = Domain::parse(&domain)?;
+            let d = unicode_form(d.as_str());
             if added {
-                println!("{d} and its subdomains are blocked: never recorded, never classified");
+                out::line(&format!(
+                    "{d} and its subdomains are blocked: never recorded, never classified"
+                ))
             } else {
-                println!("{d} was already blocked");
+                out::line(&format!("{d} was already blocked"))
             }
         }
         Some(BlockedAction::Remove { domain }) => {
-            let d = sitetrail::domain::Domain::parse(&domain)?;
+            let d = Domain::parse(&domain)?;
             if store.unblock_domain(&domain)? {
-                println!("{d} is recorded again");
+                out::line(&format!("{} is recorded again", unicode_form(d.as_str())))
             } else {
-                return Err(Error::NotFound {
+                Err(Error::NotFound {
                     what: "blocked domain",
                     key: d.to_string(),
-                });
+                })
             }
         }
         None => {
@@ -184,15 +248,19 @@ pub(crate) fn run_blocked(store: &Store, args: BlockedArgs) -> Result<()> {
                     .iter()
                     .map(|b| json!({"domain": b.domain, "blocked_at": b.blocked_at}))
                     .collect();
-                return print_json(&list);
+                return out::json(&list);
             }
             if list.is_empty() {
-                println!("no blocked domains");
+                return out::line("no blocked domains");
             }
-            for b in list {
-                println!("{}  (since {})", b.domain, b.blocked_at.to_rfc3339());
+            let mut t = Table::new().flex("DOMAIN").column("SINCE", Align::Left);
+            for b in &list {
+                t.row(vec![
+                    unicode_form(&b.domain).into_owned().into(),
+                    human::local_time(b.blocked_at).into(),
+                ]);
             }
+            out::table(&t)
         }
     }
-    Ok(())
 }

@@ -5,18 +5,22 @@
 //! A database from before the search index first gets its index built, with a progress bar on
 //! stderr (once; resumable if interrupted).
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use sitetrail::domain::unicode_form;
 use sitetrail::history::{CategoryFilter, HistoryQuery, HistoryRow, SortOrder, MAX_PAGE};
 use sitetrail::ids::VisitId;
 use sitetrail::search::{self, BackfillOptions, IndexStatus};
-use sitetrail::{Category, Error, Result, Store, Timestamp};
+use sitetrail::time_spent::{VisitTime, MAX_VISIT_TIMES};
+use sitetrail::{Error, Result, Store};
 
-use super::print_json;
+use super::out::{self, Align, Cell, Style, Table};
+use super::{human, when};
 
 /// Most visits one `history` command prints.
 const MAX_LIMIT: usize = 100_000;
@@ -35,17 +39,18 @@ pub(crate) struct HistoryArgs {
     /// ignoring case and accents (`sqlite lock` finds "SQLite: File Locking").
     #[arg(long, value_name = "Q")]
     search: Option<String>,
-    /// Only visits to websites in this category (see `sitetrail categories`).
+    /// Only visits to websites in this category: its id or name (see `sitetrail categories`).
     #[arg(long, value_name = "C")]
     category: Option<String>,
     /// Only visits to websites not classified yet.
     #[arg(long, conflicts_with = "category")]
     uncategorized: bool,
-    /// Only visits at or after this time (RFC 3339).
-    #[arg(long, value_name = "RFC3339")]
+    /// Only visits at or after this time: RFC 3339, a date (local midnight), today, yesterday,
+    /// 7d, 30d (the last N days), week or month.
+    #[arg(long, value_name = "WHEN")]
     since: Option<String>,
-    /// Only visits at or before this time (RFC 3339).
-    #[arg(long, value_name = "RFC3339")]
+    /// Only visits at or before this time (as for --since).
+    #[arg(long, value_name = "WHEN")]
     until: Option<String>,
     /// Most visits to print.
     #[arg(long, value_name = "N", default_value_t = 50)]
@@ -59,21 +64,12 @@ pub(crate) struct HistoryArgs {
     /// Best-first pages: skip this many matches (the offset the previous page printed).
     #[arg(long, value_name = "N")]
     offset: Option<usize>,
+    /// Also print each visit's id (what `sitetrail forget visit` takes).
+    #[arg(long)]
+    ids: bool,
     /// Print JSON: an array of {id, url, title, domain, category, category_source, visited_at, source}.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_time(flag: &str, value: Option<&str>) -> Result<Option<Timestamp>> {
-    value
-        .map(|s| {
-            Timestamp::parse_rfc3339(s.trim()).ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
-                ))
-            })
-        })
-        .transpose()
 }
 
 impl HistoryArgs {
@@ -102,7 +98,7 @@ impl HistoryArgs {
             ));
         }
         let category = match (&self.category, self.uncategorized) {
-            (Some(c), _) => Some(CategoryFilter::Is(c.parse::<Category>()?)),
+            (Some(c), _) => Some(CategoryFilter::Is(human::parse_category(c)?)),
             (None, true) => Some(CategoryFilter::Uncategorized),
             (None, false) => None,
         };
@@ -120,8 +116,8 @@ impl HistoryArgs {
         Ok(HistoryQuery {
             search: self.search.clone(),
             category,
-            from: parse_time("--since", self.since.as_deref())?,
-            to: parse_time("--until", self.until.as_deref())?,
+            from: when::parse_opt("--since", self.since.as_deref())?,
+            to: when::parse_opt("--until", self.until.as_deref())?,
             before,
             limit: self.limit.min(MAX_PAGE),
             sort,
@@ -187,36 +183,74 @@ pub(crate) fn run_history(store: &Store, args: HistoryArgs) -> Result<()> {
                 })
             })
             .collect();
-        print_json(&list)?;
+        out::json(&list)?;
     } else if rows.is_empty() {
-        println!("no visits match");
+        out::line("no visits match")?;
     } else {
-        for r in &rows {
-            println!(
-                "{}  {}  {}  {}",
-                local_time(r.visited_at),
-                r.domain,
-                r.title.as_deref().unwrap_or("-"),
-                r.url
-            );
+        let spent = time_spent(store, &rows)?;
+        out::table(&table(&rows, &spent, args.ids))?;
+        if spent.values().any(|t| t.active_ms.is_none() && t.estimated_ms.is_some()) {
+            out::note("~ marks an estimate: how long the page stayed open, from the browser's own history");
         }
     }
     // The cursor of the next page goes to stderr, so stdout stays the rows alone.
     match next {
-        (Some(cursor), _) => eprintln!("more visits: add --before {cursor} for the next page"),
-        (_, Some(offset)) => eprintln!("more matches: add --offset {offset} for the next page"),
+        (Some(cursor), _) => out::note(&format!("more visits: add --before {cursor} for the next page")),
+        (_, Some(offset)) => out::note(&format!("more matches: add --offset {offset} for the next page")),
         (None, None) => {}
     }
     Ok(())
 }
 
-/// `2026-11-29 10:00:05` in the local time zone.
-fn local_time(t: Timestamp) -> String {
-    match chrono::DateTime::<chrono::Utc>::from_timestamp_micros(t.as_micros()) {
-        Some(utc) => utc
-            .with_timezone(&chrono::Local)
-            .format("%Y-%m-%d %H:%M:%S")
-            .to_string(),
-        None => t.to_rfc3339(),
+/// The known time spent on each of `rows`' visits.
+fn time_spent(store: &Store, rows: &[HistoryRow]) -> Result<HashMap<VisitId, VisitTime>> {
+    let ids: Vec<VisitId> = rows.iter().map(|r| r.visit_id).collect();
+    let mut spent = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(MAX_VISIT_TIMES) {
+        spent.extend(store.visit_times(chunk)?.into_iter().map(|t| (t.visit_id, t)));
     }
+    Ok(spent)
+}
+
+/// The rows as a table: time, domain, title, category, time spent (and the id first, with
+/// `--ids`). A visit without a title shows its URL; an estimated time is marked `~`.
+fn table(rows: &[HistoryRow], spent: &HashMap<VisitId, VisitTime>, ids: bool) -> Table {
+    let mut t = Table::new();
+    if ids {
+        t = t.column("ID", Align::Left);
+    }
+    let mut t = t
+        .column("TIME", Align::Left)
+        .column("DOMAIN", Align::Left)
+        .flex("TITLE")
+        .column("CATEGORY", Align::Left)
+        .column("SPENT", Align::Right);
+    for r in rows {
+        let mut cells: Vec<Cell> = Vec::with_capacity(6);
+        if ids {
+            cells.push(Cell::styled(r.visit_id.to_string(), Style::Dim));
+        }
+        cells.push(human::local_time(r.visited_at).into());
+        cells.push(unicode_form(&r.domain).into_owned().into());
+        cells.push(match r.title.as_deref().filter(|t| !t.trim().is_empty()) {
+            Some(title) => title.into(),
+            None => Cell::styled(r.url.clone(), Style::Dim),
+        });
+        cells.push(match r.category {
+            Some(c) => c.name().into(),
+            None => Cell::styled(human::category_name(None), Style::Dim),
+        });
+        cells.push(match spent.get(&r.visit_id) {
+            Some(VisitTime {
+                active_ms: Some(ms), ..
+            }) => human::duration(*ms).into(),
+            Some(VisitTime {
+                estimated_ms: Some(ms),
+                ..
+            }) => Cell::styled(format!("~{}", human::duration(*ms)), Style::Dim),
+            _ => Cell::styled("-", Style::Dim),
+        });
+        t.row(cells);
+    }
+    t
 }

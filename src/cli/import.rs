@@ -19,7 +19,7 @@ use sitetrail::import::schedule::{self, AutoImport};
 use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
 use sitetrail::{Error, Result, Store};
 
-use super::{build_worker, print_json, WorkerArgs};
+use super::{build_worker, out, WorkerArgs};
 
 /// The browser family named on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -107,18 +107,15 @@ pub(crate) fn run_import(store: &Store, args: ImportArgs) -> Result<()> {
     bar.finish_and_clear();
     let report = result?;
     if args.json {
-        print_json(&report)?;
+        out::json(&report)
     } else {
-        print_report(&report);
+        print_report(&report)
     }
-    Ok(())
 }
 
 fn run_auto_import(store: &Store, opts: &ImportOptions, json: bool) -> Result<()> {
     let profiles = import::detect_profiles();
-    if profiles.is_empty() && !json {
-        println!("no browser profiles found");
-    }
+    let none_found = profiles.is_empty();
     let mut bar: Option<(PathBuf, ProgressBar)> = None;
     let results = import::import_detected(store, profiles, opts, &mut |profile, p| {
         if bar.as_ref().is_none_or(|(path, _)| path != &profile.path) {
@@ -146,13 +143,15 @@ fn run_auto_import(store: &Store, opts: &ImportOptions, json: bool) -> Result<()
                 }
             })
             .collect();
-        print_json(&list)?;
+        out::json(&list)?;
+    } else if none_found {
+        out::line("no browser profiles found")?;
     } else {
         for r in &results {
-            println!("{} ({}):", r.profile.product, r.profile.profile);
+            out::line(&format!("{} ({}):", r.profile.product, r.profile.profile))?;
             match &r.result {
-                Ok(report) => print_report(report),
-                Err(e) => println!("  error: {e}"),
+                Ok(report) => print_report(report)?,
+                Err(e) => out::line(&format!("  error: {e}"))?,
             }
         }
     }
@@ -184,15 +183,15 @@ fn update(bar: &ProgressBar, p: Progress) {
     bar.set_position(p.read);
 }
 
-fn print_report(r: &ImportReport) {
-    println!(
+fn print_report(r: &ImportReport) -> Result<()> {
+    let mut lines = vec![format!(
         "imported {}  skipped {}  new websites {}  ({} from {})",
         r.imported,
         r.skipped.total,
         r.new_websites,
         r.source,
         r.path.display()
-    );
+    )];
     let s = &r.skipped;
     let reasons: Vec<String> = [
         (s.redirect, "redirect"),
@@ -209,26 +208,30 @@ fn print_report(r: &ImportReport) {
     .map(|(n, why)| format!("{n} {why}"))
     .collect();
     if !reasons.is_empty() {
-        println!("  skipped: {}", reasons.join(", "));
+        lines.push(format!("  skipped: {}", reasons.join(", ")));
     }
     if r.favicons > 0 {
-        println!("  {} website icon(s) from the browser's icon file", r.favicons);
+        lines.push(format!("  {} website icon(s) from the browser's icon file", r.favicons));
     }
     if let Some(problem) = &r.favicons_problem {
-        println!("  icons not imported: {problem}");
+        lines.push(format!("  icons not imported: {problem}"));
     }
     if r.rescanned {
-        println!("  the browser's history was cleared or replaced since the last import: read it all again");
+        lines.push("  the browser's history was cleared or replaced since the last import: read it all again".into());
     }
     if r.already_present > 0 {
-        println!("  {} visit(s) were already imported", r.already_present);
+        lines.push(format!("  {} visit(s) were already imported", r.already_present));
     }
     if r.repaired_titles > 0 {
-        println!(
+        lines.push(format!(
             "  {} title(s) had invalid UTF-8 or control characters and were repaired",
             r.repaired_titles
-        );
+        ));
     }
+    for l in &lines {
+        out::line(l)?;
+    }
+    Ok(())
 }
 
 /// Runs `sitetrail daemon`: the worker, and an import of every detected profile at start and every

@@ -8,23 +8,26 @@ mod export;
 mod failed;
 mod forget;
 mod history;
+mod human;
 mod import;
+mod out;
 mod review;
 mod settings;
 mod status;
 mod time;
 mod visit;
 mod websites;
+mod when;
 mod worker;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 use sitetrail::settings::{Overrides, Resolved};
-use sitetrail::{Error, Result, Store};
+use sitetrail::{Result, Store};
 
 pub(crate) use worker::{build_worker, WorkerArgs};
 
@@ -114,10 +117,12 @@ pub fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
-    match run(cli) {
+    match run(cli).and_then(|()| out::finish()) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of stdout went away (`| head`): the normal end of the output.
+        Err(e) if out::is_closed_output(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::note(&format!("error: {e}"));
             // The exit code says what kind of failure it was (`sitetrail::ErrorKind`).
             ExitCode::from(e.kind().exit_code())
         }
@@ -130,13 +135,6 @@ fn open(db: Option<PathBuf>) -> Result<Store> {
         None => sitetrail::store::default_db_path()?,
     };
     Store::open_with(path, sitetrail::store::StoreOptions::from_env()?)
-}
-
-pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value).map_err(|e| Error::Io(e.into()))?;
-    writeln!(out)?;
-    Ok(())
 }
 
 /// Loads the settings file and applies the environment and `overrides` (CLI > env > file).

@@ -4,10 +4,12 @@
 
 use clap::Args;
 
+use sitetrail::domain::unicode_form;
 use sitetrail::review::{ReviewQuery, MAX_REVIEW};
 use sitetrail::{Category, Confidence, Error, Result, Store};
 
-use super::print_json;
+use super::human;
+use super::out::{self, Align, Cell, Style, Table};
 
 #[derive(Args, Debug)]
 pub(crate) struct ReviewArgs {
@@ -24,25 +26,33 @@ pub(crate) struct ReviewArgs {
     /// never overwritten.
     #[arg(long, value_name = "DOMAIN", num_args = 1.., conflicts_with_all = ["limit", "confidence"])]
     confirm: Vec<String>,
-    /// With --confirm: only if the category is still this one (as the list showed it).
+    /// With --confirm: only if the category is still this one (as the list showed it; its id or
+    /// name).
     #[arg(long, value_name = "CATEGORY", requires = "confirm")]
     expect: Option<String>,
 }
 
 pub(crate) fn run_review(store: &Store, args: ReviewArgs) -> Result<()> {
     if !args.confirm.is_empty() {
-        let expected = args.expect.as_deref().map(str::parse::<Category>).transpose()?;
+        let expected = args.expect.as_deref().map(human::parse_category).transpose()?;
         // All or nothing: check every domain first, so one typo confirms none.
         for domain in &args.confirm {
             store.website(domain)?;
         }
-        for domain in &args.confirm {
-            let w = store.confirm_category(domain, expected)?;
-            println!(
-                "{} is now {} (your choice; never overwritten)",
-                w.domain,
-                w.category.map_or("-", Category::id)
-            );
+        // Every change is made before anything is printed, so a reader that stops reading
+        // (`| head -1`) never leaves some of them undone.
+        let confirmed = args
+            .confirm
+            .iter()
+            .map(|domain| store.confirm_category(domain, expected))
+            .collect::<Result<Vec<_>>>()?;
+        for w in &confirmed {
+            out::line(&format!(
+                "{} is now {} ({}: your choice; never overwritten)",
+                unicode_form(&w.domain),
+                w.category.map_or("-", Category::id),
+                human::category_name(w.category)
+            ))?;
         }
         return Ok(());
     }
@@ -62,30 +72,47 @@ pub(crate) fn run_review(store: &Store, args: ReviewArgs) -> Result<()> {
         confidence,
     })?;
     if args.json {
-        return print_json(&items);
+        return out::json(&items);
     }
     if items.is_empty() {
-        println!("nothing to review: every category is certain or yours");
-        return Ok(());
+        return out::line("nothing to review: every category is certain or yours");
     }
-    for i in &items {
-        let waiting = if i.waiting_for_ai {
-            ", waiting for the AI"
-        } else {
-            ""
-        };
-        println!(
-            "{}  {} ({}, {}{waiting})  {} visit{}",
-            i.domain,
-            i.category,
-            i.category_source.as_str(),
-            i.category_confidence,
-            i.visits,
-            if i.visits == 1 { "" } else { "s" }
-        );
+    // When each category was given, read before anything is printed.
+    let classified = items
+        .iter()
+        .map(|i| Ok(store.website(&i.domain)?.classified_at))
+        .collect::<Result<Vec<_>>>()?;
+    let mut t = Table::new()
+        .flex("WEBSITE")
+        .column("CATEGORY", Align::Left)
+        .column("BY", Align::Left)
+        .column("CONFIDENCE", Align::Left)
+        .column("VISITS", Align::Right)
+        .column("CLASSIFIED", Align::Left)
+        .column("NOTE", Align::Left);
+    for (i, at) in items.iter().zip(classified) {
+        t.row(vec![
+            unicode_form(&i.domain).into_owned().into(),
+            i.category.name().into(),
+            human::source_name(i.category_source).into(),
+            Cell::styled(
+                i.category_confidence.to_string(),
+                if i.category_confidence == Confidence::Low {
+                    Style::Yellow
+                } else {
+                    Style::Plain
+                },
+            ),
+            i.visits.to_string().into(),
+            at.map_or_else(|| Cell::styled("-", Style::Dim), |at| human::local_time(at).into()),
+            if i.waiting_for_ai {
+                Cell::styled("waiting for the AI", Style::Dim)
+            } else {
+                "".into()
+            },
+        ]);
     }
-    println!(
-        "right: `sitetrail review --confirm DOMAIN`; another category: `sitetrail categorize DOMAIN CATEGORY`"
-    );
+    out::table(&t)?;
+    out::note("right: `sitetrail review --confirm DOMAIN`; another category: `sitetrail categorize DOMAIN CATEGORY`");
     Ok(())
 }

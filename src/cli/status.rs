@@ -9,7 +9,7 @@ use serde_json::json;
 use sitetrail::settings::Overrides;
 use sitetrail::{Error, Result, Store};
 
-use super::{print_json, resolve_settings};
+use super::{human, out, resolve_settings};
 
 #[derive(Args, Debug)]
 pub(crate) struct StatusArgs {
@@ -37,47 +37,53 @@ pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusA
             (Some(at), message) => json!({"at": at, "message": message}),
             (None, _) => serde_json::Value::Null,
         };
-        return print_json(&v);
+        return out::json(&v);
     }
-    println!(
+    let mut lines = vec![format!(
         "pending {}  processing {}  completed {}  failed {}",
         s.pending, s.processing, s.completed, s.failed
-    );
+    )];
     if let Some(age) = s.oldest_pending_age_ms {
-        println!("oldest pending job: {:.1} s old", age as f64 / 1000.0);
+        lines.push(format!("oldest pending job: {} old", human::duration(age)));
     }
     if let Some(e) = eta {
-        println!("backlog: about {:.0} s at the configured pace", e.seconds.ceil());
+        let left = std::time::Duration::try_from_secs_f64(e.seconds.ceil()).unwrap_or(std::time::Duration::MAX);
+        lines.push(format!(
+            "backlog: about {} at the configured pace",
+            human::duration(i64::try_from(sitetrail::time::millis(left)).unwrap_or(i64::MAX))
+        ));
     }
     if let Some(reason) = &w.paused_reason {
         let until = w
             .paused_until
-            .map(|t| format!(" until {}", t.to_rfc3339()))
+            .map(|t| format!(" until {}", human::local_time(t)))
             .unwrap_or_else(|| " until you run `sitetrail resume`".into());
         let whose = w
             .paused_provider
             .as_deref()
             .map(|p| format!(" (for {p})"))
             .unwrap_or_default();
-        println!("worker paused{until}{whose}: {reason}");
+        lines.push(format!("worker paused{until}{whose}: {reason}"));
     }
     if let (Some(at), Some(message)) = (&w.last_crash_at, &w.last_crash_message) {
-        println!(
+        lines.push(format!(
             "worker crashed {} time(s), last at {}: {message} (it restarted by itself)",
             w.worker_crashes,
-            at.to_rfc3339()
-        );
+            human::local_time(*at)
+        ));
+    }
+    for l in &lines {
+        out::line(l)?;
     }
     Ok(())
 }
 
 pub(crate) fn run_resume(store: &Store) -> Result<()> {
     match store.resume_worker()? {
-        Some(w) => println!(
+        Some(w) => out::line(&format!(
             "worker resumed (it was paused: {})",
             w.paused_reason.unwrap_or_default()
-        ),
-        None => println!("the worker was not paused"),
+        )),
+        None => out::line("the worker was not paused"),
     }
-    Ok(())
 }

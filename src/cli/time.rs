@@ -1,27 +1,65 @@
 //! The `time` command: time spent per website, category or day (`sitetrail::time_spent`). Days are
 //! local calendar days (the `TZ` environment variable is honoured).
 
+use chrono::NaiveDate;
 use clap::{Args, ValueEnum};
 
-use sitetrail::time_spent::{GroupBy, TimeQuery};
-use sitetrail::{Error, Result, Store, Timestamp};
+use sitetrail::domain::unicode_form;
+use sitetrail::time_spent::{GroupBy, TimeQuery, TimeRow};
+use sitetrail::{Category, Result, Store};
 
-use super::print_json;
+use super::out::{self, Align, Cell, Style, Table};
+use super::{human, when};
 
+/// How `time` groups visits. More groupings are more variants here (and in
+/// `sitetrail::time_spent::GroupBy`); every match on it names each one.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum TimeBy {
+    /// Per website (the default).
     Website,
+    /// Per category.
     Category,
+    /// Per local calendar day.
     Day,
+}
+
+impl TimeBy {
+    fn group(self) -> GroupBy {
+        match self {
+            TimeBy::Website => GroupBy::Website,
+            TimeBy::Category => GroupBy::Category,
+            TimeBy::Day => GroupBy::Day,
+        }
+    }
+
+    fn header(self) -> &'static str {
+        match self {
+            TimeBy::Website => "WEBSITE",
+            TimeBy::Category => "CATEGORY",
+            TimeBy::Day => "DAY",
+        }
+    }
+
+    /// A row's key as people read it: the domain in Unicode, the category's name, the day.
+    fn label(self, key: &str, today: NaiveDate) -> String {
+        match self {
+            TimeBy::Website => unicode_form(key).into_owned(),
+            TimeBy::Category => human::category_name(key.parse::<Category>().ok()).to_owned(),
+            TimeBy::Day => NaiveDate::parse_from_str(key, "%Y-%m-%d")
+                .map(|d| human::day(d, today))
+                .unwrap_or_else(|_| key.to_owned()),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct TimeArgs {
-    /// Only visits at or after this time (RFC 3339).
-    #[arg(long, value_name = "RFC3339")]
+    /// Only visits at or after this time: RFC 3339, a date (local midnight), today, yesterday,
+    /// 7d, 30d (the last N days), week or month.
+    #[arg(long, value_name = "WHEN")]
     since: Option<String>,
-    /// Only visits before this time (RFC 3339).
-    #[arg(long, value_name = "RFC3339")]
+    /// Only visits before this time (as for --since).
+    #[arg(long, value_name = "WHEN")]
     until: Option<String>,
     /// How to group the visits.
     #[arg(long, value_enum, default_value = "website")]
@@ -32,71 +70,85 @@ pub(crate) struct TimeArgs {
     json: bool,
 }
 
-fn parse(flag: &str, value: Option<&str>) -> Result<Option<Timestamp>> {
-    value
-        .map(|s| {
-            Timestamp::parse_rfc3339(s).ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "{flag} {s:?} is not an RFC 3339 date-time (e.g. 2026-11-29T10:00:00Z)"
-                ))
-            })
-        })
-        .transpose()
+/// A share in whole percent: `40%`, `<1%` for a little, `0%` for nothing.
+fn percent(part: i64, whole: i64) -> String {
+    if part <= 0 || whole <= 0 {
+        return "0%".into();
+    }
+    let p = (part as f64 * 100.0 / whole as f64).round();
+    if p < 1.0 {
+        "<1%".into()
+    } else {
+        format!("{p:.0}%")
+    }
 }
 
-/// "1:02:03", "4:05", "0:00".
-fn hms(ms: i64) -> String {
-    let s = ms / 1000;
-    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
+/// A time that is known only for some visits says so instead of showing a measured-looking zero.
+fn known(ms: i64, visits_with_it: i64) -> Cell {
+    if visits_with_it > 0 {
+        human::duration(ms).into()
     } else {
-        format!("{m}:{s:02}")
+        Cell::styled("-", Style::Dim)
     }
 }
 
 /// Runs `sitetrail time`.
 pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
     let q = TimeQuery {
-        since: parse("--since", args.since.as_deref())?,
-        until: parse("--until", args.until.as_deref())?,
-        by: match args.by {
-            TimeBy::Website => GroupBy::Website,
-            TimeBy::Category => GroupBy::Category,
-            TimeBy::Day => GroupBy::Day,
-        },
+        since: when::parse_opt("--since", args.since.as_deref())?,
+        until: when::parse_opt("--until", args.until.as_deref())?,
+        by: args.by.group(),
     };
     let rows = store.time_spent(&q, &chrono::Local)?;
     if args.json {
-        return print_json(&rows);
+        return out::json(&rows);
     }
     if rows.is_empty() {
-        println!("no visits in that time");
-        return Ok(());
+        return out::line("no visits in that time");
     }
-    let width = rows
-        .iter()
-        .map(|r| r.key.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(3);
-    println!(
-        "{:<width$}  {:>9}  {:>9}  {:>7}",
-        "key", "active", "estimated", "visits"
-    );
+    let mut total = TimeRow::default();
     for r in &rows {
-        // A group with no known time says so instead of showing a measured-looking zero.
-        let active = if r.measured_visits > 0 {
-            hms(r.active_ms)
+        total.active_ms += r.active_ms;
+        total.estimated_ms += r.estimated_ms;
+        total.visits += r.visits;
+        total.measured_visits += r.measured_visits;
+        total.estimated_visits += r.estimated_visits;
+    }
+    // Shares are of the time spent; where no time is known at all, of the visits.
+    let by_visits = total.total_ms() == 0;
+    let share = |r: &TimeRow| {
+        if by_visits {
+            percent(r.visits, total.visits)
         } else {
-            "-".into()
-        };
-        let estimated = if r.estimated_visits > 0 {
-            hms(r.estimated_ms)
-        } else {
-            "-".into()
-        };
-        println!("{:<width$}  {active:>9}  {estimated:>9}  {:>7}", r.key, r.visits);
+            percent(r.total_ms(), total.total_ms())
+        }
+    };
+    let today = human::local_today();
+    let mut t = Table::new()
+        .flex(args.by.header())
+        .column("ACTIVE", Align::Right)
+        .column("ESTIMATED", Align::Right)
+        .column("VISITS", Align::Right)
+        .column("SHARE", Align::Right);
+    for r in &rows {
+        t.row(vec![
+            args.by.label(&r.key, today).into(),
+            known(r.active_ms, r.measured_visits),
+            known(r.estimated_ms, r.estimated_visits),
+            r.visits.to_string().into(),
+            share(r).into(),
+        ]);
+    }
+    t.row(vec![
+        Cell::styled("total", Style::Bold),
+        known(total.active_ms, total.measured_visits),
+        known(total.estimated_ms, total.estimated_visits),
+        total.visits.to_string().into(),
+        share(&total).into(),
+    ]);
+    out::table(&t)?;
+    if by_visits {
+        out::note("no time is known for these visits (imported without durations): shares are of visits");
     }
     Ok(())
 }
@@ -106,9 +158,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_print_as_clock_times() {
-        assert_eq!(hms(0), "0:00");
-        assert_eq!(hms(65_400), "1:05");
-        assert_eq!(hms(3_723_000), "1:02:03");
+    fn shares_are_whole_percents() {
+        assert_eq!(percent(40, 100), "40%");
+        assert_eq!(percent(1, 3), "33%");
+        assert_eq!(percent(1, 1000), "<1%");
+        assert_eq!(percent(0, 10), "0%");
+        assert_eq!(percent(5, 0), "0%");
+    }
+
+    #[test]
+    fn keys_read_as_names_and_days() {
+        let today = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
+        assert_eq!(TimeBy::Category.label("dev_tech", today), "Development & technology");
+        assert_eq!(TimeBy::Category.label("uncategorized", today), "Not classified yet");
+        assert_eq!(TimeBy::Day.label("2026-11-29", today), "yesterday");
+        assert_eq!(TimeBy::Day.label("2026-11-27", today), "Fri 27 Nov");
+        assert_eq!(TimeBy::Website.label("xn--mnchen-3ya.example", today), "münchen.example");
     }
 }

@@ -4,7 +4,7 @@ use clap::Args;
 
 use sitetrail::{Error, NewVisit, Result, Store, Timestamp};
 
-use super::print_json;
+use super::out;
 
 #[derive(Args, Debug)]
 pub(crate) struct VisitArgs {
@@ -37,16 +37,17 @@ pub(crate) fn run_visit(store: &Store, args: VisitArgs) -> Result<()> {
         source_visit_id: None,
     })?;
     if args.json {
-        print_json(&rec)?;
-    } else {
-        let new = if rec.new_website {
-            " (new website, queued for classification)"
-        } else {
-            ""
-        };
-        println!("recorded visit to {}{new}", rec.domain);
+        return out::json(&rec);
     }
-    Ok(())
+    let new = if rec.new_website {
+        " (new website, queued for classification)"
+    } else {
+        ""
+    };
+    out::line(&format!(
+        "recorded visit to {}{new}",
+        sitetrail::domain::unicode_form(&rec.domain)
+    ))
 }
 
 /// Parses `--at`: an RFC 3339 date-time within the range the importers accept (1990–2200).

@@ -4,17 +4,19 @@
 use clap::Args;
 use serde_json::json;
 
+use sitetrail::domain::unicode_form;
 use sitetrail::websites::{Reclassify, WebsiteFilter};
 use sitetrail::{Category, Result, Store};
 
-use super::print_json;
+use super::human;
+use super::out::{self, Align, Cell, Style, Table};
 
 #[derive(Args, Debug)]
 pub(crate) struct WebsitesArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-    /// Only websites in this category.
+    /// Only websites in this category: its id or name (see `sitetrail categories`).
     #[arg(long, value_name = "C")]
     category: Option<String>,
     /// Only websites without a category yet.
@@ -26,7 +28,7 @@ pub(crate) struct WebsitesArgs {
 pub(crate) struct CategorizeArgs {
     /// The website's domain.
     domain: String,
-    /// A category id (see `sitetrail categories`).
+    /// A category: its id or name (see `sitetrail categories`).
     category: String,
 }
 
@@ -48,41 +50,58 @@ pub(crate) struct CategoriesArgs {
 }
 
 pub(crate) fn run_websites(store: &Store, args: WebsitesArgs) -> Result<()> {
-    let category = args.category.map(|c| c.parse::<Category>()).transpose()?;
+    let category = args.category.as_deref().map(human::parse_category).transpose()?;
     let sites = store.websites(&WebsiteFilter {
         category,
         uncategorized: args.uncategorized,
     })?;
     if args.json {
-        return print_json(&sites);
+        return out::json(&sites);
     }
-    for w in sites {
-        let cat = w.category.map_or("-", Category::id);
-        let src = match (w.category_source, w.category_confidence) {
-            (Some(s), Some(c)) => format!(" ({}, {c})", s.as_str()),
-            (Some(s), None) => format!(" ({})", s.as_str()),
-            _ => String::new(),
-        };
-        println!("{}  {cat}{src}", w.domain);
+    if sites.is_empty() {
+        return out::line("no websites");
     }
-    Ok(())
+    let mut t = Table::new()
+        .flex("WEBSITE")
+        .column("CATEGORY", Align::Left)
+        .column("BY", Align::Left)
+        .column("CONFIDENCE", Align::Left)
+        .column("CLASSIFIED", Align::Left);
+    for w in &sites {
+        let dim = |text: &str| Cell::styled(text, Style::Dim);
+        t.row(vec![
+            unicode_form(&w.domain).into_owned().into(),
+            match w.category {
+                Some(c) => c.name().into(),
+                None => dim(human::category_name(None)),
+            },
+            w.category_source.map_or_else(|| dim("-"), |s| human::source_name(s).into()),
+            w.category_confidence.map_or_else(|| dim("-"), |c| c.to_string().into()),
+            w.classified_at
+                .map_or_else(|| dim("-"), |at| human::local_time(at).into()),
+        ]);
+    }
+    out::table(&t)
 }
 
 pub(crate) fn run_categorize(store: &Store, args: CategorizeArgs) -> Result<()> {
-    let category: Category = args.category.parse()?;
+    let category = human::parse_category(&args.category)?;
     let w = store.set_user_category(&args.domain, category)?;
-    println!(
-        "{} is now {} (your choice; never overwritten)",
-        w.domain, category
-    );
-    Ok(())
+    out::line(&format!(
+        "{} is now {} ({}: your choice; never overwritten)",
+        unicode_form(&w.domain),
+        category.id(),
+        category.name()
+    ))
 }
 
 pub(crate) fn run_reclassify(store: &Store, args: ReclassifyArgs) -> Result<()> {
     let w = store.reclassify_with(&args.domain, Reclassify { ai: args.ai })?;
     let with = if args.ai { " by the AI" } else { "" };
-    println!("{} queued to be classified again{with}", w.domain);
-    Ok(())
+    out::line(&format!(
+        "{} queued to be classified again{with}",
+        unicode_form(&w.domain)
+    ))
 }
 
 pub(crate) fn run_categories(args: CategoriesArgs) -> Result<()> {
@@ -91,10 +110,11 @@ pub(crate) fn run_categories(args: CategoriesArgs) -> Result<()> {
             .iter()
             .map(|c| json!({"id": c.id(), "name": c.name()}))
             .collect();
-        return print_json(&list);
+        return out::json(&list);
     }
+    let mut t = Table::new().column("ID", Align::Left).flex("NAME");
     for c in Category::ALL {
-        println!("{:<18} {}", c.id(), c.name());
+        t.row(vec![c.id().into(), c.name().into()]);
     }
-    Ok(())
+    out::table(&t)
 }

@@ -124,13 +124,9 @@ impl IndexedText {
 
 /// The domain as people type it (`münchen.example`) and as stored (`xn--mnchen-3ya.example`).
 fn domain_text(domain: &str) -> String {
-    if !domain.contains("xn--") {
-        return domain.to_owned();
-    }
-    let (unicode, result) = idna::domain_to_unicode(domain);
-    match result {
-        Ok(()) if unicode != domain => format!("{unicode} {domain}"),
-        _ => domain.to_owned(),
+    match crate::domain::unicode_form(domain) {
+        std::borrow::Cow::Owned(unicode) => format!("{unicode} {domain}"),
+        std::borrow::Cow::Borrowed(_) => domain.to_owned(),
     }
 }
 

@@ -87,3 +87,24 @@ pub fn count(store: &Store, table: &str) -> i64 {
         .with_conn(|c| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?))
         .expect("count")
 }
+
+/// The CLI's human table `text` as rows of cells (columns are two or more spaces apart), the
+/// header first.
+pub fn table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+/// The row of `rows` whose first cell is `first`.
+pub fn row_of<'a>(rows: &'a [Vec<String>], first: &str) -> &'a [String] {
+    rows.iter()
+        .find(|r| r.first().is_some_and(|c| c == first))
+        .unwrap_or_else(|| panic!("no row {first:?} in {rows:?}"))
+}
