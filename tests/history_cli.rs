@@ -140,14 +140,14 @@ fn history_lists_searches_filters_and_pages() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("--offset 1"));
-    // Text output: one line per visit.
+    // Text output: a header, then one line per visit.
     let text = run_ok(cli(&db.path).args(["history", "--search", "github"]));
-    assert_eq!(text.lines().count(), 1);
+    assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains("github.com") && text.contains("rusqlite on GitHub"));
 
     for bad in [
         &["history", "--limit", "0"][..],
-        &["history", "--since", "yesterday"],
+        &["history", "--since", "tomorrow"],
         &["history", "--category", "nonsense"],
         &["history", "--before", "not-an-id"],
         &["history", "--sort", "rank"],

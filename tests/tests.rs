@@ -15,6 +15,7 @@ mod core_processes;
 mod core_store;
 mod core_worker;
 
+mod cli_human;
 mod cli_worker;
 mod history_blocked;
 mod history_cli;

@@ -48,7 +48,7 @@ pub(crate) fn run_failed(store: &Store, args: FailedArgs) -> Result<()> {
     for j in &jobs {
         let keeps = match (j.category, j.category_source) {
             (Some(c), Some(CategorySource::Builtin)) => {
-                Cell::styled(format!("keeps its provisional category {c}"), Style::Dim)
+                Cell::styled(format!("keeps its provisional category {}", c.name()), Style::Dim)
             }
             (Some(c), Some(src)) => format!("{} ({})", c.name(), human::source_name(src)).into(),
             _ => Cell::styled("-", Style::Dim),

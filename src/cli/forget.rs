@@ -152,8 +152,8 @@ impl Forgetting {
             }
             Forgetting::Range { since, until } => Some(format!(
                 "Forget every visit from {} to {} (local time)? Nothing in that time will be recorded again. This cannot be undone.",
-                human::local_time(*since),
-                human::local_time(*until)
+                human::local_time_in_full(*since),
+                human::local_time_in_full(*until)
             )),
         }
     }

@@ -44,6 +44,18 @@ where
     }
 }
 
+/// `t` in the local time zone in full, for a question where "14:05" could be read two ways:
+/// `Sun 29 Nov 2026 14:05`.
+pub(crate) fn local_time_in_full(t: Timestamp) -> String {
+    match DateTime::<Utc>::from_timestamp_micros(t.as_micros()) {
+        Some(utc) => utc
+            .with_timezone(&chrono::Local)
+            .format("%a %-d %b %Y %H:%M")
+            .to_string(),
+        None => t.to_rfc3339(),
+    }
+}
+
 /// A calendar day: `today`, `yesterday`, `Sun 29 Nov` this year, `Sat 29 Nov 2025` before.
 pub(crate) fn day(d: NaiveDate, today: NaiveDate) -> String {
     match day_words(d, today) {
