@@ -14,6 +14,8 @@ import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
 
 const storage = chrome.storage.local;
+/** 'firefox' in Firefox (the name `browser-link --browser` takes); unknown in the Chromium family. */
+const BROWSER = typeof browser !== 'undefined' && browser.runtime && typeof browser.runtime.getBrowserInfo === 'function' ? 'firefox' : null;
 const STATE = 't:state';
 const TICK = 'sitetrail-tick';
 
@@ -79,6 +81,7 @@ async function start() {
     queue,
     connect: (name) => chrome.runtime.connectNative(name),
     lastError: () => chrome.runtime.lastError,
+    browser: BROWSER,
     run,
     setStatus: (status) => storage.set({ status }),
     timers: { setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (t) => clearTimeout(t), now },

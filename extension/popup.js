@@ -2,6 +2,7 @@
 // It reads what the service worker stores (status, queue) and changes settings in storage; the
 // worker reacts to the change.
 import { normalize, siteOfUrl } from './lib/settings.js';
+import { openOptionsAndClose } from './lib/popup-actions.js';
 
 const $ = (id) => document.getElementById(id);
 const storage = chrome.storage.local;
@@ -60,7 +61,7 @@ async function init() {
   $('retry').addEventListener('click', () => chrome.runtime.sendMessage({ type: 'reconnect' }));
   $('options').addEventListener('click', (e) => {
     e.preventDefault();
-    chrome.runtime.openOptionsPage();
+    openOptionsAndClose(chrome.runtime, () => window.close());
   });
   chrome.storage.onChanged.addListener((_c, area) => area === 'local' && render());
   await render();

@@ -203,7 +203,11 @@ fn each_browser_is_linked_where_it_looks_for_the_current_user_and_status_lists_t
     let chrome = crate::common::row_of(&rows, "chrome");
     assert_eq!(chrome[1], "linked", "{text}");
     assert!(chrome[3].ends_with("app.sitetrail.host.json"), "{text}");
-    assert_eq!(crate::common::row_of(&rows, "brave")[1..], ["not linked", "-", "-"], "{text}");
+    assert_eq!(
+        crate::common::row_of(&rows, "brave")[1..],
+        ["not linked", "-", "-"],
+        "{text}"
+    );
 
     // A binary that is gone makes the link stale, and status says so.
     let launcher = home

@@ -47,7 +47,9 @@ fn ts(t: DateTime<FixedOffset>) -> Timestamp {
 }
 
 fn local_midnight(d: NaiveDate) -> DateTime<FixedOffset> {
-    jst().from_local_datetime(&d.and_hms_opt(0, 0, 0).unwrap()).unwrap()
+    jst()
+        .from_local_datetime(&d.and_hms_opt(0, 0, 0).unwrap())
+        .unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -80,7 +82,10 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
     let mut visits: Vec<(String, Timestamp)> = Vec::new();
     for (i, (_, day)) in forms.iter().enumerate() {
         let start = local_midnight(*day);
-        for (side, t) in [("in", start + Duration::seconds(30)), ("out", start - Duration::seconds(30))] {
+        for (side, t) in [
+            ("in", start + Duration::seconds(30)),
+            ("out", start - Duration::seconds(30)),
+        ] {
             let url = format!("https://f{i}-{side}.example/");
             record(&store, &url, None, ts(t));
             visits.push((url, ts(t)));
@@ -89,7 +94,10 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
     let all = visits.len() as i64;
     let urls_of = |args: &[&str]| -> Vec<String> {
         let mut urls: Vec<String> = json(&run_ok(
-            cli(&db.path).env("TZ", TZ).args(["history", "--json", "--limit", "1000"]).args(args),
+            cli(&db.path)
+                .env("TZ", TZ)
+                .args(["history", "--json", "--limit", "1000"])
+                .args(args),
         ))
         .as_array()
         .unwrap()
@@ -101,15 +109,32 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
     };
     for (form, day) in &forms {
         let boundary = ts(local_midnight(*day));
-        let mut after: Vec<String> = visits.iter().filter(|(_, t)| *t >= boundary).map(|(u, _)| u.clone()).collect();
+        let mut after: Vec<String> = visits
+            .iter()
+            .filter(|(_, t)| *t >= boundary)
+            .map(|(u, _)| u.clone())
+            .collect();
         after.sort();
-        let mut before: Vec<String> = visits.iter().filter(|(_, t)| *t <= boundary).map(|(u, _)| u.clone()).collect();
+        let mut before: Vec<String> = visits
+            .iter()
+            .filter(|(_, t)| *t <= boundary)
+            .map(|(u, _)| u.clone())
+            .collect();
         before.sort();
         assert_eq!(urls_of(&["--since", form]), after, "history --since {form}");
         assert_eq!(urls_of(&["--until", form]), before, "history --until {form}");
         // `time` reads the same words.
-        let rows = json(&run_ok(cli(&db.path).env("TZ", TZ).args(["time", "--json", "--since", form])));
-        let visits_in: i64 = rows.as_array().unwrap().iter().map(|r| r["visits"].as_i64().unwrap()).sum();
+        let rows = json(&run_ok(
+            cli(&db.path)
+                .env("TZ", TZ)
+                .args(["time", "--json", "--since", form]),
+        ));
+        let visits_in: i64 = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["visits"].as_i64().unwrap())
+            .sum();
         assert_eq!(visits_in, after.len() as i64, "time --since {form}");
     }
     assert_eq!(count(&store, "visit"), all);
@@ -127,7 +152,10 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
     let report = json(&out);
     let yesterday = ts(local_midnight(today.pred_opt().unwrap()));
     let midnight = ts(local_midnight(today));
-    let expected = visits.iter().filter(|(_, t)| *t >= yesterday && *t <= midnight).count();
+    let expected = visits
+        .iter()
+        .filter(|(_, t)| *t >= yesterday && *t <= midnight)
+        .count();
     assert_eq!(report["visits"], expected as i64, "{out}");
     assert_eq!(count(&store, "visit"), all - expected as i64);
 }
@@ -146,8 +174,13 @@ fn a_time_that_is_none_of_the_forms_says_what_is_accepted() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("is not a time") && err.contains("RFC 3339") && err.contains("2026-11-29")
-                && err.contains("yesterday") && err.contains("30d") && err.contains("week") && err.contains("month"),
+            err.contains("is not a time")
+                && err.contains("RFC 3339")
+                && err.contains("2026-11-29")
+                && err.contains("yesterday")
+                && err.contains("30d")
+                && err.contains("week")
+                && err.contains("month"),
             "{args:?}: {err}"
         );
     }
@@ -230,7 +263,10 @@ fn forgetting_a_website_or_a_range_asks_first_on_a_terminal_only() {
     // No: nothing is forgotten, and the exit code says so.
     let out = with_terminal_stdin(cli(&db.path).args(["forget", "website", "keep.example"]), "n\n");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Forget keep.example") && err.contains("[y/N]"), "{err}");
+    assert!(
+        err.contains("Forget keep.example") && err.contains("[y/N]"),
+        "{err}"
+    );
     assert!(err.contains("nothing was forgotten"), "{err}");
     assert_eq!(out.status.code(), Some(4));
     assert_eq!(website("keep.example"), 1);
@@ -246,13 +282,19 @@ fn forgetting_a_website_or_a_range_asks_first_on_a_terminal_only() {
     assert_eq!(website("yes.example"), 0);
 
     // --yes: not asked (had it asked, the "n" typed would have refused).
-    let out = with_terminal_stdin(cli(&db.path).args(["forget", "website", "flag.example", "--yes"]), "n\n");
+    let out = with_terminal_stdin(
+        cli(&db.path).args(["forget", "website", "flag.example", "--yes"]),
+        "n\n",
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("[y/N]"));
     assert_eq!(website("flag.example"), 0);
 
     // Without a terminal (a script): not asked, forgotten as before.
-    let out = cli(&db.path).args(["forget", "website", "script.example"]).output().unwrap();
+    let out = cli(&db.path)
+        .args(["forget", "website", "script.example"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("[y/N]"));
     assert_eq!(website("script.example"), 0);
@@ -260,10 +302,20 @@ fn forgetting_a_website_or_a_range_asks_first_on_a_terminal_only() {
     // A range: the question names the range in local time; no keeps it.
     let visits = || count(&store, "visit");
     let before = visits();
-    let range = ["forget", "range", "--since", "2026-11-29T09:00:00Z", "--until", "today"];
+    let range = [
+        "forget",
+        "range",
+        "--since",
+        "2026-11-29T09:00:00Z",
+        "--until",
+        "today",
+    ];
     let out = with_terminal_stdin(cli(&db.path).env("TZ", "UTC").args(range), "no\n");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Forget every visit from Sun 29 Nov 2026 09:00 to "), "{err}");
+    assert!(
+        err.contains("Forget every visit from Sun 29 Nov 2026 09:00 to "),
+        "{err}"
+    );
     assert_eq!(out.status.code(), Some(4));
     assert_eq!(visits(), before);
     let out = with_terminal_stdin(cli(&db.path).env("TZ", "UTC").args(range), "YES\n");
@@ -298,7 +350,10 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     assert!(status.success());
     assert!(shown.contains("\x1b[1mTIME\x1b[0m"), "headers in bold: {shown:?}");
     // Cut to the terminal's width, the title column ending in an ellipsis.
-    let plain = shown.replace("\x1b[1m", "").replace("\x1b[2m", "").replace("\x1b[0m", "");
+    let plain = shown
+        .replace("\x1b[1m", "")
+        .replace("\x1b[2m", "")
+        .replace("\x1b[0m", "");
     assert!(plain.lines().all(|l| l.chars().count() <= 60), "{plain}");
     assert!(plain.contains("A title far") && plain.contains('…'), "{plain}");
 
@@ -323,17 +378,39 @@ fn category_ids_and_names_are_accepted_and_near_misses_get_a_did_you_mean() {
     let db = TempDb::new();
     run_ok(cli(&db.path).args(["visit", "https://tools.example/"]));
     run_ok(cli(&db.path).args(["categorize", "tools.example", "Development & technology"]));
-    let sites = json(&run_ok(cli(&db.path).args(["websites", "--json", "--category", "dev_tech"])));
+    let sites = json(&run_ok(cli(&db.path).args([
+        "websites",
+        "--json",
+        "--category",
+        "dev_tech",
+    ])));
     assert_eq!(sites[0]["domain"], "tools.example");
     assert_eq!(sites[0]["category"], "dev_tech");
-    let named = json(&run_ok(cli(&db.path).args(["history", "--json", "--category", "development and technology"])));
+    let named = json(&run_ok(cli(&db.path).args([
+        "history",
+        "--json",
+        "--category",
+        "development and technology",
+    ])));
     assert_eq!(named.as_array().unwrap().len(), 1);
 
     for (args, suggestion) in [
-        (vec!["history", "--category", "tech"], "did you mean dev_tech (Development & technology)?"),
-        (vec!["websites", "--category", "shoping"], "did you mean shopping (Shopping)?"),
-        (vec!["categorize", "tools.example", "social media"], "did you mean social (Social networks)?"),
-        (vec!["review", "--confirm", "tools.example", "--expect", "newz"], "did you mean news (News)?"),
+        (
+            vec!["history", "--category", "tech"],
+            "did you mean dev_tech (Development & technology)?",
+        ),
+        (
+            vec!["websites", "--category", "shoping"],
+            "did you mean shopping (Shopping)?",
+        ),
+        (
+            vec!["categorize", "tools.example", "social media"],
+            "did you mean social (Social networks)?",
+        ),
+        (
+            vec!["review", "--confirm", "tools.example", "--expect", "newz"],
+            "did you mean news (News)?",
+        ),
     ] {
         let out = cli(&db.path).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -341,7 +418,10 @@ fn category_ids_and_names_are_accepted_and_near_misses_get_a_did_you_mean() {
         assert!(err.contains(suggestion), "{args:?}: {err}");
     }
     // Nothing near: the list is where to look.
-    let out = cli(&db.path).args(["history", "--category", "qqqq"]).output().unwrap();
+    let out = cli(&db.path)
+        .args(["history", "--category", "qqqq"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("sitetrail categories"));
     // The category did not change on any refused command.
@@ -368,23 +448,42 @@ fn history_shows_time_domain_title_category_and_time_spent_and_ids_on_request() 
         .unwrap();
     run_ok(cli(&db.path).args(["categorize", "docs.example", "education"]));
 
-    let text = run_ok(&mut cli(&db.path).args(["history"]));
+    let text = run_ok(cli(&db.path).args(["history"]));
     let rows = table_rows(&text);
-    assert_eq!(rows[0], ["TIME", "DOMAIN", "TITLE", "CATEGORY", "SPENT"], "{text}");
-    let page = |title: &str| rows.iter().find(|r| r[2] == title).unwrap_or_else(|| panic!("{title}: {text}")).clone();
+    assert_eq!(
+        rows[0],
+        ["TIME", "DOMAIN", "TITLE", "CATEGORY", "SPENT"],
+        "{text}"
+    );
+    let page = |title: &str| {
+        rows.iter()
+            .find(|r| r[2] == title)
+            .unwrap_or_else(|| panic!("{title}: {text}"))
+            .clone()
+    };
     let m = page("Measured page");
-    assert_eq!(m[1..], ["docs.example", "Measured page", "Education", "12 min"], "{text}");
+    assert_eq!(
+        m[1..],
+        ["docs.example", "Measured page", "Education", "12 min"],
+        "{text}"
+    );
     // Recorded just now: said as a time of day (or "yesterday" just after midnight).
     assert!(m[0].len() == 5 || m[0].starts_with("yesterday"), "{text}");
     assert_eq!(page("Estimated page")[4], "~45 s", "{text}");
     // The IDN in Unicode; a visit without a title shows its URL.
-    let munich = rows.iter().find(|r| r[1] == "münchen.example").unwrap_or_else(|| panic!("{text}"));
+    let munich = rows
+        .iter()
+        .find(|r| r[1] == "münchen.example")
+        .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(munich[2], "https://xn--mnchen-3ya.example/", "{text}");
     assert_eq!(munich[4], "-", "no time known: {text}");
 
     let with_ids = table_rows(&run_ok(cli(&db.path).args(["history", "--ids"])));
     assert_eq!(with_ids[0][0], "ID");
-    assert!(with_ids.iter().any(|r| r[0] == measured.to_string()), "{with_ids:?}");
+    assert!(
+        with_ids.iter().any(|r| r[0] == measured.to_string()),
+        "{with_ids:?}"
+    );
     // Those ids are what `forget visit` takes, and its help says where to find them.
     let help = run_ok(cli(&db.path).args(["forget", "visit", "--help"]));
     assert!(help.contains("history --ids"), "{help}");
@@ -395,10 +494,18 @@ fn history_shows_time_domain_title_category_and_time_spent_and_ids_on_request() 
 #[test]
 fn internationalised_domains_are_shown_in_unicode_and_found_in_both_forms() {
     let db = TempDb::new();
-    run_ok(cli(&db.path).args(["visit", "https://xn--mnchen-3ya.example/karte", "--title", "Karte"]));
+    run_ok(cli(&db.path).args([
+        "visit",
+        "https://xn--mnchen-3ya.example/karte",
+        "--title",
+        "Karte",
+    ]));
     run_ok(cli(&db.path).args(["visit", "https://bücher.example/", "--title", "Bücher"]));
     let websites = run_ok(cli(&db.path).arg("websites"));
-    assert!(websites.contains("münchen.example") && websites.contains("bücher.example"), "{websites}");
+    assert!(
+        websites.contains("münchen.example") && websites.contains("bücher.example"),
+        "{websites}"
+    );
     assert!(!websites.contains("xn--"), "{websites}");
     let time = run_ok(cli(&db.path).arg("time"));
     assert!(time.contains("münchen.example"), "{time}");
@@ -416,25 +523,49 @@ fn control_and_bidi_characters_never_reach_the_terminal_raw() {
     let store = db.open();
     let hostile_url = "https://evil.example/\x1b]0;owned\x07\x1b[2J\nforged line\r\u{9b}31m";
     record(&store, hostile_url, None, Timestamp::now());
-    record(&store, "https://rtl.example/", Some("invoice \u{202e}fdp.exe\u{202c} \u{2066}x\u{2069}"), Timestamp::now());
+    record(
+        &store,
+        "https://rtl.example/",
+        Some("invoice \u{202e}fdp.exe\u{202c} \u{2066}x\u{2069}"),
+        Timestamp::now(),
+    );
     exec(
         &store,
         "UPDATE website_category_classification_outbox SET status = 'FAILED', attempt_count = 5, \
          attempted_at = 1, last_error_message = 'server said: ' || char(27) || ']0;x' || char(7) || char(10) || 'fake'",
     );
-    let raw = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'));
-    for args in [vec!["history"], vec!["history", "--ids"], vec!["failed"], vec!["websites"], vec!["time"]] {
+    let raw = |s: &str| {
+        s.chars().any(|c| {
+            c.is_control() && c != '\n' || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+    };
+    for args in [
+        vec!["history"],
+        vec!["history", "--ids"],
+        vec!["failed"],
+        vec!["websites"],
+        vec!["time"],
+    ] {
         let out = cli(&db.path).args(&args).output().unwrap();
         assert!(out.status.success(), "{args:?}");
         let text = String::from_utf8(out.stdout).unwrap();
-        assert!(!raw(&text), "{args:?} printed a raw control or bidi character: {text:?}");
+        assert!(
+            !raw(&text),
+            "{args:?} printed a raw control or bidi character: {text:?}"
+        );
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert!(!raw(&stderr.replace('\n', "")), "{args:?}: {stderr:?}");
         // No forged line: a header and one line per row.
         if args[0] == "history" {
             assert_eq!(text.lines().count(), 3, "{text}");
-            assert!(text.contains("\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\nforged line\\r\\u{9b}31m"), "{text}");
-            assert!(text.contains("invoice \\u{202e}fdp.exe\\u{202c} \\u{2066}x\\u{2069}"), "{text}");
+            assert!(
+                text.contains("\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\nforged line\\r\\u{9b}31m"),
+                "{text}"
+            );
+            assert!(
+                text.contains("invoice \\u{202e}fdp.exe\\u{202c} \\u{2066}x\\u{2069}"),
+                "{text}"
+            );
         }
         if args[0] == "failed" {
             assert!(text.contains("server said: \\u{1b}]0;x\\u{7}\\nfake"), "{text}");
@@ -443,11 +574,25 @@ fn control_and_bidi_characters_never_reach_the_terminal_raw() {
     // JSON is unchanged: serde's escapes for control characters, the title as stored.
     let j = run_ok(cli(&db.path).args(["history", "--json"]));
     assert!(j.contains("\\u001b]0;owned\\u0007"), "{j}");
-    assert_eq!(json(&j).as_array().unwrap().iter().filter(|v| v["url"] == hostile_url).count(), 1);
+    assert_eq!(
+        json(&j)
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["url"] == hostile_url)
+            .count(),
+        1
+    );
     // Errors are escaped too (they repeat what was typed).
-    let out = cli(&db.path).args(["categorize", "\x1b]0;x\x07.example", "news"]).output().unwrap();
+    let out = cli(&db.path)
+        .args(["categorize", "\x1b]0;x\x07.example", "news"])
+        .output()
+        .unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(!out.status.success() && !raw(&err.replace('\n', "")) && err.contains("\\u{1b}"), "{err:?}");
+    assert!(
+        !out.status.success() && !raw(&err.replace('\n', "")) && err.contains("\\u{1b}"),
+        "{err:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -473,7 +618,9 @@ fn big_history(db: &TempDb) -> Store {
             let id = record(&store, &format!("https://{}/page/{j}", site(i)), Some(&title), at);
             if j == 0 {
                 store
-                    .write(None, |tx| time_spent::set_active_ms_in(tx, id, (i as i64 + 1) * 1_000, store.now()))
+                    .write(None, |tx| {
+                        time_spent::set_active_ms_in(tx, id, (i as i64 + 1) * 1_000, store.now())
+                    })
                     .unwrap();
             }
         }
@@ -521,7 +668,10 @@ fn into_closed_pipe(cmd: &mut Command) -> Output {
 fn assert_quiet_end(out: &Output, what: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && !err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("error"),
+        out.status.success()
+            && !err.contains("panicked")
+            && !err.contains("Broken pipe")
+            && !err.contains("error"),
         "{what}: {:?}, stderr: {err}",
         out.status
     );
@@ -557,14 +707,25 @@ fn every_listing_command_ends_quietly_when_its_reader_goes_away() {
         let what = args[..args.len().min(4)].join(" ");
         let command = || {
             let mut c = cli(&db.path);
-            c.arg("--settings").arg(&settings).env_remove("SITETRAIL_BASE_URL").args(args);
+            c.arg("--settings")
+                .arg(&settings)
+                .env_remove("SITETRAIL_BASE_URL")
+                .args(args);
             c
         };
         // The whole output is well over a pipe's 64 KiB buffer, so the command is still writing
         // when its reader leaves.
         let full = command().output().unwrap();
-        assert!(full.status.success(), "{what}: {}", String::from_utf8_lossy(&full.stderr));
-        assert!(full.stdout.len() > 96 * 1024, "{what} printed only {} bytes", full.stdout.len());
+        assert!(
+            full.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&full.stderr)
+        );
+        assert!(
+            full.stdout.len() > 96 * 1024,
+            "{what} printed only {} bytes",
+            full.stdout.len()
+        );
         assert_quiet_end(&into_pipe_closed_after_one_byte(&mut command()), &what);
         assert_quiet_end(&into_closed_pipe(&mut command()), &what);
     }
@@ -597,13 +758,32 @@ fn commands_that_change_things_finish_their_work_before_a_closed_output_ends_the
     let profile = home.path().join("profile");
     let export = db.dir.path().join("h.csv");
 
-    let steps: Vec<(Vec<&str>, Box<dyn Fn() -> bool>)> = vec![
-        (vec!["visit", "https://new.example/"], Box::new(|| n("website WHERE domain = 'new.example'") == 1)),
-        (vec!["categorize", "a.example", "news"], Box::new(|| n("website WHERE domain = 'a.example' AND category = 'news'") == 1)),
-        (vec!["review", "--confirm", "b.example"], Box::new(|| n("website WHERE domain = 'b.example' AND category_source = 'user'") == 1)),
-        (vec!["reclassify", "b.example"], Box::new(|| n("website WHERE domain = 'b.example' AND category_source = 'user'") == 0)),
-        (vec!["blocked", "add", "never.example"], Box::new(|| n("blocked_domain WHERE domain = 'never.example'") == 1)),
-        (vec!["forget", "website", "gone.example"], Box::new(|| n("website WHERE domain = 'gone.example'") == 0)),
+    type Done<'a> = Box<dyn Fn() -> bool + 'a>;
+    let steps: Vec<(Vec<&str>, Done)> = vec![
+        (
+            vec!["visit", "https://new.example/"],
+            Box::new(|| n("website WHERE domain = 'new.example'") == 1),
+        ),
+        (
+            vec!["categorize", "a.example", "news"],
+            Box::new(|| n("website WHERE domain = 'a.example' AND category = 'news'") == 1),
+        ),
+        (
+            vec!["review", "--confirm", "b.example"],
+            Box::new(|| n("website WHERE domain = 'b.example' AND category_source = 'user'") == 1),
+        ),
+        (
+            vec!["reclassify", "b.example"],
+            Box::new(|| n("website WHERE domain = 'b.example' AND category_source = 'user'") == 0),
+        ),
+        (
+            vec!["blocked", "add", "never.example"],
+            Box::new(|| n("blocked_domain WHERE domain = 'never.example'") == 1),
+        ),
+        (
+            vec!["forget", "website", "gone.example"],
+            Box::new(|| n("website WHERE domain = 'gone.example'") == 0),
+        ),
         (vec!["resume"], Box::new(|| true)),
         (vec!["retry", "--all-failed"], Box::new(|| true)),
     ];
@@ -620,7 +800,13 @@ fn commands_that_change_things_finish_their_work_before_a_closed_output_ends_the
         cli(&db.path)
             .env("HOME", home.path())
             .env("XDG_CONFIG_HOME", home.path().join(".config"))
-            .args(["browser-link", "install", "--browser", "chromium", "--user-data-dir"])
+            .args([
+                "browser-link",
+                "install",
+                "--browser",
+                "chromium",
+                "--user-data-dir",
+            ])
             .arg(&profile),
     );
     assert_quiet_end(&out, "browser-link install");

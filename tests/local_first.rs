@@ -381,8 +381,7 @@ async fn a_job_that_fails_for_good_keeps_its_provisional_category() {
     // The CLI says so.
     let text = run_ok(cli(&db.path).arg("failed"));
     assert!(
-        text.contains("mybank.example")
-            && text.contains("keeps its provisional category Finance & banking"),
+        text.contains("mybank.example") && text.contains("keeps its provisional category Finance & banking"),
         "{text}"
     );
     let json: Value = serde_json::from_str(&run_ok(cli(&db.path).args(["failed", "--json"]))).unwrap();
@@ -429,7 +428,11 @@ fn the_builtin_provider_answers_everything_in_the_local_pass_without_claims() {
         .all(|w| w["category_confidence"].is_string()));
     let text = run_ok(cli(&db.path).args(["websites"]));
     let rows = crate::common::table_rows(&text);
-    assert_eq!(rows[0], ["WEBSITE", "CATEGORY", "BY", "CONFIDENCE", "CLASSIFIED"], "{text}");
+    assert_eq!(
+        rows[0],
+        ["WEBSITE", "CATEGORY", "BY", "CONFIDENCE", "CLASSIFIED"],
+        "{text}"
+    );
     assert_eq!(
         crate::common::row_of(&rows, "github.com")[..4],
         ["github.com", "Development & technology", "built-in", "high"],

@@ -166,7 +166,11 @@ fn the_review_command_lists_and_confirms() {
     let text = run_ok(cli(&db.path).args(["review", "--confidence", "low", "--limit", "1"]));
     let rows = crate::common::table_rows(&text);
     assert_eq!(rows.len(), 2, "a header and one row: {text}");
-    assert_eq!(rows[1][..5], ["quietsite.example", "Other", "built-in", "low", "5"], "{text}");
+    assert_eq!(
+        rows[1][..5],
+        ["quietsite.example", "Other", "built-in", "low", "5"],
+        "{text}"
+    );
 
     let out = run_ok(cli(&db.path).args(["review", "--confirm", "quietsite.example", "--expect", "other"]));
     assert!(out.contains("quietsite.example is now other"), "{out}");

@@ -51,6 +51,7 @@ mod import_fixtures;
 mod import_support;
 
 mod capture_browser;
+mod capture_firefox;
 mod capture_host;
 mod capture_link;
 mod extension_unit;

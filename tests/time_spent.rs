@@ -288,7 +288,11 @@ fn the_time_command_prints_rows_with_their_keys() {
     );
     let text = run_ok(cli(&db.path).env("TZ", "UTC").args(["time", "--by", "day"]));
     let rows = crate::common::table_rows(&text);
-    assert_eq!(rows[0], ["DAY", "ACTIVE", "ESTIMATED", "VISITS", "SHARE"], "{text}");
+    assert_eq!(
+        rows[0],
+        ["DAY", "ACTIVE", "ESTIMATED", "VISITS", "SHARE"],
+        "{text}"
+    );
     // Monday 23 November, said the way the CLI says days (the year only when it is not this one).
     let monday = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
     let today = chrono::Utc::now().date_naive();
@@ -303,9 +307,17 @@ fn the_time_command_prints_rows_with_their_keys() {
     };
     // 2 min 35 s measured on three visits, 155 of the week's 755 s (21%).
     assert_eq!(rows[1], [label.as_str(), "2 min", "-", "3", "21%"], "{text}");
-    assert_eq!(rows.last().unwrap(), &["total", "12 min", "-", "5", "100%"], "{text}");
+    assert_eq!(
+        rows.last().unwrap(),
+        &["total", "12 min", "-", "5", "100%"],
+        "{text}"
+    );
     let default = run_ok(cli(&db.path).args(["time"]));
-    assert_eq!(crate::common::table_rows(&default)[1][0], "code.test", "{default}");
+    assert_eq!(
+        crate::common::table_rows(&default)[1][0],
+        "code.test",
+        "{default}"
+    );
 
     for bad in [
         vec!["time", "--since", "tomorrow"],

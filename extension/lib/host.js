@@ -16,19 +16,59 @@ export const ACK_TIMEOUT_MS = 30_000;
 /** Waits before reconnecting after consecutive failures. */
 export const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
 
-/** Plain words (and what to do) for the browser's native-messaging errors. */
-export function explain(message) {
+/** The browser name `sitetrail browser-link install --browser` takes, where the extension knows
+ * it (Firefox); the Chromium family cannot tell its members apart. */
+function browserArg(browser) {
+  return browser || '<chromium|chrome|brave|edge|vivaldi>';
+}
+
+/** What to do, for each way the link to the host fails: the same words in every browser. */
+export const ADVICE = {
+  notLinked: (browser) =>
+    `Sitetrail is not linked to this browser. Run \`sitetrail browser-link install --browser ${browserArg(browser)}\` (or use Settings → Browser extension in the app).`,
+  otherExtension: (browser) =>
+    `The Sitetrail host does not allow this extension (its manifest names another extension id). Run \`sitetrail browser-link install --browser ${browserArg(browser)}\` again.`,
+  // Firefox says the same for both (on purpose: an extension must not learn which hosts exist).
+  notLinkedOrOtherExtension: (browser) =>
+    `Sitetrail is not linked to this browser, or its link was made for another extension id. Run \`sitetrail browser-link install --browser ${browserArg(browser)}\` (or use Settings → Browser extension in the app).`,
+  program: () =>
+    'The Sitetrail host stopped or could not start; retrying. If this lasts, check that the sitetrail program it runs still exists (`sitetrail browser-link status`), or link the browser again.',
+  closed: () => 'The Sitetrail host closed the connection; retrying.',
+};
+
+/**
+ * Plain words (and what to do) for the reason a native port closed. Chromium and Firefox word
+ * the same causes differently; each cause gets the same advice:
+ * - no host manifest: Chromium "Specified native messaging host not found.", Firefox "No such
+ *   native application app.sitetrail.host" (also when the manifest names another extension);
+ * - a manifest for another extension: Chromium "Access to the specified native messaging host
+ *   is forbidden.";
+ * - the program missing or failing: Chromium "Native host has exited." / "Failed to start native
+ *   messaging host." / "Error when communicating with the native messaging host.", Firefox "An
+ *   unexpected error occurred" (the launcher is gone) or no reason at all before the host
+ *   answered (the launcher ran, the program it starts is gone).
+ *
+ * @param message   the browser's reason ('' when it gave none)
+ * @param browser   the browser's name for `browser-link --browser`, if known
+ * @param answered  whether the host had answered on this connection
+ */
+export function explain(message, { browser = null, answered = false } = {}) {
   const m = String(message || '');
-  if (/not found/i.test(m)) {
-    return 'Sitetrail is not linked to this browser. Run `sitetrail browser-link install --browser <name>` (or use Settings → Browser extension in the app).';
-  }
-  if (/forbidden/i.test(m)) {
-    return 'The Sitetrail host does not allow this extension (its manifest names another extension id). Run the browser-link install again.';
-  }
-  if (/exited|failed to start|error when communicating/i.test(m)) {
-    return 'The Sitetrail host stopped or could not start; retrying. If this lasts, check that the sitetrail binary still exists (`sitetrail browser-link status`).';
-  }
-  return m || 'Not connected.';
+  if (/no such native application/i.test(m)) return ADVICE.notLinkedOrOtherExtension(browser);
+  if (/not found/i.test(m)) return ADVICE.notLinked(browser);
+  if (/forbidden/i.test(m)) return ADVICE.otherExtension(browser);
+  if (/exited|failed to start|error when communicating|unexpected error/i.test(m)) return ADVICE.program();
+  if (!m) return answered ? ADVICE.closed() : ADVICE.program();
+  return m;
+}
+
+/** Why a native port closed, as the browser reports it: Firefox sets the port's `error` and
+ * leaves `runtime.lastError` unset; Chromium sets `runtime.lastError` during the event. The
+ * port's error comes first where there is one. '' if neither says. */
+export function disconnectReason(port, lastError) {
+  const err = (port && port.error) || lastError;
+  if (!err) return '';
+  return String(err.message || err);
 }
 
 export class HostLink {
@@ -39,9 +79,10 @@ export class HostLink {
    * @param run         (fn) => schedules fn on the worker's serial chain
    * @param setStatus   (status) => persists the status the popup shows
    * @param timers      {setTimeout, clearTimeout, now}
+   * @param browser     the browser's name for `browser-link --browser`, if known (Firefox)
    */
-  constructor({ queue, connect, lastError, run, setStatus, timers, version = '0' }) {
-    Object.assign(this, { queue, connectFn: connect, lastError, run, setStatusFn: setStatus, timers, version });
+  constructor({ queue, connect, lastError, run, setStatus, timers, version = '0', browser = null }) {
+    Object.assign(this, { queue, connectFn: connect, lastError, run, setStatusFn: setStatus, timers, version, browser });
     this.port = null;
     this.state = 'disconnected';
     this.failures = 0;
@@ -81,15 +122,16 @@ export class HostLink {
     this.port = port;
     this.state = 'connecting';
     port.onMessage.addListener((msg) => this.run(() => this.onMessage(port, msg)));
-    port.onDisconnect.addListener(() => {
-      const err = this.lastError();
-      const reason = (err && err.message) || 'The Sitetrail host closed the connection.';
+    // Read at once: Chromium's lastError exists only during this event.
+    port.onDisconnect.addListener((p) => {
+      const reason = disconnectReason(p || port, this.lastError());
       this.run(() => this.onDisconnect(port, reason));
     });
     port.postMessage({ type: 'hello', protocol: PROTOCOL, extension_version: this.version });
   }
 
   failed(reason) {
+    const advice = explain(reason, { browser: this.browser, answered: this.state === 'connected' });
     this.port = null;
     this.state = 'disconnected';
     this.queue.release();
@@ -99,7 +141,7 @@ export class HostLink {
     this.failures += 1;
     this.timers.clearTimeout(this.retryTimer);
     this.retryTimer = this.timers.setTimeout(() => this.run(() => this.ensure()), delay);
-    return this.setStatus({ connected: false, reason: explain(reason), detail: reason });
+    return this.setStatus({ connected: false, reason: advice, detail: reason || 'closed without a reason' });
   }
 
   async onDisconnect(port, reason) {

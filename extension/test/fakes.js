@@ -30,13 +30,24 @@ export function counter(prefix = 'e') {
   return () => `${prefix}${(n += 1)}`;
 }
 
-/** A native port whose other end the test plays. */
+/**
+ * A native port whose other end the test plays, reporting a close the way `browser` does
+ * (seen in Chromium 156 and Firefox ESR 153):
+ * - 'chromium': `runtime.lastError` is set while the onDisconnect listeners run (and only then);
+ *   the port has no `error`;
+ * - 'firefox': the port's `error` is set (an Error, or null when the host just exited) and passed
+ *   port to the listeners; `runtime.lastError` stays unset.
+ * `runtime` is the fake `chrome.runtime` whose `lastError` the link reads.
+ */
 export class FakePort {
-  constructor() {
+  constructor({ browser = 'chromium', runtime = { lastError: undefined } } = {}) {
+    this.browser = browser;
+    this.runtime = runtime;
     this.sent = [];
     this.msgListeners = [];
     this.discListeners = [];
     this.disconnected = false;
+    this.error = null;
     this.onMessage = { addListener: (f) => this.msgListeners.push(f) };
     this.onDisconnect = { addListener: (f) => this.discListeners.push(f) };
   }
@@ -55,9 +66,21 @@ export class FakePort {
     for (const f of this.msgListeners) f(m);
   }
 
-  /** The host goes away. */
-  die() {
+  /** The host goes away, for the reason the browser gives (`message`, or none). Without a
+   * message a Chromium port keeps whatever `runtime.lastError` the test set. */
+  die(message) {
     this.disconnected = true;
-    for (const f of this.discListeners) f();
+    if (this.browser === 'firefox') {
+      this.error = message ? new Error(message) : null;
+      for (const f of this.discListeners) f(this);
+      return;
+    }
+    const before = this.runtime.lastError;
+    if (message) this.runtime.lastError = { message };
+    try {
+      for (const f of this.discListeners) f(this);
+    } finally {
+      if (message) this.runtime.lastError = before;
+    }
   }
 }

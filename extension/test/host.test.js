@@ -1,27 +1,29 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { HostLink, HOST_NAME, BACKOFF_MS, explain } from '../lib/host.js';
+import { HostLink, HOST_NAME, BACKOFF_MS, ADVICE, explain } from '../lib/host.js';
 import { Queue } from '../lib/queue.js';
 import { MemoryStorage, FakePort } from './fakes.js';
 
-/** A link on a real queue with fake ports and timers; `run` executes at once, in order. */
-async function setup() {
+/** A link on a real queue with fake ports (closing as `browser` closes them) and timers; `run`
+ * executes at once, in order. */
+async function setup({ browser = 'chromium' } = {}) {
   const queue = await new Queue(new MemoryStorage()).load();
   const ports = [];
   const timers = [];
   let clock = 0;
   let chain = Promise.resolve();
   const statuses = [];
-  let lastError = null;
+  const runtime = { lastError: undefined };
   const link = new HostLink({
     queue,
     connect: (name) => {
       assert.equal(name, HOST_NAME);
-      const p = new FakePort();
+      const p = new FakePort({ browser, runtime });
       ports.push(p);
       return p;
     },
-    lastError: () => lastError,
+    lastError: () => runtime.lastError,
+    browser: browser === 'firefox' ? 'firefox' : null,
     run: (fn) => (chain = chain.then(fn)),
     setStatus: async (s) => statuses.push(s),
     timers: {
@@ -40,7 +42,7 @@ async function setup() {
     await settle();
   };
   const visit = (id) => ({ id, kind: 'visit', visit: id, url: `https://${id}.test/`, at: 1 });
-  return { link, queue, ports, statuses, settle, advance, visit, setLastError: (e) => (lastError = e) };
+  return { link, queue, ports, statuses, settle, advance, visit, setLastError: (e) => (runtime.lastError = e) };
 }
 
 test('events are sent after hello and deleted only when acknowledged', async () => {
@@ -142,4 +144,70 @@ test('a host whose database cannot open is left, and the reason shown', async ()
 
 test('errors read as advice', () => {
   assert.match(explain('Access to the specified native messaging host is forbidden.'), /extension id/);
+});
+
+/** Each way the link fails, as each browser reports it, and the advice the popup must show. */
+const CASES = [
+  // No host manifest.
+  { browser: 'chromium', error: 'Specified native messaging host not found.', advice: ADVICE.notLinked(null) },
+  { browser: 'firefox', error: 'No such native application app.sitetrail.host', advice: ADVICE.notLinkedOrOtherExtension('firefox') },
+  // A manifest that names another extension (Firefox words it as above, on purpose).
+  { browser: 'chromium', error: 'Access to the specified native messaging host is forbidden.', advice: ADVICE.otherExtension(null) },
+  // The program missing: the launcher itself (Firefox: an unexpected error), or the binary the
+  // launcher runs (Firefox: no reason at all, before the host answered).
+  { browser: 'chromium', error: 'Native host has exited.', advice: ADVICE.program() },
+  { browser: 'chromium', error: 'Failed to start native messaging host.', advice: ADVICE.program() },
+  { browser: 'firefox', error: 'An unexpected error occurred', advice: ADVICE.program() },
+  { browser: 'firefox', error: null, advice: ADVICE.program() },
+];
+
+for (const c of CASES) {
+  test(`${c.browser}: "${c.error}" before the host answers reads as its advice`, async () => {
+    const t = await setup({ browser: c.browser });
+    t.link.connect();
+    t.ports[0].die(c.error);
+    await t.settle();
+    const s = t.statuses.at(-1);
+    assert.equal(s.connected, false);
+    assert.equal(s.reason, c.advice);
+    assert.equal(s.detail, c.error || 'closed without a reason', 'the browser\'s own words are kept');
+    assert.doesNotMatch(s.reason, /closed the connection\.$/, 'never only "closed the connection"');
+  });
+}
+
+test('the same cause gets the same advice in both browsers, with the browser named where known', () => {
+  // Not linked: both say to run browser-link install; Firefox's names the browser.
+  assert.match(explain('No such native application app.sitetrail.host', { browser: 'firefox' }), /browser-link install --browser firefox/);
+  assert.match(explain('Specified native messaging host not found.'), /browser-link install --browser <chromium\|chrome\|brave\|edge\|vivaldi>/);
+  assert.match(ADVICE.notLinkedOrOtherExtension('firefox'), /not linked/);
+  assert.match(ADVICE.notLinkedOrOtherExtension('firefox'), /another extension/);
+  // The program missing.
+  assert.equal(explain('An unexpected error occurred'), explain('Native host has exited.'));
+  assert.equal(explain('', { answered: false }), explain('Native host has exited.'));
+  assert.match(ADVICE.program(), /sitetrail browser-link status/);
+  // Anything else is shown as the browser said it.
+  assert.equal(explain('Something new'), 'Something new');
+});
+
+test('firefox: the port\'s error is read, and comes before a stale runtime.lastError', async () => {
+  const t = await setup({ browser: 'firefox' });
+  t.setLastError({ message: 'Native host has exited.' }); // left over from something else
+  t.link.connect();
+  t.ports[0].die('No such native application app.sitetrail.host');
+  await t.settle();
+  assert.equal(t.statuses.at(-1).reason, ADVICE.notLinkedOrOtherExtension('firefox'));
+});
+
+test('firefox: a host that exits after answering is a closed connection, retried', async () => {
+  const t = await setup({ browser: 'firefox' });
+  await t.queue.push(t.visit('a'));
+  t.link.connect();
+  t.ports[0].answer({ type: 'hello', ok: true });
+  await t.settle();
+  t.ports[0].die(null);
+  await t.settle();
+  assert.equal(t.statuses.at(-1).reason, ADVICE.closed());
+  await t.advance(BACKOFF_MS[0]);
+  assert.equal(t.ports.length, 2, 'reconnects after the backoff');
+  assert.equal(t.queue.size, 1, 'the event waits');
 });

@@ -10,8 +10,8 @@ use sitetrail::classify::Classifier;
 use sitetrail::domain::Domain;
 use sitetrail::{CategorySource, Result};
 
-use super::settings::SettingFlags;
 use super::out::{self, Align, Cell, Style, Table};
+use super::settings::SettingFlags;
 use super::{human, resolve_settings};
 
 #[derive(Args, Debug)]

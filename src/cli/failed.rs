@@ -57,8 +57,10 @@ pub(crate) fn run_failed(store: &Store, args: FailedArgs) -> Result<()> {
             Cell::styled(j.id.to_string(), Style::Dim),
             unicode_form(&j.domain).into_owned().into(),
             j.attempt_count.to_string().into(),
-            j.attempted_at
-                .map_or_else(|| Cell::styled("-", Style::Dim), |at| human::local_time(at).into()),
+            j.attempted_at.map_or_else(
+                || Cell::styled("-", Style::Dim),
+                |at| human::local_time(at).into(),
+            ),
             Cell::styled(j.last_error_message.clone().unwrap_or_default(), Style::Red),
             keeps,
         ]);

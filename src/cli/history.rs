@@ -189,7 +189,10 @@ pub(crate) fn run_history(store: &Store, args: HistoryArgs) -> Result<()> {
     } else {
         let spent = time_spent(store, &rows)?;
         out::table(&table(&rows, &spent, args.ids))?;
-        if spent.values().any(|t| t.active_ms.is_none() && t.estimated_ms.is_some()) {
+        if spent
+            .values()
+            .any(|t| t.active_ms.is_none() && t.estimated_ms.is_some())
+        {
             out::note("~ marks an estimate: how long the page stayed open, from the browser's own history");
         }
     }

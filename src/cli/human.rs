@@ -204,32 +204,57 @@ mod tests {
         // 23:30 UTC on the 28th is already the 29th at UTC+1: yesterday there.
         assert_eq!(time_in(at("2026-11-28T23:30:00Z"), &tz, now), "yesterday 00:30");
         assert_eq!(time_in(at("2026-11-28T10:00:00Z"), &tz, now), "Sat 28 Nov 11:00");
-        assert_eq!(time_in(at("2025-11-29T10:00:00Z"), &tz, now), "Sat 29 Nov 2025 11:00");
+        assert_eq!(
+            time_in(at("2025-11-29T10:00:00Z"), &tz, now),
+            "Sat 29 Nov 2025 11:00"
+        );
         let today = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
         assert_eq!(day(today, today), "today");
-        assert_eq!(day(NaiveDate::from_ymd_opt(2026, 11, 29).unwrap(), today), "yesterday");
-        assert_eq!(day(NaiveDate::from_ymd_opt(2026, 11, 1).unwrap(), today), "Sun 1 Nov");
+        assert_eq!(
+            day(NaiveDate::from_ymd_opt(2026, 11, 29).unwrap(), today),
+            "yesterday"
+        );
+        assert_eq!(
+            day(NaiveDate::from_ymd_opt(2026, 11, 1).unwrap(), today),
+            "Sun 1 Nov"
+        );
     }
 
     #[test]
     fn categories_are_taken_by_id_or_name() {
         assert_eq!(parse_category("dev_tech").unwrap(), Category::DevTech);
-        assert_eq!(parse_category("Development & technology").unwrap(), Category::DevTech);
-        assert_eq!(parse_category("development and TECHNOLOGY").unwrap(), Category::DevTech);
+        assert_eq!(
+            parse_category("Development & technology").unwrap(),
+            Category::DevTech
+        );
+        assert_eq!(
+            parse_category("development and TECHNOLOGY").unwrap(),
+            Category::DevTech
+        );
         assert_eq!(parse_category(" email & chat ").unwrap(), Category::Communication);
-        assert_eq!(parse_category("video-streaming").unwrap(), Category::VideoStreaming);
+        assert_eq!(
+            parse_category("video-streaming").unwrap(),
+            Category::VideoStreaming
+        );
     }
 
     #[test]
     fn near_misses_get_a_did_you_mean() {
         let e = parse_category("tech").unwrap_err().to_string();
-        assert!(e.contains("did you mean dev_tech (Development & technology)"), "{e}");
+        assert!(
+            e.contains("did you mean dev_tech (Development & technology)"),
+            "{e}"
+        );
         let e = parse_category("shoping").unwrap_err().to_string();
         assert!(e.contains("did you mean shopping"), "{e}");
         let e = parse_category("social media").unwrap_err().to_string();
         assert!(e.contains("did you mean social"), "{e}");
         let e = parse_category("zzzz").unwrap_err();
         assert!(matches!(e, Error::UnknownCategory(_)), "nothing near: {e}");
-        assert_eq!(e.kind(), parse_category("tech").unwrap_err().kind(), "the same exit code");
+        assert_eq!(
+            e.kind(),
+            parse_category("tech").unwrap_err().kind(),
+            "the same exit code"
+        );
     }
 }

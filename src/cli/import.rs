@@ -211,13 +211,18 @@ fn print_report(r: &ImportReport) -> Result<()> {
         lines.push(format!("  skipped: {}", reasons.join(", ")));
     }
     if r.favicons > 0 {
-        lines.push(format!("  {} website icon(s) from the browser's icon file", r.favicons));
+        lines.push(format!(
+            "  {} website icon(s) from the browser's icon file",
+            r.favicons
+        ));
     }
     if let Some(problem) = &r.favicons_problem {
         lines.push(format!("  icons not imported: {problem}"));
     }
     if r.rescanned {
-        lines.push("  the browser's history was cleared or replaced since the last import: read it all again".into());
+        lines.push(
+            "  the browser's history was cleared or replaced since the last import: read it all again".into(),
+        );
     }
     if r.already_present > 0 {
         lines.push(format!("  {} visit(s) were already imported", r.already_present));

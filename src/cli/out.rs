@@ -358,7 +358,10 @@ fn render(table: &Table, terminal_width: Option<usize>, colour: bool) -> String 
             .map(|(_, w)| w)
             .sum::<usize>()
             + 2 * n.saturating_sub(1);
-        let room = total.saturating_sub(others).max(MIN_FLEX).max(table.columns[flex].header.width());
+        let room = total
+            .saturating_sub(others)
+            .max(MIN_FLEX)
+            .max(table.columns[flex].header.width());
         if widths[flex] > room {
             widths[flex] = room;
             for row in cells.iter_mut().skip(1) {
@@ -405,7 +408,11 @@ mod tests {
             .column("DOMAIN", Align::Left)
             .flex("TITLE")
             .column("SPENT", Align::Right);
-        t.row(vec!["münchen.example".into(), "A long title here".into(), "12 min".into()]);
+        t.row(vec![
+            "münchen.example".into(),
+            "A long title here".into(),
+            "12 min".into(),
+        ]);
         t.row(vec!["b.example".into(), "-".into(), "45 s".into()]);
         t
     }
@@ -448,7 +455,10 @@ mod tests {
         assert_eq!(escape("a\x1b]0;pwned\x07b"), "a\\u{1b}]0;pwned\\u{7}b");
         assert_eq!(escape("line\nforged\r\t"), "line\\nforged\\r\\t");
         assert_eq!(escape("abc\u{202e}fed"), "abc\\u{202e}fed");
-        assert_eq!(escape("\u{2066}x\u{2069}\u{200f}\u{9b}\u{7f}"), "\\u{2066}x\\u{2069}\\u{200f}\\u{9b}\\u{7f}");
+        assert_eq!(
+            escape("\u{2066}x\u{2069}\u{200f}\u{9b}\u{7f}"),
+            "\\u{2066}x\\u{2069}\\u{200f}\\u{9b}\\u{7f}"
+        );
         // Right-to-left letters are text, not overrides: kept.
         assert_eq!(escape("שלום"), "שלום");
         let mut t = Table::new().column("T", Align::Left);

@@ -104,7 +104,10 @@ pub(crate) fn run_review(store: &Store, args: ReviewArgs) -> Result<()> {
                 },
             ),
             i.visits.to_string().into(),
-            at.map_or_else(|| Cell::styled("-", Style::Dim), |at| human::local_time(at).into()),
+            at.map_or_else(
+                || Cell::styled("-", Style::Dim),
+                |at| human::local_time(at).into(),
+            ),
             if i.waiting_for_ai {
                 Cell::styled("waiting for the AI", Style::Dim)
             } else {

@@ -47,7 +47,8 @@ pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusA
         lines.push(format!("oldest pending job: {} old", human::duration(age)));
     }
     if let Some(e) = eta {
-        let left = std::time::Duration::try_from_secs_f64(e.seconds.ceil()).unwrap_or(std::time::Duration::MAX);
+        let left =
+            std::time::Duration::try_from_secs_f64(e.seconds.ceil()).unwrap_or(std::time::Duration::MAX);
         lines.push(format!(
             "backlog: about {} at the configured pace",
             human::duration(i64::try_from(sitetrail::time::millis(left)).unwrap_or(i64::MAX))

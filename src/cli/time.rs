@@ -169,10 +169,19 @@ mod tests {
     #[test]
     fn keys_read_as_names_and_days() {
         let today = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
-        assert_eq!(TimeBy::Category.label("dev_tech", today), "Development & technology");
-        assert_eq!(TimeBy::Category.label("uncategorized", today), "Not classified yet");
+        assert_eq!(
+            TimeBy::Category.label("dev_tech", today),
+            "Development & technology"
+        );
+        assert_eq!(
+            TimeBy::Category.label("uncategorized", today),
+            "Not classified yet"
+        );
         assert_eq!(TimeBy::Day.label("2026-11-29", today), "yesterday");
         assert_eq!(TimeBy::Day.label("2026-11-27", today), "Fri 27 Nov");
-        assert_eq!(TimeBy::Website.label("xn--mnchen-3ya.example", today), "münchen.example");
+        assert_eq!(
+            TimeBy::Website.label("xn--mnchen-3ya.example", today),
+            "münchen.example"
+        );
     }
 }

@@ -75,8 +75,10 @@ pub(crate) fn run_websites(store: &Store, args: WebsitesArgs) -> Result<()> {
                 Some(c) => c.name().into(),
                 None => dim(human::category_name(None)),
             },
-            w.category_source.map_or_else(|| dim("-"), |s| human::source_name(s).into()),
-            w.category_confidence.map_or_else(|| dim("-"), |c| c.to_string().into()),
+            w.category_source
+                .map_or_else(|| dim("-"), |s| human::source_name(s).into()),
+            w.category_confidence
+                .map_or_else(|| dim("-"), |c| c.to_string().into()),
             w.classified_at
                 .map_or_else(|| dim("-"), |at| human::local_time(at).into()),
         ]);

@@ -40,7 +40,9 @@ pub(crate) fn parse_in<Tz: TimeZone>(flag: &str, value: &str, tz: &Tz, now: Time
         "week" => today.checked_sub_signed(Duration::days(i64::from(today.weekday().num_days_from_monday()))),
         "month" => today.with_day(1),
         word => match word.strip_suffix('d').map(str::parse::<i64>) {
-            Some(Ok(n)) if (1..=MAX_DAYS_BACK).contains(&n) => today.checked_sub_signed(Duration::days(n - 1)),
+            Some(Ok(n)) if (1..=MAX_DAYS_BACK).contains(&n) => {
+                today.checked_sub_signed(Duration::days(n - 1))
+            }
             _ => NaiveDate::parse_from_str(typed, "%Y-%m-%d").ok(),
         },
     };
@@ -78,23 +80,50 @@ mod tests {
     #[test]
     fn every_form_means_the_start_of_its_day_or_period() {
         assert_eq!(p("2026-11-29T10:00:00Z").unwrap(), at("2026-11-29T10:00:00Z"));
-        assert_eq!(p("2026-11-29T10:00:00+02:00").unwrap(), at("2026-11-29T08:00:00Z"));
-        assert_eq!(p("2026-11-30").unwrap(), at("2026-11-29T15:00:00Z"), "local midnight");
+        assert_eq!(
+            p("2026-11-29T10:00:00+02:00").unwrap(),
+            at("2026-11-29T08:00:00Z")
+        );
+        assert_eq!(
+            p("2026-11-30").unwrap(),
+            at("2026-11-29T15:00:00Z"),
+            "local midnight"
+        );
         assert_eq!(p("today").unwrap(), at("2026-12-01T15:00:00Z"));
         assert_eq!(p(" Yesterday ").unwrap(), at("2026-11-30T15:00:00Z"));
         assert_eq!(p("1d").unwrap(), p("today").unwrap());
-        assert_eq!(p("7d").unwrap(), at("2026-11-25T15:00:00Z"), "today and the 6 days before");
+        assert_eq!(
+            p("7d").unwrap(),
+            at("2026-11-25T15:00:00Z"),
+            "today and the 6 days before"
+        );
         assert_eq!(p("30d").unwrap(), at("2026-11-02T15:00:00Z"));
-        assert_eq!(p("week").unwrap(), at("2026-11-29T15:00:00Z"), "Monday 30 November");
+        assert_eq!(
+            p("week").unwrap(),
+            at("2026-11-29T15:00:00Z"),
+            "Monday 30 November"
+        );
         assert_eq!(p("month").unwrap(), at("2026-11-30T15:00:00Z"), "1 December");
     }
 
     #[test]
     fn anything_else_says_what_is_accepted() {
-        for bad in ["", "tomorrow", "0d", "-3d", "7 days", "2026-13-01", "29/11/2026", "99999999d"] {
+        for bad in [
+            "",
+            "tomorrow",
+            "0d",
+            "-3d",
+            "7 days",
+            "2026-13-01",
+            "29/11/2026",
+            "99999999d",
+        ] {
             let e = p(bad).unwrap_err().to_string();
             assert!(
-                e.starts_with("--since") && e.contains("RFC 3339") && e.contains("yesterday") && e.contains("30d"),
+                e.starts_with("--since")
+                    && e.contains("RFC 3339")
+                    && e.contains("yesterday")
+                    && e.contains("30d"),
                 "{bad:?}: {e}"
             );
         }

@@ -15,8 +15,9 @@ function steps(v) {
     el('li', {}, 'Link the browser here. Sitetrail writes a small file where the browser looks for helper programs, so the extension can hand it what you visit; nothing goes anywhere else.'),
     el('li', {}, 'Load the extension: open the browser’s extensions page (chrome://extensions, brave://extensions, edge://extensions, vivaldi://extensions), turn on Developer mode, choose Load unpacked and pick ',
       el('code', { text: v.extension_dir || 'the extension folder of Sitetrail' }), '.'),
-    el('li', {}, 'Firefox: run ', el('code', { text: 'scripts/firefox-extension' }), ', then open about:debugging → This Firefox → Load Temporary Add-on and pick ',
-      el('code', { text: 'target/firefox-extension/manifest.json' }), '.'),
+    el('li', {}, 'Firefox: install the Sitetrail extension package',
+      v.firefox_package ? el('span', {}, ' ', el('code', { text: v.firefox_package })) : ' (sitetrail-firefox-….xpi)',
+      ' so that it stays installed: in Firefox ESR, Developer Edition or Nightly, set xpinstall.signatures.required to false in about:config, then open about:addons → gear menu → Install Add-on From File and pick the package. Release Firefox installs only extensions signed by Mozilla, which Sitetrail\u2019s is not yet. (about:debugging → Load Temporary Add-on works for trying it, but Firefox removes a temporary add-on when it quits, and recording stops.)'),
     el('li', {}, 'The extension’s toolbar button shows whether it is connected, how many events wait, and lets you pause or skip a site.'));
 }
 

@@ -42,6 +42,8 @@ pub struct LinksView {
     pub problem: Option<String>,
     /// The folder to choose in "Load unpacked", when this build knows it.
     pub extension_dir: Option<String>,
+    /// The Firefox extension's package (`.xpi`), when it has been built beside this build's sources.
+    pub firefox_package: Option<String>,
     /// The extension's id (the manifest names it).
     pub extension_id: &'static str,
 }
@@ -99,6 +101,7 @@ fn links(paths: &AppPaths) -> LinksView {
         cli: paths.cli.as_ref().map(|c| c.display().to_string()),
         problem,
         extension_dir: extension_dir(),
+        firefox_package: link::firefox_package().map(|p| p.display().to_string()),
         extension_id: EXTENSION_ID,
     }
 }

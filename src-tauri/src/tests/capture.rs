@@ -36,6 +36,12 @@ fn browsers_link_to_the_apps_database_and_unlink() {
     assert_eq!(v["problem"], Value::Null);
     assert_eq!(v["extension_id"], "moioghcmhlpjcbgjdgkcoipanbaniimb");
     assert!(v["extension_dir"].as_str().unwrap().ends_with("extension"), "{v}");
+    // The Firefox package, where `scripts/firefox-extension` has built it (null otherwise).
+    assert_eq!(
+        v["firefox_package"].as_str().map(std::path::PathBuf::from),
+        sitetrail::capture::link::firefox_package(),
+        "{v}"
+    );
     assert_eq!(link_of(&v, "chromium")["linked"], false);
 
     let v = t.ok("link_browser", json!({"browser": "chromium"}));
