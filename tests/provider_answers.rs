@@ -82,9 +82,15 @@ async fn retry_after_beats_an_epoch_reset_and_status_shows_the_pause_the_server_
     assert_eq!(pause_ms(&store), Some(2000));
     let status: Value = serde_json::from_str(&run_ok(isolated(&db.path).args(["status", "--json"]))).unwrap();
     assert_eq!(status["paused_kind"], "rate_limited", "{status}");
-    let text = run_ok(isolated(&db.path).arg("status"));
+    let text = run_ok(isolated(&db.path).env("TZ", "UTC").arg("status"));
     let until = store.worker_state().unwrap().paused_until.unwrap();
-    assert!(text.contains(&until.to_rfc3339()), "{text}");
+    // Said as people read it: the local time of day and how long that is from now.
+    let clock = chrono::DateTime::<chrono::Utc>::from_timestamp_micros(until.as_micros())
+        .unwrap()
+        .format("%H:%M")
+        .to_string();
+    assert!(text.contains(&format!("{clock} (")), "{text}");
+    assert!(text.contains(" s from now)"), "a pause of seconds: {text}");
     assert!(
         until.as_micros() - sitetrail::Timestamp::now().as_micros() <= 2_000_000,
         "status shows the 2 s pause"

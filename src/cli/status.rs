@@ -57,7 +57,18 @@ pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusA
     if let Some(reason) = &w.paused_reason {
         let until = w
             .paused_until
-            .map(|t| format!(" until {}", human::local_time(t)))
+            .map(|t| {
+                let left = t
+                    .as_micros()
+                    .saturating_sub(sitetrail::Timestamp::now().as_micros())
+                    .max(0)
+                    / 1000;
+                format!(
+                    " until {} ({} from now)",
+                    human::local_time(t),
+                    human::duration(left)
+                )
+            })
             .unwrap_or_else(|| " until you run `sitetrail resume`".into());
         let whose = w
             .paused_provider
