@@ -321,6 +321,14 @@ fn forgetting_a_website_or_a_range_asks_first_on_a_terminal_only() {
     let out = with_terminal_stdin(cli(&db.path).env("TZ", "UTC").args(range), "YES\n");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
+    // A website that is not there: said at once, nothing asked.
+    let out = with_terminal_stdin(
+        cli(&db.path).args(["forget", "website", "nowhere.example"]),
+        "y\n",
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("[y/N]"));
+
     // Visits by id are named one by one: never asked.
     let id = record(&store, "https://byid.example/", None, now).to_string();
     let out = with_terminal_stdin(cli(&db.path).args(["forget", "visit", &id]), "n\n");

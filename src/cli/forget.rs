@@ -165,6 +165,11 @@ pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
     // Asked only of a person: without a terminal (a script, a pipe) forgetting proceeds as
     // it always did.
     if let Some(question) = what.question().filter(|_| !args.yes && out::stdin_is_terminal()) {
+        // A website that is not there is said so before asking about it (one to block needs
+        // no visits).
+        if let Forgetting::Website { domain, block: false } = &what {
+            store.website(domain)?;
+        }
         if !out::confirm(&question)? {
             return Err(Error::Conflict("not confirmed: nothing was forgotten".into()));
         }
