@@ -26,7 +26,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use std::io::Read;
+
 use sitetrail::classify::builtin::{judge, parse_domain_map, Judgement, Rule, RuleOptions, DOMAINS_TSV};
+use sitetrail::classify::model::features::{split_of, Split};
 use sitetrail::classify::open_table;
 use sitetrail::{Category, Confidence};
 
@@ -191,9 +194,91 @@ fn remote_calls_saved(list: &[(&str, Category)], opts: RuleOptions) {
     );
 }
 
+/// The open table's rows of one split (see `model::features::split_of`), as owned pairs.
+fn table_split(which: Split) -> Vec<(String, Category)> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(open_table::TABLE_GZ)
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(d, _)| split_of(d) == which)
+        .map(|(d, c)| (d.to_owned(), c.parse().unwrap()))
+        .collect()
+}
+
+/// Top-1, top-1 among `high` answers, per-category precision and recall and the worst
+/// confusions of `opts` on `list`, one line each.
+fn detail(title: &str, list: &[(&str, Category)], opts: RuleOptions) -> (usize, usize, usize) {
+    let mut right = 0;
+    let (mut high, mut high_right) = (0, 0);
+    let mut labelled: BTreeMap<Category, usize> = BTreeMap::new();
+    let mut answered: BTreeMap<Category, usize> = BTreeMap::new();
+    let mut correct: BTreeMap<Category, usize> = BTreeMap::new();
+    let mut confusions: BTreeMap<(Category, Category), usize> = BTreeMap::new();
+    let mut per_rule: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (domain, expected) in list {
+        let j = judge(domain, None, opts);
+        let ok = j.category == *expected;
+        right += usize::from(ok);
+        *labelled.entry(*expected).or_default() += 1;
+        *answered.entry(j.category).or_default() += 1;
+        let r = per_rule.entry(j.rule.as_str()).or_default();
+        r.1 += 1;
+        r.0 += usize::from(ok);
+        if ok {
+            *correct.entry(*expected).or_default() += 1;
+        } else {
+            *confusions.entry((*expected, j.category)).or_default() += 1;
+        }
+        if j.is_certain() {
+            high += 1;
+            high_right += usize::from(ok);
+        }
+    }
+    let n = list.len();
+    println!("\n{title}: {n} domains");
+    println!(
+        "   top-1: {right}/{n} = {:.1}%; `high` answers: {high} ({:.1}% of all), right {high_right} = {:.1}%",
+        pct(right, n),
+        pct(high, n),
+        pct(high_right, high)
+    );
+    let per: Vec<String> = labelled
+        .iter()
+        .map(|(c, t)| {
+            let ok = correct.get(c).copied().unwrap_or(0);
+            let said = answered.get(c).copied().unwrap_or(0);
+            format!("{} P {:.0}% R {:.0}% ({t})", c.id(), pct(ok, said), pct(ok, *t))
+        })
+        .collect();
+    println!(
+        "   per category (precision, recall, labelled): {}",
+        per.join("; ")
+    );
+    let mut worst: Vec<_> = confusions.into_iter().collect();
+    worst.sort_by(|a, b| b.1.cmp(&a.1));
+    let worst: Vec<String> = worst
+        .iter()
+        .take(8)
+        .map(|((e, g), k)| format!("{} as {} {k}", e.id(), g.id()))
+        .collect();
+    println!("   worst confusions (labelled as answered): {}", worst.join(", "));
+    let rules: Vec<String> = per_rule
+        .iter()
+        .map(|(r, (ok, t))| format!("{r} {ok}/{t}"))
+        .collect();
+    println!("   by rule (right/answered): {}", rules.join(", "));
+    (right, high, high_right)
+}
+
 fn main() {
-    let show_dev_errors = std::env::args().any(|a| a == "--show-dev-errors");
-    let dev_only = std::env::args().any(|a| a == "--dev-only");
+    let args: Vec<String> = std::env::args().collect();
+    let show_dev_errors = args.iter().any(|a| a == "--show-dev-errors");
+    let dev_only = args.iter().any(|a| a == "--dev-only");
+    // Tuning reads the validation split; only the final figures read the test split.
+    let tune = args.iter().any(|a| a == "--validation");
     let map = parse_domain_map(DOMAINS_TSV).expect("bundled map");
     let known: HashSet<&str> = map.iter().map(|(d, _)| *d).collect();
     let typical = parse_domain_map(TYPICAL).expect("typical list");
@@ -219,8 +304,12 @@ fn main() {
         );
     }
 
-    println!("Built-in classifier accuracy (no network; rules in src/classify/builtin.rs and hints.rs)");
-    let rules_only = RuleOptions { open_table: false };
+    println!("Built-in classifier accuracy (no network; src/classify/builtin.rs, hints.rs, model/)");
+    let rules_only = RuleOptions {
+        open_table: false,
+        model: false,
+    };
+    let before = RuleOptions::WITHOUT_MODEL;
     let shipped = RuleOptions::default();
     let lists: Vec<(&str, &[(&str, Category)])> = if dev_only {
         vec![("3. long tail, dev list (benches/data/dev_domains.tsv)", &dev)]
@@ -236,18 +325,27 @@ fn main() {
     };
     for (title, list) in &lists {
         let show = show_dev_errors && title.starts_with("3.");
-        let a = report(&format!("{title}, rules alone"), list, &known, rules_only, show);
+        let a = report(&format!("{title}, rules alone"), list, &known, rules_only, false);
         let b = report(
-            &format!("{title}, with the open table"),
+            &format!("{title}, before: rules and the open table"),
+            list,
+            &known,
+            before,
+            false,
+        );
+        let c = report(
+            &format!("{title}, after: with the learned model"),
             list,
             &known,
             shipped,
             show,
         );
         println!(
-            "   => with the open table: {b} correct instead of {a} ({:+.1} points)",
-            pct(b, list.len()) - pct(a, list.len())
+            "   => rules alone {a}, with the open table {b}, with the model {c} correct ({:+.1} points for the model)",
+            pct(c, list.len()) - pct(b, list.len())
         );
+        detail(&format!("{title}, before"), list, before);
+        detail(&format!("{title}, after"), list, shipped);
     }
     println!(
         "\nOverlap of the open table ({} domains) with the hand-labelled lists:",
@@ -260,8 +358,52 @@ fn main() {
         println!("\nRemote calls saved on the typical-browsing list (certain built-in answers):");
         print!("   rules alone:");
         remote_calls_saved(&typical, rules_only);
-        print!("   with the open table:");
+        print!("   before, with the open table:");
+        remote_calls_saved(&typical, before);
+        print!("   after, with the learned model:");
         remote_calls_saved(&typical, shipped);
+
+        // The table's own held-out rows, judged as if no list knew them (the table is not asked):
+        // what the built-in classifier does on the long tail the lists miss.
+        let which = if tune { Split::Validation } else { Split::Test };
+        let rows = table_split(which);
+        let rows: Vec<(&str, Category)> = rows.iter().map(|(d, c)| (d.as_str(), *c)).collect();
+        let name = if tune { "validation" } else { "held-out test" };
+        let unlisted_before = rules_only;
+        let unlisted_after = RuleOptions {
+            open_table: false,
+            model: true,
+        };
+        println!(
+            "\nThe open table's {name} split ({} rows, never trained on), judged without the table:",
+            rows.len()
+        );
+        let (b, bh, bhr) = detail(
+            &format!("{name} split, before: the rules"),
+            &rows,
+            unlisted_before,
+        );
+        let (a, ah, ahr) = detail(
+            &format!("{name} split, after: the learned model"),
+            &rows,
+            unlisted_after,
+        );
+        println!(
+            "   => top-1 {:.1}% → {:.1}%; high answers {bh} ({:.1}% right) → {ah} ({:.1}% right)",
+            pct(b, rows.len()),
+            pct(a, rows.len()),
+            pct(bhr, bh),
+            pct(ahr, ah)
+        );
+        if !tune {
+            // Calls saved with a remote provider set: the held-out rows are the long tail.
+            println!(
+                "   remote calls saved on these rows (certain answers): {bh} → {ah} of {} ({:.1}% → {:.1}%)",
+                rows.len(),
+                pct(bh, rows.len()),
+                pct(ah, rows.len())
+            );
+        }
     }
     let map_right = map
         .iter()

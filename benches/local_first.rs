@@ -97,17 +97,26 @@ fn classification_rates() {
             .map(|i| (format!("mine{i}.example"), Category::ALL[i % Category::ALL.len()]))
             .collect::<HashMap<_, _>>(),
     );
-    let rules_only = RuleOptions { open_table: false };
+    let rules_only = RuleOptions {
+        open_table: false,
+        model: false,
+    };
+    let before = RuleOptions::WITHOUT_MODEL;
     let shipped = RuleOptions::default();
+    sitetrail::classify::model::warm();
     let (mut a, mut b, mut c, mut ratio, mut ratio_user) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut m, mut ratio_model) = (vec![], vec![]);
     for _ in 0..9 {
         let ra = rate(&domains, None, rules_only);
-        let rb = rate(&domains, None, shipped);
+        let rb = rate(&domains, None, before);
+        let rm = rate(&domains, None, shipped);
         let rc = rate(&domains, Some(&user), shipped);
         ratio.push(rb / ra);
-        ratio_user.push(rc / rb);
+        ratio_model.push(rm / rb);
+        ratio_user.push(rc / rm);
         a.push(ra);
         b.push(rb);
+        m.push(rm);
         c.push(rc);
     }
     println!(
@@ -119,12 +128,17 @@ fn classification_rates() {
         median(a)
     );
     println!(
-        "    with the open table (shipped)                 {:>10.0} /s  = {:.2}x the rules alone",
+        "    with the open table (before the model)        {:>10.0} /s  = {:.2}x the rules alone",
         median(b),
         median(ratio)
     );
     println!(
-        "    with the table and 1,000 user categories      {:>10.0} /s  = {:.2}x without them",
+        "    with the learned model (shipped)              {:>10.0} /s  = {:.2}x before the model",
+        median(m),
+        median(ratio_model)
+    );
+    println!(
+        "    with the model and 1,000 user categories      {:>10.0} /s  = {:.2}x without them",
         median(c),
         median(ratio_user)
     );

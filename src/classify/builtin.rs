@@ -11,24 +11,33 @@
 //!    ([`super::open_table`]; medium, university domains high), both for the domain and each
 //!    parent, the most specific name first and the map before the table at the same name;
 //! 4. the bundled map by site name alone, so `kayak.de` is answered like `kayak.com` (medium);
-//! 5. subdomain hints: the leftmost label (`mail.`, `docs.`, `shop.`, ...; medium);
-//! 6. words in the site's name (`bank`, `news`, `casino`, ...; vocabulary in `data/words.tsv`),
+//! 5. the learned model ([`super::model`]) when it is sure (`high`: right ≥ 97 % of the time on
+//!    its validation split): character n-grams, the words in the name, the ending and, on the
+//!    device, the words of the site's page titles;
+//! 6. subdomain hints: the leftmost label (`mail.`, `docs.`, `shop.`, ...; medium);
+//! 7. words in the site's name (`bank`, `news`, `casino`, ...; vocabulary in `data/words.tsv`),
 //!    longest word first (medium): a health agency's site under `.gov` is `health`;
-//! 7. endings: government, university, school and military zones and vetted top-level domains
-//!    (`.gov`, `.edu`, `.ac.uk`, `.gouv.fr`, `.nhs.uk`, `.bank`, ...; high), other meaningful
-//!    endings, open to anyone (`.shop`, `.tv`, `.gg`, ...; low);
-//! 8. else `other` (low).
+//! 8. endings only a vetted kind of body may register: government, university, school and
+//!    military zones and vetted top-level domains (`.gov`, `.edu`, `.ac.uk`, `.gouv.fr`,
+//!    `.nhs.uk`, `.bank`, ...; high);
+//! 9. the learned model at `medium`;
+//! 10. other meaningful endings, open to anyone (`.shop`, `.tv`, `.gg`, ...; low);
+//! 11. the learned model's best guess (low), else `other` (low).
 //!
 //! A `high` answer is certain: the worker does not ask a remote provider about it (unless the
-//! user asks to classify again with the AI). Rules 5 to 7 live in [`super::hints`].
+//! user asks to classify again with the AI). Rules 6 to 8 and 10 live in [`super::hints`]. The
+//! order was chosen by measurement (docs/BENCHMARKS.md): the vocabulary's words are more often
+//! right than the model's `medium` answers on hand-labelled long-tail sites, and without the
+//! model ([`RuleOptions::WITHOUT_MODEL`]) the order is the rules' as before.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use async_trait::async_trait;
 
+use super::model::features::TitleWords;
 use super::user_rules::{self, UserCategories};
-use super::{hints, open_table, Classifier, ClassifyError, DomainOutcome, Verdict};
+use super::{hints, model, open_table, Classifier, ClassifyError, DomainOutcome, Verdict};
 use crate::category::{Category, CategorySource};
 use crate::confidence::Confidence;
 
@@ -62,6 +71,10 @@ pub enum Rule {
     OpenTable,
     /// The bundled map, for the same site name under another ending.
     MapName,
+    /// The learned model, from the name.
+    Model,
+    /// The learned model, from the name and the titles of the site's pages.
+    ModelTitles,
     /// The leftmost label (`mail.`, `shop.`).
     Subdomain,
     /// A word in the site's name.
@@ -81,6 +94,8 @@ impl Rule {
             Rule::Map => "map",
             Rule::OpenTable => "open_table",
             Rule::MapName => "map_name",
+            Rule::Model => "model",
+            Rule::ModelTitles => "model_titles",
             Rule::Subdomain => "subdomain",
             Rule::Word => "word",
             Rule::Ending => "ending",
@@ -120,12 +135,25 @@ impl Judgement {
 pub struct RuleOptions {
     /// Ask the open domain table (rule 3's second half).
     pub open_table: bool,
+    /// Ask the learned model (rules 5, 7 and 11).
+    pub model: bool,
 }
 
 impl Default for RuleOptions {
     fn default() -> Self {
-        RuleOptions { open_table: true }
+        RuleOptions {
+            open_table: true,
+            model: true,
+        }
     }
+}
+
+impl RuleOptions {
+    /// The rules as they were before the learned model: for measuring it.
+    pub const WITHOUT_MODEL: RuleOptions = RuleOptions {
+        open_table: true,
+        model: false,
+    };
 }
 
 /// Parses a domain map: `domain<TAB>category` lines, `#` comments and blank lines ignored.
@@ -154,6 +182,18 @@ fn normalise(domain: &str) -> String {
 
 /// Judges `domain` by the rules, with the user's own categories on top if given. Always answers.
 pub fn judge(domain: &str, user: Option<&UserCategories>, opts: RuleOptions) -> Judgement {
+    judge_with_titles(domain, user, opts, None)
+}
+
+/// [`judge`], with the words of the site's page titles and paths (counted on the device, never
+/// sent anywhere) for the learned model. Titles change only the model's answers: a domain a list
+/// knows is answered by the list.
+pub fn judge_with_titles(
+    domain: &str,
+    user: Option<&UserCategories>,
+    opts: RuleOptions,
+    titles: Option<&TitleWords>,
+) -> Judgement {
     let domain = normalise(domain);
     let labels: Vec<&str> = domain.split('.').collect();
     let names = hints::name_labels(&labels);
@@ -186,16 +226,36 @@ pub fn judge(domain: &str, user: Option<&UserCategories>, opts: RuleOptions) -> 
     if let Some(c) = site_name.and_then(|n| KNOWN_NAMES.get(n)) {
         return Judgement::new(*c, Confidence::Medium, Rule::MapName);
     }
+    let titles = titles.filter(|t| !t.is_empty());
+    let guess = model::model().filter(|_| opts.model).map(|m| {
+        let p = m.predict(&domain, titles);
+        let rule = if titles.is_some() {
+            Rule::ModelTitles
+        } else {
+            Rule::Model
+        };
+        Judgement::new(p.category, p.confidence, rule)
+    });
+    if let Some(j) = guess.filter(|j| j.confidence == Confidence::High) {
+        return j;
+    }
     if let Some(c) = hints::subdomain_hint(names) {
         return Judgement::new(c, Confidence::Medium, Rule::Subdomain);
     }
     if let Some(c) = hints::word_hint(names) {
         return Judgement::new(c, Confidence::Medium, Rule::Word);
     }
-    match hints::ending(&labels) {
-        Some(e) if e.restricted => Judgement::new(e.category, Confidence::High, Rule::Ending),
-        Some(e) => Judgement::new(e.category, Confidence::Low, Rule::Ending),
-        None => Judgement::new(Category::Other, Confidence::Low, Rule::Nothing),
+    let ending = hints::ending(&labels);
+    if let Some(e) = ending.filter(|e| e.restricted) {
+        return Judgement::new(e.category, Confidence::High, Rule::Ending);
+    }
+    if let Some(j) = guess.filter(|j| j.confidence == Confidence::Medium) {
+        return j;
+    }
+    match (ending, guess) {
+        (Some(e), _) => Judgement::new(e.category, Confidence::Low, Rule::Ending),
+        (None, Some(j)) => j,
+        (None, None) => Judgement::new(Category::Other, Confidence::Low, Rule::Nothing),
     }
 }
 
@@ -304,8 +364,15 @@ mod tests {
         assert!(DOMAINS_TSV.starts_with("#") && DOMAINS_TSV.contains("Source:"));
     }
 
+    /// The rules without the learned model.
+    fn rules(domain: &str) -> Judgement {
+        judge(domain, None, RuleOptions::WITHOUT_MODEL)
+    }
+
     #[test]
     fn rules_apply_in_order() {
+        let classify_domain = |d: &str| rules(d).category;
+        let judge_domain = rules;
         assert_eq!(classify_domain("en.wikipedia.org"), Category::SearchReference);
         assert_eq!(classify_domain("www.ebay.de"), Category::Shopping);
         assert_eq!(classify_domain("mail.example.org"), Category::Communication);
@@ -329,6 +396,7 @@ mod tests {
 
     #[test]
     fn every_answer_says_how_sure_it_is() {
+        let judge_domain = rules;
         let j = |d: &str| {
             let j = judge_domain(d);
             (j.category, j.confidence, j.rule)
@@ -374,7 +442,14 @@ mod tests {
             judge_domain(&format!("deep.sub.{only_table}")),
             Judgement::new(c, Confidence::Medium, Rule::OpenTable)
         );
-        let without = judge(only_table, None, RuleOptions { open_table: false });
+        let without = judge(
+            only_table,
+            None,
+            RuleOptions {
+                open_table: false,
+                ..RuleOptions::default()
+            },
+        );
         assert_ne!(without.rule, Rule::OpenTable);
         // In both the map and the table, with different categories: the map wins.
         let (both, table_says) = table
@@ -401,7 +476,44 @@ mod tests {
         );
         // Short names are not trusted across endings.
         assert!(KNOWN.contains_key("bbc.com"));
-        assert_eq!(classify_domain("bbc.example"), Category::Other);
+        assert_eq!(rules("bbc.example").category, Category::Other);
+        assert_ne!(judge_domain("bbc.example").rule, Rule::MapName);
+    }
+
+    #[test]
+    fn the_model_answers_after_the_lists_and_before_the_weak_rules() {
+        // The lists first: the model never overrides the map or the table.
+        assert_eq!(judge_domain("github.com").rule, Rule::Map);
+        let (listed, c) = open_table::table()
+            .iter()
+            .find(|(d, _)| !parents(d).any(|p| KNOWN.contains_key(p)))
+            .unwrap();
+        assert_eq!(
+            (judge_domain(listed).rule, judge_domain(listed).category),
+            (Rule::OpenTable, c)
+        );
+        // A name no list knows, whose words say what it is: the model, sure of it.
+        let j = judge_domain("casinobonus24.de");
+        assert_eq!((j.category, j.rule), (Category::Gambling, Rule::Model));
+        assert_eq!(rules("casinobonus24.de").rule, Rule::Word);
+        // A name without meaning: the model's guess, as low, where the rules had nothing.
+        assert_eq!(rules("qzxwv.com").rule, Rule::Nothing);
+        let guess = judge_domain("qzxwv.com");
+        assert_eq!(guess.confidence, Confidence::Low, "{guess:?}");
+        // A vetted ending beats an unsure model; the model only answers when sure there.
+        let gov = judge_domain("agency.gov");
+        assert!(
+            gov.rule == Rule::Ending || gov.confidence == Confidence::High,
+            "{gov:?}"
+        );
+        // Titles change the model's answer only, never a list's.
+        let mut titles = TitleWords::new();
+        titles.add("Online Casino Bonus and Poker");
+        let j = judge_with_titles("github.com", None, RuleOptions::default(), Some(&titles));
+        assert_eq!(j.rule, Rule::Map);
+        let j = judge_with_titles("qzxwv.com", None, RuleOptions::default(), Some(&titles));
+        assert_eq!((j.category, j.rule), (Category::Gambling, Rule::ModelTitles));
+        assert_ne!(j.confidence, Confidence::High);
     }
 
     #[test]
