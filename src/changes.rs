@@ -88,6 +88,9 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     ("import_cursor", None),
     ("schema_migrations", None),
     ("store_changes", None),
+    // Which websites the local pass judges again from their titles (migration 0009): counters
+    // bumped by visit triggers, read by the worker alone.
+    ("website_title_judging", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

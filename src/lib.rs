@@ -34,6 +34,7 @@ pub mod sql_enum;
 pub mod store;
 pub mod time;
 pub mod time_spent;
+pub mod title_judging;
 pub mod visits;
 pub mod websites;
 pub mod worker;

@@ -35,6 +35,7 @@ use crate::error::Result;
 use crate::ids::{OutboxId, WebsiteId};
 use crate::outbox::{self, ClaimPolicy, ClaimedJob, JobStatus, WriteOutcome};
 use crate::time::Timestamp;
+use crate::title_judging;
 
 /// Most websites one local pass judges (one short transaction).
 pub const LOCAL_BATCH: usize = 500;
@@ -133,6 +134,10 @@ pub fn write_provisional(
             ":id": website_id, ":category": judgement.category.id(), ":confidence": judgement.confidence,
             ":rule": judgement.rule.as_str(), ":now": now,
         })?;
+    // An answer no list gave may be judged again from the site's page titles.
+    if n == 1 && title_judging::is_candidate(judgement) {
+        title_judging::insert_candidate(tx, website_id)?;
+    }
     Ok(n == 1)
 }
 
@@ -221,6 +226,8 @@ pub struct PassOutcome {
     pub completed: usize,
     /// Websites left waiting for a remote provider, with their provisional category.
     pub provisional: usize,
+    /// Websites judged again from their pages' titles (`title_judging`).
+    pub retitled: usize,
 }
 
 /// One website of a local pass with its judgement, computed before the transaction.

@@ -50,6 +50,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0007_local_first.sql"),
     ),
     (8, "changes", include_str!("../migrations/0008_changes.sql")),
+    (
+        9,
+        "title_judging",
+        include_str!("../migrations/0009_title_judging.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

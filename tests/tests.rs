@@ -33,6 +33,7 @@ mod worker_failures;
 
 mod local_first;
 mod local_first_user;
+mod local_titles;
 mod review;
 
 mod hardening_files;

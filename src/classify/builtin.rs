@@ -227,16 +227,22 @@ pub fn judge_with_titles(
         return Judgement::new(*c, Confidence::Medium, Rule::MapName);
     }
     let titles = titles.filter(|t| !t.is_empty());
-    let guess = model::model().filter(|_| opts.model).map(|m| {
-        let p = m.predict(&domain, titles);
-        let rule = if titles.is_some() {
-            Rule::ModelTitles
-        } else {
-            Rule::Model
-        };
-        Judgement::new(p.category, p.confidence, rule)
-    });
-    if let Some(j) = guess.filter(|j| j.confidence == Confidence::High) {
+    // The model's answer, and whether its probability is in the sure band (an answer from
+    // titles is sure as often, but reported as `medium`: see `model`).
+    let (guess, sure) = match model::model().filter(|_| opts.model) {
+        Some(m) => {
+            let p = m.predict(&domain, titles);
+            let rule = if titles.is_some() {
+                Rule::ModelTitles
+            } else {
+                Rule::Model
+            };
+            let sure = m.band(p.probability) == Confidence::High;
+            (Some(Judgement::new(p.category, p.confidence, rule)), sure)
+        }
+        None => (None, false),
+    };
+    if let Some(j) = guess.filter(|_| sure) {
         return j;
     }
     if let Some(c) = hints::subdomain_hint(names) {

@@ -1,4 +1,6 @@
 //! `sitetrail classify`: the category a provider gives each domain, without the database.
+//! `--title` (built-in provider only) gives the learned model page titles to judge by, as the
+//! worker's local pass does with the titles stored on the device.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -6,9 +8,12 @@ use std::sync::Arc;
 use clap::Args;
 use serde_json::json;
 
-use sitetrail::classify::Classifier;
+use sitetrail::classify::builtin::{judge_with_titles, RuleOptions};
+use sitetrail::classify::model::features::TitleWords;
+use sitetrail::classify::{Classifier, Verdict};
 use sitetrail::domain::Domain;
-use sitetrail::{CategorySource, Result};
+use sitetrail::settings::Provider;
+use sitetrail::{CategorySource, Error, Result};
 
 use super::out::{self, Align, Cell, Style, Table};
 use super::settings::SettingFlags;
@@ -22,6 +27,11 @@ pub(crate) struct ClassifyArgs {
     /// Provider settings (each overrides the environment and the saved settings).
     #[command(flatten)]
     provider: SettingFlags<false>,
+    /// A page title of the site(s), for the built-in provider's learned model (repeatable; the
+    /// titles apply to every domain given). Titles never leave the machine: refused with a
+    /// remote provider.
+    #[arg(long = "title", value_name = "TEXT")]
+    titles: Vec<String>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -36,11 +46,36 @@ pub(crate) fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Res
         .collect::<Result<Vec<_>>>()?;
     // The database is not opened, so the user's own categories do not apply here.
     let classifier: Arc<dyn Classifier> = resolved.classifier(Default::default())?;
+    let titles = if args.titles.is_empty() {
+        None
+    } else if resolved.settings.provider != Provider::Builtin {
+        return Err(Error::InvalidInput(format!(
+            "--title is for the built-in provider only (titles never leave this machine); the provider is {}",
+            resolved.settings.provider.as_str()
+        )));
+    } else {
+        let mut words = TitleWords::new();
+        args.titles.iter().for_each(|t| words.add(t));
+        Some(words)
+    };
     let batch = resolved.worker_config().batch_size;
     let rt = tokio::runtime::Runtime::new()?;
     let mut rows = Vec::with_capacity(domains.len());
     for chunk in domains.chunks(batch) {
-        let outcomes = rt.block_on(classifier.classify(chunk))?;
+        let outcomes = match &titles {
+            Some(words) => chunk
+                .iter()
+                .map(|d| {
+                    let j = judge_with_titles(d, None, RuleOptions::default(), Some(words));
+                    Ok(Verdict {
+                        category: j.category,
+                        source: CategorySource::Builtin,
+                        confidence: j.confidence,
+                    })
+                })
+                .collect(),
+            None => rt.block_on(classifier.classify(chunk))?,
+        };
         for (domain, outcome) in chunk.iter().zip(outcomes) {
             rows.push(match outcome {
                 Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source,

@@ -22,7 +22,9 @@ use rusqlite::{Connection, Transaction};
 use tokio::sync::{broadcast, watch};
 use tracing::{debug, warn};
 
-use crate::classify::builtin::{self, RuleOptions};
+use crate::category::CategorySource;
+use crate::classify::builtin::{self, Judgement, Rule, RuleOptions};
+use crate::classify::model::features::TitleWords;
 use crate::classify::user_rules::UserCategories;
 use crate::classify::{open_table, Classifier};
 use crate::error::{Error, Result};
@@ -30,6 +32,7 @@ use crate::outbox::{ClaimPolicy, ClaimedJob};
 use crate::provisional::{self, Judged, PassOutcome, LOCAL_BATCH};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
+use crate::title_judging::{self, TITLE_BATCH};
 use crate::websites;
 
 /// Longest wait of the local pass between two looks: it runs as soon as visits or websites are
@@ -148,6 +151,72 @@ impl LocalFirst {
         Ok(PassOutcome::default())
     }
 
+    /// Judges again, from the titles and paths of their pages, the websites whose built-in answer
+    /// no list gave once they have a few titled visits, and again when many more have come
+    /// ([`title_judging`]). Blocking. Titles are read here and given to the learned model only:
+    /// they never reach a classifier that could send them anywhere. Only a `builtin` category is
+    /// replaced, and an answer from titles is at most `medium`, so no job changes state.
+    pub fn title_pass(&self, store: &Store) -> Result<usize> {
+        let _one_at_a_time = self
+            .pass_lock
+            .lock()
+            .map_err(|_| Error::Task("the local pass lock is poisoned".into()))?;
+        let due = store.with_conn(|c| title_judging::list_due(c, TITLE_BATCH))?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        crate::classify::model::warm();
+        let (version, user) = store.with_conn(|c| self.user_categories(c))?;
+        let mut judged: Vec<(title_judging::Due, i64, Option<Judgement>)> = Vec::with_capacity(due.len());
+        for site in due {
+            let pages = store.with_conn(|c| title_judging::list_pages(c, site.website_id, &site.domain))?;
+            let titled = i64::try_from(pages.iter().filter(|(t, _)| t.is_some()).count()).unwrap_or(i64::MAX);
+            let judgement = (titled >= title_judging::FIRST_JUDGING).then(|| {
+                let mut words = TitleWords::new();
+                for (title, url) in &pages {
+                    if let Some(t) = title {
+                        words.add(t);
+                    }
+                    words.add(&crate::search::IndexedText::new(&site.domain, url, None).url);
+                }
+                builtin::judge_with_titles(&site.domain, Some(&user), RuleOptions::default(), Some(&words))
+            });
+            // Only an answer the titles gave replaces the one from the name.
+            let judgement = judgement.filter(|j| j.rule == Rule::ModelTitles);
+            judged.push((site, titled, judgement));
+        }
+        let now = store.now();
+        let written = store.write_changes(|tx, changes| {
+            if provisional::get_user_categories_version(tx)? != version {
+                return Ok(None);
+            }
+            let mut n = 0;
+            for (site, titled, judgement) in &judged {
+                if let Some(j) = judgement {
+                    if provisional::write_classifier_category(
+                        tx,
+                        site.website_id,
+                        j.category,
+                        CategorySource::Builtin,
+                        j.confidence,
+                        Some(j.rule.as_str()),
+                        now,
+                    )? {
+                        n += 1;
+                        *changes |= Change::Websites;
+                    }
+                }
+                title_judging::reschedule(tx, site.website_id, *titled)?;
+            }
+            Ok(Some(n))
+        })?;
+        let n = written.unwrap_or(0);
+        if n > 0 {
+            debug!(retitled = n, "built-in categories judged again from page titles");
+        }
+        Ok(n)
+    }
+
     /// Claims jobs in the caller's `BEGIN IMMEDIATE` transaction and answers locally those that
     /// need no remote provider (see [`provisional::claim_jobs_local_first`]).
     pub fn claim(
@@ -164,7 +233,12 @@ impl LocalFirst {
     /// Runs the local pass on tokio's blocking pool; a failure is logged, never fatal.
     pub async fn pass_async(self: &Arc<Self>, store: &Store) -> PassOutcome {
         let me = self.clone();
-        match store.run(move |s| me.pass(s)).await {
+        let pass = move |s: &Store| -> Result<PassOutcome> {
+            let mut out = me.pass(s)?;
+            out.retitled = me.title_pass(s)?;
+            Ok(out)
+        };
+        match store.run(pass).await {
             Ok(out) => out,
             Err(e) => {
                 warn!(error = %e, "local classification pass failed; will try again");
@@ -194,7 +268,7 @@ impl LocalFirst {
                 break;
             }
             let out = self.pass_async(&store).await;
-            if out.judged >= LOCAL_BATCH {
+            if out.judged >= LOCAL_BATCH || out.retitled >= TITLE_BATCH {
                 tokio::task::yield_now().await;
                 continue;
             }
