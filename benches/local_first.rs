@@ -168,6 +168,69 @@ fn classification_rates() {
     );
 }
 
+/// The learned model's one-time cost: decoding its weights and word list, and what they hold.
+fn model_decoding() {
+    use sitetrail::classify::model::{segment, Model, WEIGHTS_GZ};
+    let (mut times, mut heap) = (Vec::new(), 0);
+    for _ in 0..5 {
+        let t = Instant::now();
+        let m = Model::decode_gz(WEIGHTS_GZ).expect("weights");
+        let w = segment::WordList::decode(segment::WORDS_GZ).expect("words");
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        heap = m.heap_bytes() + w.heap_bytes();
+        black_box((m, w));
+    }
+    println!(
+        "(b2) learned model: {:.0} KiB weights + {:.0} KiB word list embedded (gzip); decoded once in {:.1} ms (median of 5) into {:.1} MiB",
+        WEIGHTS_GZ.len() as f64 / 1024.0,
+        segment::WORDS_GZ.len() as f64 / 1024.0,
+        median(times),
+        heap as f64 / (1024.0 * 1024.0)
+    );
+}
+
+/// `sitetrail classify --provider builtin --json` on 50,000 domains (half from the open table,
+/// half made-up long-tail names the model and the rules must judge), the whole process timed.
+fn cli_throughput() {
+    let table: Vec<&str> = open_table::table().iter().map(|(d, _)| d).collect();
+    let mut rng = Rng(0x0bad_cafe_f00d_1234);
+    let words = [
+        "blue",
+        "river",
+        "casino",
+        "kanzlei",
+        "recipes",
+        "north",
+        "stadtwerke",
+        "maple",
+    ];
+    let mut domains: Vec<String> = (0..25_000)
+        .map(|_| table[rng.below(table.len())].to_owned())
+        .collect();
+    for i in 0..25_000 {
+        let a = words[rng.below(words.len())];
+        let b = words[rng.below(words.len())];
+        domains.push(format!("{a}{b}{i}.example-{}.de", i % 13));
+    }
+    let mut rates = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitetrail"))
+            .args(["classify", "--provider", "builtin", "--json"])
+            .args(&domains)
+            .env("SITETRAIL_SETTINGS", "/nonexistent/sitetrail-bench-settings.json")
+            .output()
+            .expect("run sitetrail");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        rates.push(domains.len() as f64 / t.elapsed().as_secs_f64());
+    }
+    println!(
+        "(f) `sitetrail classify --provider builtin --json`, {} domains in one process (start, decoding and JSON included): {:.0} domains/s (median of 3)",
+        domains.len(),
+        median(rates)
+    );
+}
+
 fn table_decoding() {
     let mut times = Vec::new();
     let mut heap = 0;
@@ -380,7 +443,9 @@ fn main() -> sitetrail::Result<()> {
     let visits = args::visits();
     let dir = tempfile::tempdir()?;
     table_decoding();
+    model_decoding();
     classification_rates();
+    cli_throughput();
     local_pass(&dir)?;
     remote_calls_saved(&dir)?;
     review(&dir, visits)?;

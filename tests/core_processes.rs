@@ -84,7 +84,7 @@ fn a_worker_killed_mid_job_loses_nothing_and_another_completes_it_after_the_time
     let store = db.open();
     // Not a certain built-in answer (a word in the name), so it goes through the slow "remote"
     // call the latency simulates; github.com would be answered at once from the map.
-    visit(&store, "https://mybank.example/");
+    visit(&store, "https://qzbank.example/");
     let mut doomed = cli(&db.path)
         .args([
             "worker",
@@ -122,7 +122,7 @@ fn a_worker_killed_mid_job_loses_nothing_and_another_completes_it_after_the_time
         "--processing-timeout-ms",
         "500",
     ]));
-    let w = store.website("mybank.example").unwrap();
+    let w = store.website("qzbank.example").unwrap();
     assert_eq!(
         (
             w.category.map(sitetrail::Category::id),
@@ -161,7 +161,7 @@ fn worker_until_idle_exits_once_nothing_is_pending_or_processing() {
 fn sigterm_stops_the_worker_after_the_job_in_flight() {
     let db = TempDb::new();
     let store = db.open();
-    visit(&store, "https://mybank.example/");
+    visit(&store, "https://qzbank.example/");
     visit(&store, "https://example.org/");
     let worker = cli(&db.path)
         .args(["worker", "--simulate-latency-ms", "700", "--fixed-delay-ms", "0"])

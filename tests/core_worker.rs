@@ -214,7 +214,10 @@ async fn shutdown_gives_a_hung_job_back_without_costing_an_attempt() {
             pending.category.map(sitetrail::Category::id),
             pending.category_source.map(sitetrail::CategorySource::as_str)
         ),
-        (Some("other"), Some("builtin"))
+        (
+            Some(crate::common::builtin_answer("slow.example").0.as_str()),
+            Some("builtin")
+        )
     );
     let attempts: i64 = store
         .with_conn(|c| {

@@ -284,7 +284,10 @@ async fn answers_outside_the_taxonomy_and_refusals_fail_only_their_jobs() {
             weird.category.map(sitetrail::Category::id),
             weird.category_source.map(sitetrail::CategorySource::as_str)
         ),
-        (Some("other"), Some("builtin")),
+        (
+            Some(crate::common::builtin_answer("weird.example").0.as_str()),
+            Some("builtin")
+        ),
         "the answer outside the taxonomy is never stored; the provisional category stays"
     );
 }

@@ -108,3 +108,10 @@ pub fn row_of<'a>(rows: &'a [Vec<String>], first: &str) -> &'a [String] {
         .find(|r| r.first().is_some_and(|c| c == first))
         .unwrap_or_else(|| panic!("no row {first:?} in {rows:?}"))
 }
+
+/// The built-in classifier's answer for `domain` (no user categories): `(category id, rule)`. For
+/// tests of names no list knows, whose answer is the learned model's guess.
+pub fn builtin_answer(domain: &str) -> (String, String) {
+    let j = sitetrail::classify::builtin::judge_domain(domain);
+    (j.category.id().to_owned(), j.rule.as_str().to_owned())
+}

@@ -34,9 +34,9 @@ export function onChange() {}
 function renderAbout(info) {
   $('#s-version').textContent = info.version;
   $('#s-open-data').replaceChildren(...(info.open_data || []).map((d) => el('div', { class: 'open-data' },
-    el('p', {}, el('strong', { text: d.name }), ` — ${fmtNumber(d.entries)} domains; ${d.source}.`),
+    el('p', {}, el('strong', { text: d.name }), ` — ${fmtNumber(d.entries)} ${d.unit || 'domains'}; ${d.source}.`),
     el('p', { class: 'muted small attribution', text: d.attribution }),
-    el('p', { class: 'muted small', text: 'The table is a separate data file under its own licence (CC BY-SA 4.0: share alike applies to the table and changes to it, not to Sitetrail\'s code).' }))));
+    el('p', { class: 'muted small', text: 'A separate data file under its own licence (CC BY-SA 4.0: share alike applies to it and changes to it, not to Sitetrail\'s code).' }))));
 }
 
 function field(label, input, wide = false) {

@@ -179,6 +179,8 @@ pub struct OpenData {
     pub name: &'static str,
     /// How many entries.
     pub entries: usize,
+    /// What an entry is (`domains`, `words`, `weights`).
+    pub unit: &'static str,
     /// Where it comes from and under which licence, in a few words.
     pub source: &'static str,
     /// The attribution text the licence asks for.
@@ -193,11 +195,28 @@ pub fn get_app_info(state: State<'_, AppState>) -> AppInfo {
         config_dir: state.paths.config_dir.display().to_string(),
         version: env!("CARGO_PKG_VERSION"),
         features: crate::FEATURES.to_vec(),
-        open_data: vec![OpenData {
-            name: "Open domain table (the built-in classifier's second lookup)",
-            entries: sitetrail::classify::open_table::ROWS,
-            source: sitetrail::classify::open_table::SOURCE_SHORT,
-            attribution: sitetrail::classify::open_table::ATTRIBUTION.trim(),
-        }],
+        open_data: vec![
+            OpenData {
+                name: "Open domain table (the built-in classifier's second lookup)",
+                entries: sitetrail::classify::open_table::ROWS,
+                unit: "domains",
+                source: sitetrail::classify::open_table::SOURCE_SHORT,
+                attribution: sitetrail::classify::open_table::ATTRIBUTION.trim(),
+            },
+            OpenData {
+                name: "Word list (the learned classifier's segmentation of site names)",
+                entries: sitetrail::classify::model::segment::ROWS,
+                unit: "words",
+                source: sitetrail::classify::model::segment::SOURCE_SHORT,
+                attribution: sitetrail::classify::model::segment::ATTRIBUTION.trim(),
+            },
+            OpenData {
+                name: "Learned classifier weights (the built-in classifier's model)",
+                entries: sitetrail::classify::model::WEIGHT_COUNT,
+                unit: "weights",
+                source: sitetrail::classify::model::SOURCE_SHORT,
+                attribution: sitetrail::classify::model::ATTRIBUTION.trim(),
+            },
+        ],
     }
 }

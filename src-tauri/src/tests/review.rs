@@ -164,4 +164,14 @@ fn app_info_names_the_open_data_and_its_licence() {
         "{attribution}"
     );
     assert!(attribution.contains("Hipo"), "{attribution}");
+    // The learned classifier's word list and weights, each with its licence and sources.
+    let words = &info["open_data"][1];
+    assert_eq!(words["entries"], 59_288);
+    assert!(words["attribution"].as_str().unwrap().contains("wordfreq"));
+    let weights = &info["open_data"][2];
+    let attribution = weights["attribution"].as_str().unwrap();
+    assert!(
+        attribution.contains("CC BY-SA 4.0") && attribution.contains("UT1"),
+        "{attribution}"
+    );
 }

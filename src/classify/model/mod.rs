@@ -32,6 +32,17 @@ use weights::Weights;
 /// The weights as shipped (gzip).
 pub const WEIGHTS_GZ: &[u8] = include_bytes!("../data/model/weights.bin.gz");
 
+/// The attribution to show wherever the weights are distributed (they are derived from the open
+/// table and the word list, CC BY-SA 4.0).
+pub const ATTRIBUTION: &str = include_str!("../data/model/ATTRIBUTION.txt");
+
+/// Weights in the file as shipped: 2^17 buckets × 21 classes (a unit test checks it).
+pub const WEIGHT_COUNT: usize = (1 << 17) * 21;
+
+/// Where the weights come from, in a few words.
+pub const SOURCE_SHORT: &str =
+    "trained by Sitetrail from the open domain table and the word list, CC BY-SA 4.0";
+
 /// The model, ready to score.
 pub struct Model {
     w: Weights,
@@ -82,6 +93,11 @@ impl Model {
             .read_to_end(&mut bytes)
             .map_err(|e| format!("not a gzip file: {e}"))?;
         Ok(Model::new(Weights::decode(&bytes)?))
+    }
+
+    /// Bytes the decoded model holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.w.weights.len() + 4 * self.w.bias.len() + self.w.classes.len()
     }
 
     /// The weights.
@@ -174,10 +190,16 @@ mod tests {
         let m = Model::decode_gz(WEIGHTS_GZ).unwrap();
         let w = m.weights();
         assert_eq!(w.weights.len(), (1 << w.bits) * w.classes.len());
+        assert_eq!(w.weights.len(), WEIGHT_COUNT);
         assert!(w.classes.len() >= 17, "{} classes", w.classes.len());
         assert!(w.high > w.medium && w.high >= 0.5);
         assert!(WEIGHTS_GZ.len() < 3 << 20, "{} bytes shipped", WEIGHTS_GZ.len());
         assert!(model().is_some());
+        assert!(
+            ATTRIBUTION.contains("CC BY-SA 4.0")
+                && ATTRIBUTION.contains("UT1")
+                && ATTRIBUTION.contains("wordfreq")
+        );
         assert!(Model::decode_gz(&WEIGHTS_GZ[..WEIGHTS_GZ.len() / 2]).is_err());
     }
 

@@ -16,6 +16,15 @@ use std::sync::LazyLock;
 /// The word list as shipped.
 pub const WORDS_GZ: &[u8] = include_bytes!("../data/wordfreq/words.tsv.gz");
 
+/// The attribution to show wherever the word list is distributed (CC BY-SA 4.0).
+pub const ATTRIBUTION: &str = include_str!("../data/wordfreq/ATTRIBUTION.txt");
+
+/// Words in the list as shipped (a unit test checks it).
+pub const ROWS: usize = 59_288;
+
+/// Where the word list comes from, in a few words.
+pub const SOURCE_SHORT: &str = "wordfreq 3.1.1 by Robyn Speer, CC BY-SA 4.0";
+
 /// Longest word looked up.
 pub const MAX_WORD: usize = 24;
 
@@ -120,6 +129,14 @@ impl WordList {
         &self.arena[start..self.ends[i] as usize]
     }
 
+    /// Bytes the decoded list holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity()
+            + 4 * self.ends.capacity()
+            + 2 * self.buckets.capacity()
+            + 4 * self.slots.capacity()
+    }
+
     /// Number of words.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -210,7 +227,8 @@ mod tests {
     #[test]
     fn the_bundled_word_list_is_valid_and_large() {
         let list = WordList::decode(WORDS_GZ).unwrap();
-        assert!(list.len() > 50_000, "only {} words", list.len());
+        assert_eq!(list.len(), ROWS);
+        assert!(ATTRIBUTION.contains("CC BY-SA 4.0") && ATTRIBUTION.contains("wordfreq"));
         for w in [
             "recipes", "casino", "bonus", "stadt", "werke", "zeitung", "voyage", "noticias", "muenchen",
         ] {
