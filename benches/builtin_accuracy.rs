@@ -258,7 +258,7 @@ fn detail(title: &str, list: &[(&str, Category)], opts: RuleOptions) -> (usize, 
         per.join("; ")
     );
     let mut worst: Vec<_> = confusions.into_iter().collect();
-    worst.sort_by(|a, b| b.1.cmp(&a.1));
+    worst.sort_by_key(|w| std::cmp::Reverse(w.1));
     let worst: Vec<String> = worst
         .iter()
         .take(8)

@@ -44,8 +44,9 @@ pub type Feature = (u32, f32);
 /// Hashes `text` of feature group `tag` into `bits` bits.
 fn hash(tag: u8, text: &str, bits: u32) -> u32 {
     let h = fnv1a(u64::from(tag), text.as_bytes());
-    // The top bits are the best mixed; `bits` is at most 24 (checked where weights load).
-    (h >> (64 - bits)) as u32
+    // The top bits are the best mixed; `bits` is at most 20 (checked where weights load), so the
+    // shifted value fits.
+    u32::try_from(h >> (64 - bits.min(32))).unwrap_or(u32::MAX)
 }
 
 /// The feature of a word (in a name, a title or a path), for a word seen on its own.

@@ -166,7 +166,8 @@ impl WordList {
 
 fn slot_of(word: &str, mask: usize) -> usize {
     // Only the low bits are used; the mask is below the table's length.
-    (fnv1a(0, word.as_bytes()) as usize) & mask
+    // The mask is below the table's length, a `usize`: the low bits fit.
+    usize::try_from(fnv1a(0, word.as_bytes()) & (mask as u64)).unwrap_or(0)
 }
 
 /// The known words of `run` (a run of lower-case letters, as found in a host name) in the split
@@ -178,7 +179,7 @@ pub fn segment(run: &str) -> Vec<&str> {
 /// [`segment`] with a given word list.
 pub fn segment_with<'a>(list: &WordList, run: &'a str) -> Vec<&'a str> {
     let n = run.len();
-    if n < 3 || n > 64 || !run.is_ascii() {
+    if !(3..=64).contains(&n) || !run.is_ascii() {
         return Vec::new();
     }
     // best[j]: the cheapest split of run[..j]; from[j]: where its last piece starts, and

@@ -133,7 +133,7 @@ impl Weights {
         if sum != fnv1a(CHECKSUM_SEED, &bytes[..body]) {
             return Err("the checksum does not match: the file is damaged".into());
         }
-        if !(scale.is_finite() && scale > 0.0) || !bias.iter().all(|b| b.is_finite()) {
+        if !(scale.is_finite() && scale > 0.0 && bias.iter().all(|b| b.is_finite())) {
             return Err("a scale or bias is not a finite number".into());
         }
         if !(0.0..=1.0).contains(&medium) || !(medium..=1.0).contains(&high) {
