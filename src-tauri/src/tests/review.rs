@@ -9,7 +9,7 @@ use super::{seed_failed, visit, wait_for, TestApp};
 fn seeded() -> TestApp {
     TestApp::start(|s| {
         for _ in 0..3 {
-            visit(s, "mybank.example", "Bank");
+            visit(s, "qzbank.example", "Bank");
         }
         visit(s, "quietsite.example", "Quiet");
         visit(s, "github.com", "GitHub");
@@ -45,7 +45,7 @@ fn list_review_shows_uncertain_websites_most_visited_first() {
         .collect();
     assert_eq!(
         order,
-        [("mybank.example", 3, "medium"), ("quietsite.example", 1, "low")],
+        [("qzbank.example", 3, "medium"), ("quietsite.example", 1, "low")],
         "github.com is certain and not on the list"
     );
     let low = t.ok(
@@ -73,7 +73,7 @@ fn confirm_category_makes_the_shown_category_the_users() {
     judged(&t);
     let w = t.ok(
         "confirm_category",
-        json!({"domain": "mybank.example", "category": "finance"}),
+        json!({"domain": "qzbank.example", "category": "finance"}),
     );
     assert_eq!(w["category_source"], "user");
     assert_eq!(w["category_confidence"], "high");
@@ -140,7 +140,7 @@ fn reclassify_with_the_ai_is_recorded_and_plain_reclassify_is_unchanged() {
 
 #[test]
 fn failed_jobs_carry_the_category_the_website_keeps() {
-    let t = TestApp::start(|s| seed_failed(s, "mybank.example", "HTTP 503"));
+    let t = TestApp::start(|s| seed_failed(s, "qzbank.example", "HTTP 503"));
     let row = wait_for(Duration::from_secs(15), || {
         let failed = t.ok("list_failed_jobs", json!({}));
         let row = failed[0].clone();

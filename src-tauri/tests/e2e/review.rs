@@ -17,7 +17,7 @@ fn review_right_keeps_the_category_as_the_users() {
     let dirs = AppDirs::create();
     let store = dirs.store();
     for i in 0..3i64 {
-        visit(&store, "mybank.example", &format!("a{i}"), "My bank", 10 + i);
+        visit(&store, "qzbank.example", &format!("a{i}"), "My bank", 10 + i);
     }
     visit(&store, "quietsite.example", "", "Quiet", 5);
     visit(&store, "github.com", "", "GitHub", 1);
@@ -34,10 +34,10 @@ fn review_right_keeps_the_category_as_the_users() {
     );
     assert_eq!(
         order,
-        json!(["mybank.example", "quietsite.example"]),
+        json!(["qzbank.example", "quietsite.example"]),
         "most visited first"
     );
-    let bank = "#r-rows tr[data-domain='mybank.example']";
+    let bank = "#r-rows tr[data-domain='qzbank.example']";
     let cell = h.text(&format!("{bank} td.c"));
     assert!(cell.contains("Finance") && cell.contains("likely"), "{cell}");
     assert!(h.text(&format!("{bank} .site .t")).contains("a word in the name"));
@@ -49,7 +49,7 @@ fn review_right_keeps_the_category_as_the_users() {
             .starts_with("Kept as yours: Finance")
             .then_some(())
     });
-    let site = dirs.store().website("mybank.example").expect("website");
+    let site = dirs.store().website("qzbank.example").expect("website");
     assert_eq!(site.category.map(sitetrail::Category::id), Some("finance"));
     assert_eq!(
         site.category_source.map(sitetrail::CategorySource::as_str),
@@ -86,7 +86,7 @@ fn review_right_keeps_the_category_as_the_users() {
     h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 5).then_some(()));
     let gh = h.text("#h-rows tr[data-domain='github.com'] td.c");
     assert!(gh.contains("built-in") && gh.contains("certain"), "{gh}");
-    let mine = h.text("#h-rows tr[data-domain='mybank.example'] td.c");
+    let mine = h.text("#h-rows tr[data-domain='qzbank.example'] td.c");
     assert!(mine.contains("you") && mine.contains("certain"), "{mine}");
 
     // About: the open domain table and its licence.
