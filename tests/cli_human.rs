@@ -634,11 +634,14 @@ fn big_history(db: &TempDb) -> Store {
         }
     }
     run_ok(cli(&db.path).args(["worker", "--until-idle"]));
+    // The learned model is sure of many of these made-up names: all are made uncertain, so that
+    // the review list is long too.
     exec(
         &store,
         "UPDATE website_category_classification_outbox SET status = 'FAILED', attempt_count = 5, \
          attempted_at = 1700000000000000, \
          last_error_message = 'the provider refused this website with a long explanation of why it did so'; \
+         UPDATE website SET category_confidence = 'low' WHERE category_source = 'builtin'; \
          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500) \
          INSERT INTO blocked_domain (domain, blocked_at) \
          SELECT 'blocked-' || i || '-a-rather-long-name-that-fills-the-pipe.example', 1700000000000000 FROM n;",
