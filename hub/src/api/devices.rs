@@ -1,0 +1,124 @@
+//! `PUT`/`DELETE /v1/devices/{device_id}` and `GET /v1/devices`: an account's devices.
+//!
+//! A device registers once (a repeated PUT touches it); at most
+//! [`limits::MAX_DEVICES_PER_ACCOUNT`] active devices per account, counted under a lock on the
+//! account's row so two registrations at once cannot pass the limit together. A device that
+//! leaves keeps its records, can push and claim no more, and gives back the claims it held.
+
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::Json;
+use sitetrail_sync_wire::{limits, DeviceInfo, DevicesResponse};
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::auth::Authed;
+use crate::error::{HubError, HubResult};
+use crate::request::parse_device_path;
+use crate::server::App;
+
+const DEVICE_COLUMNS: &str = r#"device_id,
+    floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms,
+    floor(extract(epoch FROM last_seen_at) * 1000)::int8 AS last_seen_at_ms,
+    floor(extract(epoch FROM left_at) * 1000)::int8 AS left_at_ms"#;
+
+fn device_info(row: &Row) -> DeviceInfo {
+    DeviceInfo {
+        device_id: row.get("device_id"),
+        created_at_ms: row.get("created_at_ms"),
+        last_seen_at_ms: row.get("last_seen_at_ms"),
+        left_at_ms: row.get("left_at_ms"),
+    }
+}
+
+fn device_in_path(uri: &Uri) -> HubResult<Uuid> {
+    let tail = uri.path().strip_prefix("/v1/devices/").unwrap_or("");
+    parse_device_path(tail)
+}
+
+/// Registers the device, or touches it: 200 with what the hub knows of it; 403 if it left; 409
+/// past the device limit.
+pub async fn register(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<DeviceInfo>> {
+    let device_id = device_in_path(&uri)?;
+    let mut client = app.pool.get().await?;
+    let tx = client.transaction().await?;
+    // Registrations of one account take turns, so the count below stays true until COMMIT.
+    tx.execute("SELECT 1 FROM account WHERE account_id = $1 FOR NO KEY UPDATE", &[&authed.account_id]).await?;
+    let touch = tx
+        .prepare_cached(&format!(
+            r#"UPDATE device SET last_seen_at = greatest(last_seen_at, date_trunc('minute', now()))
+               WHERE account_id = $1 AND device_id = $2 RETURNING {DEVICE_COLUMNS}"#
+        ))
+        .await?;
+    if let Some(row) = tx.query_opt(&touch, &[&authed.account_id, &device_id]).await? {
+        let info = device_info(&row);
+        tx.commit().await?;
+        if info.left_at_ms.is_some() {
+            return Err(HubError::Forbidden(
+                "this device left the account and cannot register again: make a new device id".into(),
+            ));
+        }
+        return Ok(Json(info));
+    }
+    let active: i64 = tx
+        .query_one(
+            "SELECT count(*) AS n FROM device WHERE account_id = $1 AND left_at IS NULL",
+            &[&authed.account_id],
+        )
+        .await?
+        .get("n");
+    if usize::try_from(active).unwrap_or(usize::MAX) >= limits::MAX_DEVICES_PER_ACCOUNT {
+        return Err(HubError::Conflict(format!(
+            "an account has at most {} devices (MAX_DEVICES_PER_ACCOUNT): let an old one leave first",
+            limits::MAX_DEVICES_PER_ACCOUNT
+        )));
+    }
+    let insert = tx
+        .prepare_cached(&format!(
+            "INSERT INTO device (account_id, device_id) VALUES ($1, $2) RETURNING {DEVICE_COLUMNS}"
+        ))
+        .await?;
+    let row = tx.query_one(&insert, &[&authed.account_id, &device_id]).await?;
+    tx.commit().await?;
+    tracing::info!("device registered");
+    Ok(Json(device_info(&row)))
+}
+
+/// The device leaves: 204 (also if it had left before); 404 if the account has no such device.
+pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<StatusCode> {
+    let device_id = device_in_path(&uri)?;
+    let mut client = app.pool.get().await?;
+    let tx = client.transaction().await?;
+    let left = tx
+        .execute(
+            r#"UPDATE device SET left_at = coalesce(left_at, now())
+               WHERE account_id = $1 AND device_id = $2"#,
+            &[&authed.account_id, &device_id],
+        )
+        .await?;
+    if left == 0 {
+        return Err(HubError::NotFound("the account has no such device".into()));
+    }
+    // Its claims go back at once: nobody waits for a lease that will never be renewed.
+    tx.execute(
+        r#"UPDATE claim_job SET state = 'open', claim_id = NULL, device_id = NULL, lease_until = NULL,
+                  updated_at = now()
+           WHERE account_id = $1 AND device_id = $2 AND state = 'claimed'"#,
+        &[&authed.account_id, &device_id],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Every device of the account, oldest first.
+pub async fn list(State(app): State<App>, authed: Authed) -> HubResult<Json<DevicesResponse>> {
+    let client = app.pool.get().await?;
+    let statement = client
+        .prepare_cached(&format!(
+            "SELECT {DEVICE_COLUMNS} FROM device WHERE account_id = $1 ORDER BY created_at, device_id"
+        ))
+        .await?;
+    let rows = client.query(&statement, &[&authed.account_id]).await?;
+    Ok(Json(DevicesResponse { devices: rows.iter().map(device_info).collect() }))
+}

@@ -1,0 +1,39 @@
+//! The routes' handlers, one file per resource. Each reads and checks its request first
+//! ([`crate::request`]), then does its database work in one short transaction keyed by the
+//! authenticated account, and answers only after COMMIT.
+
+pub mod accounts;
+pub mod claims;
+pub mod devices;
+pub mod health;
+pub mod push;
+pub mod records;
+
+use deadpool_postgres::Transaction;
+use uuid::Uuid;
+
+use crate::error::{HubError, HubResult};
+
+/// Refuses (403) a device that is not registered with this account, or has left.
+async fn require_active_device(tx: &Transaction<'_>, account_id: Uuid, device_id: Uuid) -> HubResult<()> {
+    let statement = tx
+        .prepare_cached("SELECT left_at IS NOT NULL AS left FROM device WHERE account_id = $1 AND device_id = $2")
+        .await?;
+    let row = tx.query_opt(&statement, &[&account_id, &device_id]).await?;
+    match row.map(|r| r.get::<_, bool>("left")) {
+        None => Err(not_registered()),
+        Some(true) => Err(left()),
+        Some(false) => Ok(()),
+    }
+}
+
+fn not_registered() -> HubError {
+    HubError::Forbidden(
+        "this device is not registered with this account: register it first (PUT /v1/devices/{device_id})"
+            .into(),
+    )
+}
+
+fn left() -> HubError {
+    HubError::Forbidden("this device left the account: it can push and claim no more".into())
+}

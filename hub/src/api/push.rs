@@ -1,0 +1,247 @@
+//! `POST /v1/records`: storing a push, in one transaction.
+//!
+//! ```text
+//! BEGIN
+//!   lock the push's devices' rows (FOR NO KEY UPDATE, in id order): registered? not left?
+//!   read those devices' series heads (the series limit counts them)
+//!   read the record ids already at the places the push names at or below a head
+//!   INSERT the new records (one statement, arrays)
+//!   INSERT ... ON CONFLICT DO UPDATE the heads that moved
+//! COMMIT, then answer
+//! ```
+//!
+//! Invariants: a series is contiguous (a record is stored only at its head + 1; past it is a
+//! `gap`), and a place is written once (the same id again is a `duplicate`, another id a
+//! `conflict`). The device-row lock is what keeps both with any number of pushes and hub
+//! processes at once: every writer of a device's heads and records holds it until COMMIT (a
+//! device pushes in order anyway, so it costs no parallelism a device uses), and a device
+//! leaving waits for it too. Locks are taken in one order (device ids sorted), so two pushes
+//! never deadlock. A push killed at any point stores nothing (one transaction), so repeating it
+//! stores each record once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::extract::State;
+use axum::Json;
+use sitetrail_sync_wire::{limits, PushResponse, PushResult, PushStatus, Record};
+use uuid::Uuid;
+
+use crate::auth::Authed;
+use crate::body::Body;
+use crate::error::HubResult;
+use crate::request::{parse_push, series_limit};
+use crate::server::App;
+
+/// A series: its device and name.
+type SeriesKey = (Uuid, String);
+
+/// Stores a push: one result per record, in the request's order.
+pub async fn push(State(app): State<App>, authed: Authed, Body(body): Body) -> HubResult<Json<PushResponse>> {
+    let request = parse_push(&body)?;
+    drop(body);
+    if request.records.is_empty() {
+        return Ok(Json(PushResponse { results: vec![] }));
+    }
+    let mut client = app.pool.get().await?;
+    let tx = client.transaction().await?;
+    let results = store(&tx, authed.account_id, &request.records).await?;
+    tx.commit().await?;
+    let stored = results.iter().filter(|r| r.status == PushStatus::Stored).count();
+    tracing::debug!(records = results.len(), stored, "push stored");
+    Ok(Json(PushResponse { results }))
+}
+
+async fn store(
+    tx: &deadpool_postgres::Transaction<'_>,
+    account_id: Uuid,
+    records: &[Record],
+) -> HubResult<Vec<PushResult>> {
+    let devices: Vec<Uuid> = records.iter().map(|r| r.device_id).collect::<BTreeSet<_>>().into_iter().collect();
+    let lock = tx
+        .prepare_cached(
+            r#"SELECT device_id, left_at IS NOT NULL AS left FROM device
+               WHERE account_id = $1 AND device_id = ANY($2)
+               ORDER BY device_id FOR NO KEY UPDATE"#,
+        )
+        .await?;
+    let rows = tx.query(&lock, &[&account_id, &devices]).await?;
+    if rows.len() != devices.len() {
+        return Err(super::not_registered());
+    }
+    if rows.iter().any(|r| r.get::<_, bool>("left")) {
+        return Err(super::left());
+    }
+
+    let heads_query = tx
+        .prepare_cached("SELECT device_id, series, last_idx FROM series_head WHERE account_id = $1 AND device_id = ANY($2)")
+        .await?;
+    let mut heads: BTreeMap<SeriesKey, i64> = BTreeMap::new();
+    for row in tx.query(&heads_query, &[&account_id, &devices]).await? {
+        heads.insert((row.get("device_id"), row.get("series")), row.get("last_idx"));
+    }
+    // The series limit counts the series each device has and those this push would add.
+    let mut per_device: BTreeMap<Uuid, BTreeSet<&str>> = BTreeMap::new();
+    for (device, series) in heads.keys() {
+        per_device.entry(*device).or_default().insert(series);
+    }
+    for r in records {
+        per_device.entry(r.device_id).or_default().insert(r.series.as_str());
+    }
+    if per_device.values().any(|s| s.len() > limits::MAX_SERIES_PER_DEVICE) {
+        return Err(series_limit());
+    }
+
+    // The record ids already stored at the places at or below their head.
+    let known: Vec<&Record> = records
+        .iter()
+        .filter(|r| {
+            let head = heads.get(&(r.device_id, r.series.as_str().to_owned())).copied().unwrap_or(0);
+            idx(r) <= head
+        })
+        .collect();
+    let mut stored_ids: BTreeMap<(Uuid, String, i64), Uuid> = BTreeMap::new();
+    if !known.is_empty() {
+        let query = tx
+            .prepare_cached(
+                r#"SELECT r.device_id, r.series, r.idx, r.record_id
+                   FROM unnest($2::uuid[], $3::text[], $4::int8[]) AS p(device_id, series, idx)
+                   JOIN record r ON r.account_id = $1 AND r.device_id = p.device_id
+                                AND r.series = p.series AND r.idx = p.idx"#,
+            )
+            .await?;
+        let d: Vec<Uuid> = known.iter().map(|r| r.device_id).collect();
+        let s: Vec<&str> = known.iter().map(|r| r.series.as_str()).collect();
+        let i: Vec<i64> = known.iter().map(|r| idx(r)).collect();
+        for row in tx.query(&query, &[&account_id, &d, &s, &i]).await? {
+            stored_ids.insert((row.get("device_id"), row.get("series"), row.get("idx")), row.get("record_id"));
+        }
+    }
+
+    let plan = plan(records, &heads, &stored_ids);
+    let new: Vec<&Record> = plan.iter().zip(records).filter(|(s, _)| **s == PushStatus::Stored).map(|(_, r)| r).collect();
+    if !new.is_empty() {
+        let insert = tx
+            .prepare_cached(
+                r#"INSERT INTO record (account_id, device_id, series, idx, record_id, payload)
+                   SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[], $5::uuid[], $6::bytea[])"#,
+            )
+            .await?;
+        let d: Vec<Uuid> = new.iter().map(|r| r.device_id).collect();
+        let s: Vec<&str> = new.iter().map(|r| r.series.as_str()).collect();
+        let i: Vec<i64> = new.iter().map(|r| idx(r)).collect();
+        let ids: Vec<Uuid> = new.iter().map(|r| r.record_id).collect();
+        let payloads: Vec<&[u8]> = new.iter().map(|r| r.payload.0.as_slice()).collect();
+        tx.execute(&insert, &[&account_id, &d, &s, &i, &ids, &payloads]).await?;
+
+        let mut moved: BTreeMap<(Uuid, &str), i64> = BTreeMap::new();
+        for r in &new {
+            let head = moved.entry((r.device_id, r.series.as_str())).or_insert(0);
+            *head = (*head).max(idx(r));
+        }
+        let upsert = tx
+            .prepare_cached(
+                r#"INSERT INTO series_head (account_id, device_id, series, last_idx)
+                   SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[])
+                   ON CONFLICT (account_id, device_id, series) DO UPDATE SET last_idx = excluded.last_idx"#,
+            )
+            .await?;
+        let d: Vec<Uuid> = moved.keys().map(|k| k.0).collect();
+        let s: Vec<&str> = moved.keys().map(|k| k.1).collect();
+        let i: Vec<i64> = moved.values().copied().collect();
+        tx.execute(&upsert, &[&account_id, &d, &s, &i]).await?;
+    }
+
+    Ok(records
+        .iter()
+        .zip(plan)
+        .map(|(r, status)| PushResult { device_id: r.device_id, series: r.series.clone(), idx: r.idx, status })
+        .collect())
+}
+
+/// A checked record's index ([`Record::check`] keeps it within `i64`).
+fn idx(r: &Record) -> i64 {
+    i64::try_from(r.idx).unwrap_or(i64::MAX)
+}
+
+/// What becomes of each record (in the request's order), given the heads and the ids already
+/// stored at or below them. Per series the records are taken in index order, so a push that
+/// lists them out of order stores the same; a place named twice is decided by its first record.
+fn plan(
+    records: &[Record],
+    heads: &BTreeMap<SeriesKey, i64>,
+    stored_ids: &BTreeMap<(Uuid, String, i64), Uuid>,
+) -> Vec<PushStatus> {
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (&records[a], &records[b]);
+        (ra.device_id, ra.series.as_str(), ra.idx, a).cmp(&(rb.device_id, rb.series.as_str(), rb.idx, b))
+    });
+    let mut next: BTreeMap<(Uuid, &str), i64> = BTreeMap::new();
+    let mut placed: BTreeMap<(Uuid, &str, i64), Uuid> = BTreeMap::new();
+    let mut status = vec![PushStatus::Gap; records.len()];
+    for i in order {
+        let r = &records[i];
+        let key = (r.device_id, r.series.as_str());
+        let head = heads.get(&(r.device_id, r.series.as_str().to_owned())).copied().unwrap_or(0);
+        let next_free = next.entry(key).or_insert(head + 1);
+        let at = idx(r);
+        let existing = stored_ids
+            .get(&(r.device_id, r.series.as_str().to_owned(), at))
+            .or_else(|| placed.get(&(r.device_id, r.series.as_str(), at)));
+        status[i] = match existing {
+            Some(id) if *id == r.record_id => PushStatus::Duplicate,
+            Some(_) => PushStatus::Conflict,
+            None if at == *next_free => {
+                *next_free += 1;
+                placed.insert((r.device_id, r.series.as_str(), at), r.record_id);
+                PushStatus::Stored
+            }
+            // At or below the head but not found: cannot happen in a contiguous series; refuse
+            // to write over it rather than guess.
+            None if at <= head => PushStatus::Conflict,
+            None => PushStatus::Gap,
+        };
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sitetrail_sync_wire::{Payload, Series};
+
+    fn rec(device: u128, series: &str, idx: u64, id: u128) -> Record {
+        Record {
+            record_id: Uuid::from_u128(id),
+            device_id: Uuid::from_u128(device),
+            series: Series::new(series).unwrap(),
+            idx,
+            payload: Payload(vec![1]),
+        }
+    }
+
+    #[test]
+    fn a_plan_keeps_series_contiguous_and_places_written_once() {
+        use PushStatus::{Conflict, Duplicate, Gap, Stored};
+        let mut heads = BTreeMap::new();
+        heads.insert((Uuid::from_u128(1), "visits".to_owned()), 2);
+        let mut ids = BTreeMap::new();
+        ids.insert((Uuid::from_u128(1), "visits".to_owned(), 1), Uuid::from_u128(11));
+        ids.insert((Uuid::from_u128(1), "visits".to_owned(), 2), Uuid::from_u128(12));
+        let records = [
+            rec(1, "visits", 4, 14), // after 3 in this push: stored
+            rec(1, "visits", 3, 13), // head + 1
+            rec(1, "visits", 2, 12), // same id: duplicate
+            rec(1, "visits", 1, 99), // another id: conflict
+            rec(1, "visits", 6, 16), // 5 is missing: gap
+            rec(1, "visits", 3, 13), // named twice, same id
+            rec(1, "visits", 4, 98), // named twice, another id
+            rec(1, "state", 1, 21),  // a new series starts at 1
+            rec(1, "forget", 2, 31), // ... not at 2
+        ];
+        assert_eq!(
+            plan(&records, &heads, &ids),
+            vec![Stored, Stored, Duplicate, Conflict, Gap, Duplicate, Conflict, Stored, Gap]
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! Pulling: `GET /v1/index` (the last index of every series of the account) and
+//! `GET /v1/records` (a page of one series after an index).
+//!
+//! A page is a range of `record`'s primary key, at most `limit` rows and about
+//! [`limits::MAX_PAGE_PAYLOAD_BYTES`] of payload: the query sums the payloads' lengths (read
+//! from the out-of-line pointers, without fetching the values) and sends back only those that
+//! fit, always at least one, so a page costs what it returns.
+
+use axum::extract::State;
+use axum::http::Uri;
+use axum::Json;
+use sitetrail_sync_wire::{limits, IndexResponse, PageResponse, Payload, Record, SeriesHead, StoredRecord};
+
+use crate::auth::Authed;
+use crate::error::HubResult;
+use crate::request::parse_page_query;
+use crate::server::App;
+
+/// The last index of every series the account holds.
+pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<IndexResponse>> {
+    let client = app.pool.get().await?;
+    let statement = client
+        .prepare_cached(
+            r#"SELECT device_id, series, last_idx FROM series_head
+               WHERE account_id = $1 AND last_idx > 0 ORDER BY device_id, series"#,
+        )
+        .await?;
+    let rows = client.query(&statement, &[&authed.account_id]).await?;
+    let mut series = Vec::with_capacity(rows.len());
+    for row in rows {
+        let name: String = row.get("series");
+        let last_idx: i64 = row.get("last_idx");
+        series.push(SeriesHead {
+            device_id: row.get("device_id"),
+            // The column's CHECK keeps the name well formed; a row that is not is the database's
+            // fault, answered 500.
+            series: sitetrail_sync_wire::Series::new(&name).map_err(|_| corrupt("series_head.series"))?,
+            last_idx: u64::try_from(last_idx).map_err(|_| corrupt("series_head.last_idx"))?,
+        });
+    }
+    Ok(Json(IndexResponse { series }))
+}
+
+fn corrupt(column: &str) -> crate::error::HubError {
+    tracing::error!(column, "a stored value is outside its column's shape");
+    crate::error::HubError::Internal
+}
+
+/// A page of one series: consecutive records after `after`, and whether more follow.
+pub async fn page(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<PageResponse>> {
+    let page = parse_page_query(uri.query())?;
+    let client = app.pool.get().await?;
+    let statement = client
+        .prepare_cached(
+            r#"SELECT idx, record_id, received_at_ms,
+                      CASE WHEN running - size = 0 OR running <= $6 THEN payload END AS payload
+               FROM (SELECT *, sum(size) OVER (ORDER BY idx) AS running
+                     FROM (SELECT idx, record_id, payload, octet_length(payload) AS size,
+                                  floor(extract(epoch FROM received_at) * 1000)::int8 AS received_at_ms
+                           FROM record
+                           WHERE account_id = $1 AND device_id = $2 AND series = $3 AND idx > $4
+                           ORDER BY idx LIMIT $5) AS page) AS sized
+               ORDER BY idx"#,
+        )
+        .await?;
+    let cap = i64::try_from(limits::MAX_PAGE_PAYLOAD_BYTES).unwrap_or(i64::MAX);
+    let rows = client
+        .query(
+            &statement,
+            &[
+                &authed.account_id,
+                &page.device_id,
+                &page.series.as_str(),
+                &page.after,
+                &(i64::from(page.limit) + 1),
+                &cap,
+            ],
+        )
+        .await?;
+    let limit = usize::try_from(page.limit).unwrap_or(usize::MAX);
+    let mut records = Vec::with_capacity(rows.len().min(limit));
+    let mut more = false;
+    for row in rows {
+        let payload: Option<Vec<u8>> = row.get("payload");
+        match payload {
+            Some(payload) if records.len() < limit => {
+                let idx: i64 = row.get("idx");
+                records.push(StoredRecord {
+                    record: Record {
+                        record_id: row.get("record_id"),
+                        device_id: page.device_id,
+                        series: page.series.clone(),
+                        idx: u64::try_from(idx).map_err(|_| corrupt("record.idx"))?,
+                        payload: Payload(payload),
+                    },
+                    received_at_ms: row.get("received_at_ms"),
+                });
+            }
+            _ => {
+                more = true;
+                break;
+            }
+        }
+    }
+    Ok(Json(PageResponse { records, more }))
+}

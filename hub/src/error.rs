@@ -1,0 +1,126 @@
+//! The hub's one error type and how each becomes an answer: a status and the wire's
+//! [`ErrorBody`] (`{"error": <code>, "message": <sentence>}`).
+//!
+//! Invariant: a message never copies what the client sent (it names the field and the limit),
+//! and never carries a database error's text (those are logged, without parameters, and the
+//! client hears `internal` or `unavailable`).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sitetrail_sync_wire::{ErrorBody, ErrorCode};
+
+/// A refused or failed request.
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    /// 400: malformed, or outside a limit (the message says which).
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no login, or a login that does not open this account.
+    #[error("no login, or a login that does not open an account on this hub")]
+    Unauthorized,
+    /// 403: the login is right but the device may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: no such account, device or route.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the request does not fit what is stored.
+    #[error("{0}")]
+    Conflict(String),
+    /// 413: the body (or a push's payload) is over its limit.
+    #[error("{0}")]
+    TooLarge(String),
+    /// 429: too many requests of this kind from this address.
+    #[error("{0}")]
+    TooManyRequests(String),
+    /// 503: PostgreSQL is unreachable (or the request ran out of time); try again later.
+    #[error("{0}")]
+    Unavailable(String),
+    /// 500: the hub failed. The cause is logged, not sent.
+    #[error("the hub failed; the error is in its log")]
+    Internal,
+}
+
+/// Shorthand for handlers.
+pub type HubResult<T> = Result<T, HubError>;
+
+impl HubError {
+    /// The status and code this error is answered with.
+    pub fn status_and_code(&self) -> (StatusCode, ErrorCode) {
+        match self {
+            HubError::BadRequest(_) => (StatusCode::BAD_REQUEST, ErrorCode::BadRequest),
+            HubError::Unauthorized => (StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized),
+            HubError::Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
+            HubError::NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
+            HubError::Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
+            HubError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::TooLarge),
+            HubError::TooManyRequests(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyRequests),
+            HubError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
+            HubError::Internal => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
+        }
+    }
+
+    /// The answer's body.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody { error: self.status_and_code().1, message: self.to_string() }
+    }
+
+    /// 503 for an unreachable database.
+    pub fn database_unavailable() -> HubError {
+        HubError::Unavailable("the hub's database is unreachable; try again in a few seconds".into())
+    }
+}
+
+impl IntoResponse for HubError {
+    fn into_response(self) -> Response {
+        let (status, _) = self.status_and_code();
+        let mut response = (status, Json(self.body())).into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::TOO_MANY_REQUESTS {
+            // Both are "try again later": say when, so a device need not guess.
+            let seconds = if status == StatusCode::TOO_MANY_REQUESTS { "60" } else { "5" };
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static(seconds));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_has_the_status_of_its_code() {
+        let all = [
+            HubError::BadRequest("x".into()),
+            HubError::Unauthorized,
+            HubError::Forbidden("x".into()),
+            HubError::NotFound("x".into()),
+            HubError::Conflict("x".into()),
+            HubError::TooLarge("x".into()),
+            HubError::TooManyRequests("x".into()),
+            HubError::database_unavailable(),
+            HubError::Internal,
+        ];
+        for error in all {
+            let (status, code) = error.status_and_code();
+            let json = serde_json::to_value(error.body()).unwrap();
+            let expected = match status.as_u16() {
+                400 => "bad_request",
+                401 => "unauthorized",
+                403 => "forbidden",
+                404 => "not_found",
+                409 => "conflict",
+                413 => "too_large",
+                429 => "too_many_requests",
+                503 => "unavailable",
+                500 => "internal",
+                other => panic!("unexpected status {other}"),
+            };
+            assert_eq!(json["error"], expected, "{code:?}");
+            assert!(!json["message"].as_str().unwrap().is_empty());
+        }
+    }
+}
