@@ -72,12 +72,12 @@ CREATE TABLE claim_job (
     CHECK ((state = 'done') = (done_at IS NOT NULL))
 );
 
--- Account creations per network address (an IPv6 address by its /64) and calendar minute, for
--- ACCOUNTS_PER_ADDRESS_PER_MINUTE. In PostgreSQL, so every hub process counts the same.
+-- Account creations per network address (an IPv6 address by its /64) in the last minute, for
+-- ACCOUNTS_PER_ADDRESS_PER_MINUTE: one row per creation, older rows deleted by the next
+-- creation. In PostgreSQL, so every hub process counts the same.
 CREATE TABLE account_creation (
-    address      inet        NOT NULL,
-    minute       timestamptz NOT NULL,
-    requests     integer     NOT NULL,
-    PRIMARY KEY (address, minute)
+    address inet        NOT NULL,
+    at      timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX account_creation_minute_idx ON account_creation (minute);
+CREATE INDEX account_creation_address_idx ON account_creation (address, at);
+CREATE INDEX account_creation_at_idx ON account_creation (at);

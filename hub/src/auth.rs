@@ -50,12 +50,19 @@ impl FromRequestParts<App> for Authed {
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, Self::Rejection> {
         let credentials = parse_credentials(
-            parts.headers.get(axum::http::header::AUTHORIZATION).map(axum::http::HeaderValue::as_bytes),
-            parts.headers.get(DEVICE_HEADER).map(axum::http::HeaderValue::as_bytes),
+            parts
+                .headers
+                .get(axum::http::header::AUTHORIZATION)
+                .map(axum::http::HeaderValue::as_bytes),
+            parts
+                .headers
+                .get(DEVICE_HEADER)
+                .map(axum::http::HeaderValue::as_bytes),
         )?;
         let client = app.pool.get().await?;
-        let statement =
-            client.prepare_cached("SELECT login_sha256 FROM account WHERE account_id = $1").await?;
+        let statement = client
+            .prepare_cached("SELECT login_sha256 FROM account WHERE account_id = $1")
+            .await?;
         let row = client.query_opt(&statement, &[&credentials.account_id]).await?;
         let stored: Option<Vec<u8>> = row.map(|r| r.get("login_sha256"));
         if !login_matches(stored.as_deref(), &credentials.login) {
@@ -70,10 +77,15 @@ impl FromRequestParts<App> for Authed {
                          AND last_seen_at < date_trunc('minute', now())"#,
                 )
                 .await?;
-            client.execute(&statement, &[&credentials.account_id, &device_id]).await?;
+            client
+                .execute(&statement, &[&credentials.account_id, &device_id])
+                .await?;
         }
         crate::db::note_up();
-        Ok(Authed { account_id: credentials.account_id, device_id: credentials.device_id })
+        Ok(Authed {
+            account_id: credentials.account_id,
+            device_id: credentials.device_id,
+        })
     }
 }
 

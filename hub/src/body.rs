@@ -19,7 +19,10 @@ use crate::error::HubError;
 pub struct Body(pub Bytes);
 
 fn too_large() -> HubError {
-    HubError::TooLarge(format!("a request body is at most {} bytes (MAX_BODY_BYTES)", limits::MAX_BODY_BYTES))
+    HubError::TooLarge(format!(
+        "a request body is at most {} bytes (MAX_BODY_BYTES)",
+        limits::MAX_BODY_BYTES
+    ))
 }
 
 impl<S: Send + Sync> FromRequest<S> for Body {
@@ -34,10 +37,15 @@ impl<S: Send + Sync> FromRequest<S> for Body {
         if declared.is_some_and(|n| n > limits::MAX_BODY_BYTES as u64) {
             return Err(too_large());
         }
-        match Limited::new(req.into_body(), limits::MAX_BODY_BYTES).collect().await {
+        match Limited::new(req.into_body(), limits::MAX_BODY_BYTES)
+            .collect()
+            .await
+        {
             Ok(collected) => Ok(Body(collected.to_bytes())),
             Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
-            Err(_) => Err(HubError::BadRequest("the request body could not be read to its end".into())),
+            Err(_) => Err(HubError::BadRequest(
+                "the request body could not be read to its end".into(),
+            )),
         }
     }
 }
@@ -50,7 +58,11 @@ pub struct Peer(pub SocketAddr);
 /// proxy named by `--real-ip-header`, the right-most address in that header (the one the
 /// nearest proxy saw). IPv4-mapped IPv6 addresses count as IPv4; an IPv6 address counts by its
 /// /64, the block one customer usually has.
-pub fn client_address(peer: Option<Peer>, headers: &HeaderMap, real_ip_header: Option<&str>) -> Option<IpAddr> {
+pub fn client_address(
+    peer: Option<Peer>,
+    headers: &HeaderMap,
+    real_ip_header: Option<&str>,
+) -> Option<IpAddr> {
     let from_header = real_ip_header
         .and_then(|name| headers.get_all(name).iter().next_back())
         .and_then(|v| v.to_str().ok())
@@ -78,18 +90,33 @@ mod tests {
     fn addresses_count_by_peer_or_the_proxy_header() {
         let peer = Some(Peer("10.0.0.1:5000".parse().unwrap()));
         let mut headers = HeaderMap::new();
-        assert_eq!(client_address(peer, &headers, None), Some("10.0.0.1".parse().unwrap()));
+        assert_eq!(
+            client_address(peer, &headers, None),
+            Some("10.0.0.1".parse().unwrap())
+        );
         headers.insert("x-forwarded-for", "203.0.113.9, 198.51.100.7".parse().unwrap());
-        assert_eq!(client_address(peer, &headers, None), Some("10.0.0.1".parse().unwrap()));
+        assert_eq!(
+            client_address(peer, &headers, None),
+            Some("10.0.0.1".parse().unwrap())
+        );
         assert_eq!(
             client_address(peer, &headers, Some("x-forwarded-for")),
             Some("198.51.100.7".parse().unwrap())
         );
         headers.insert("x-forwarded-for", "garbage".parse().unwrap());
-        assert_eq!(client_address(peer, &headers, Some("x-forwarded-for")), Some("10.0.0.1".parse().unwrap()));
+        assert_eq!(
+            client_address(peer, &headers, Some("x-forwarded-for")),
+            Some("10.0.0.1".parse().unwrap())
+        );
         let v6 = Some(Peer("[2001:db8:1:2:3:4:5:6]:1".parse().unwrap()));
-        assert_eq!(client_address(v6, &HeaderMap::new(), None), Some("2001:db8:1:2::".parse().unwrap()));
+        assert_eq!(
+            client_address(v6, &HeaderMap::new(), None),
+            Some("2001:db8:1:2::".parse().unwrap())
+        );
         let mapped = Some(Peer("[::ffff:192.0.2.1]:1".parse().unwrap()));
-        assert_eq!(client_address(mapped, &HeaderMap::new(), None), Some("192.0.2.1".parse().unwrap()));
+        assert_eq!(
+            client_address(mapped, &HeaderMap::new(), None),
+            Some("192.0.2.1".parse().unwrap())
+        );
     }
 }

@@ -59,15 +59,28 @@ pub fn describe(config: &tokio_postgres::Config) -> String {
     format!(
         "database {:?} on {} port {}",
         config.get_dbname().unwrap_or("(default)"),
-        if hosts.is_empty() { "localhost".to_owned() } else { hosts.join(",") },
-        if ports.is_empty() { "5432".to_owned() } else { ports.join(",") }
+        if hosts.is_empty() {
+            "localhost".to_owned()
+        } else {
+            hosts.join(",")
+        },
+        if ports.is_empty() {
+            "5432".to_owned()
+        } else {
+            ports.join(",")
+        }
     )
 }
 
 /// The pool: at most `size` connections, each made on demand.
 pub fn pool(config: tokio_postgres::Config, size: usize) -> Result<Pool, String> {
-    let manager =
-        Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
     Pool::builder(manager)
         .max_size(size)
         .wait_timeout(Some(WAIT))
@@ -100,7 +113,11 @@ fn note_down(why: &dyn std::fmt::Display) {
 /// cannot connect now), and a statement cancelled by its timeout.
 fn is_unavailable(state: &SqlState) -> bool {
     let code = state.code();
-    code.starts_with("08") || code.starts_with("53") || code.starts_with("57") || code == "40001" || code == "40P01"
+    code.starts_with("08")
+        || code.starts_with("53")
+        || code.starts_with("57")
+        || code == "40001"
+        || code == "40P01"
 }
 
 impl From<tokio_postgres::Error> for HubError {
@@ -111,7 +128,11 @@ impl From<tokio_postgres::Error> for HubError {
                 HubError::database_unavailable()
             }
             Some(db) => {
-                tracing::error!(sqlstate = db.code().code(), message = db.message(), "database error");
+                tracing::error!(
+                    sqlstate = db.code().code(),
+                    message = db.message(),
+                    "database error"
+                );
                 HubError::Internal
             }
             // No answer from the server: the connection broke, or never was.
@@ -147,7 +168,10 @@ mod tests {
     fn the_url_gets_the_hub_settings_and_is_never_repeated() {
         let config = config("postgres://hub:s3cret-pw@db.example:6543/hubdb").unwrap();
         assert_eq!(config.get_connect_timeout(), Some(&WAIT));
-        assert!(config.get_options().unwrap().contains("statement_timeout=20000ms"));
+        assert!(config
+            .get_options()
+            .unwrap()
+            .contains("statement_timeout=20000ms"));
         let shown = describe(&config);
         assert_eq!(shown, "database \"hubdb\" on db.example port 6543");
         assert!(!shown.contains("s3cret"));

@@ -31,9 +31,14 @@ pub enum HubError {
     /// 413: the body (or a push's payload) is over its limit.
     #[error("{0}")]
     TooLarge(String),
-    /// 429: too many requests of this kind from this address.
-    #[error("{0}")]
-    TooManyRequests(String),
+    /// 429: too many requests of this kind from this address; try again after `retry_after_s`.
+    #[error("{message}")]
+    TooManyRequests {
+        /// What was refused.
+        message: String,
+        /// Seconds until a request would be taken (the `Retry-After` header).
+        retry_after_s: u64,
+    },
     /// 503: PostgreSQL is unreachable (or the request ran out of time); try again later.
     #[error("{0}")]
     Unavailable(String),
@@ -41,6 +46,9 @@ pub enum HubError {
     #[error("the hub failed; the error is in its log")]
     Internal,
 }
+
+/// The `Retry-After` of a 503: PostgreSQL restarts or fails over in seconds.
+pub const UNAVAILABLE_RETRY_AFTER_S: u64 = 5;
 
 /// Shorthand for handlers.
 pub type HubResult<T> = Result<T, HubError>;
@@ -55,7 +63,7 @@ impl HubError {
             HubError::NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
             HubError::Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
             HubError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::TooLarge),
-            HubError::TooManyRequests(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyRequests),
+            HubError::TooManyRequests { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyRequests),
             HubError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
             HubError::Internal => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
         }
@@ -63,7 +71,10 @@ impl HubError {
 
     /// The answer's body.
     pub fn body(&self) -> ErrorBody {
-        ErrorBody { error: self.status_and_code().1, message: self.to_string() }
+        ErrorBody {
+            error: self.status_and_code().1,
+            message: self.to_string(),
+        }
     }
 
     /// 503 for an unreachable database.
@@ -74,14 +85,19 @@ impl HubError {
 
 impl IntoResponse for HubError {
     fn into_response(self) -> Response {
+        // Both "try again later" answers say when, so a device need not guess.
+        let retry_after = match &self {
+            HubError::TooManyRequests { retry_after_s, .. } => Some(*retry_after_s),
+            HubError::Unavailable(_) => Some(UNAVAILABLE_RETRY_AFTER_S),
+            _ => None,
+        };
         let (status, _) = self.status_and_code();
         let mut response = (status, Json(self.body())).into_response();
-        if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::TOO_MANY_REQUESTS {
-            // Both are "try again later": say when, so a device need not guess.
-            let seconds = if status == StatusCode::TOO_MANY_REQUESTS { "60" } else { "5" };
-            response
-                .headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static(seconds));
+        if let Some(seconds) = retry_after {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(seconds),
+            );
         }
         response
     }
@@ -100,7 +116,10 @@ mod tests {
             HubError::NotFound("x".into()),
             HubError::Conflict("x".into()),
             HubError::TooLarge("x".into()),
-            HubError::TooManyRequests("x".into()),
+            HubError::TooManyRequests {
+                message: "x".into(),
+                retry_after_s: 3,
+            },
             HubError::database_unavailable(),
             HubError::Internal,
         ];

@@ -51,11 +51,21 @@ struct DatabaseArgs {
     /// The PostgreSQL database the hub keeps everything in, as a URL
     /// (postgres://USER:PASSWORD@HOST:PORT/DATABASE) or key=value pairs. It must be empty or
     /// the hub's own.
-    #[arg(long, env = "SITETRAIL_HUB_DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     database_url: String,
 
     /// How long to keep trying to reach PostgreSQL at start before giving up (exit code 5).
-    #[arg(long, env = "SITETRAIL_HUB_STARTUP_WAIT", default_value_t = 30, value_name = "SECONDS")]
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_STARTUP_WAIT",
+        default_value_t = 30,
+        value_name = "SECONDS"
+    )]
     startup_wait: u64,
 }
 
@@ -66,7 +76,12 @@ struct ServeArgs {
 
     /// The address and port to listen on (plain HTTP; put a TLS-terminating proxy in front).
     /// Port 0 picks a free port; the URL is printed on standard output.
-    #[arg(long, env = "SITETRAIL_HUB_LISTEN", default_value = "127.0.0.1:8470", value_name = "ADDR")]
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_LISTEN",
+        default_value = "127.0.0.1:8470",
+        value_name = "ADDR"
+    )]
     listen: SocketAddr,
 
     /// PostgreSQL connections this process keeps at most.
@@ -90,6 +105,12 @@ struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=600))]
     request_timeout: u64,
 
+    /// Longest time for a request's headers to arrive, also on an idle kept-alive connection
+    /// (the bound on clients that open connections and send nothing, or send it slowly).
+    #[arg(long, env = "SITETRAIL_HUB_HEADER_TIMEOUT", default_value_t = 10, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    header_timeout: u64,
+
     /// Behind a proxy: the header it writes the client's address in (e.g. x-forwarded-for; the
     /// right-most address counts). Without it, the TCP peer's address counts for the
     /// per-address limit on new accounts. Only set it when every request comes through that proxy.
@@ -99,9 +120,7 @@ struct ServeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_HUB_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -129,6 +148,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// Logging to stderr, filtered by `SITETRAIL_HUB_LOG` (default `info`). Whatever the filter, the
+/// PostgreSQL client's debug and trace records are dropped: they list every statement's
+/// parameters, which are payloads and login hashes.
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_HUB_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let no_parameters = tracing_subscriber::filter::filter_fn(|meta| {
+        let client = meta.target().starts_with("tokio_postgres") || meta.target().starts_with("postgres");
+        !(client && *meta.level() > tracing::Level::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(filter)
+                .with_filter(no_parameters),
+        )
+        .init();
+}
+
 /// Why the process ends unsuccessfully, and with which exit code.
 struct Failure {
     message: String,
@@ -137,7 +179,10 @@ struct Failure {
 
 impl From<MigrateError> for Failure {
     fn from(e: MigrateError) -> Failure {
-        Failure { code: e.exit_code(), message: e.to_string() }
+        Failure {
+            code: e.exit_code(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -146,7 +191,10 @@ fn failure(message: String) -> Failure {
 }
 
 fn database_config(args: &DatabaseArgs) -> Result<tokio_postgres::Config, Failure> {
-    db::config(&args.database_url).map_err(|why| Failure { message: format!("--database-url: {why}"), code: 2 })
+    db::config(&args.database_url).map_err(|why| Failure {
+        message: format!("--database-url: {why}"),
+        code: 2,
+    })
 }
 
 /// Migrates, retrying while PostgreSQL is unreachable for up to `--startup-wait`.
@@ -172,15 +220,21 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
-    let address = listener.local_addr().map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
     tracing::info!(%address, schema_version = version, "listening");
     println!("sitetrail-hub listening on http://{address}");
     let _ = std::io::stdout().flush();
-    let app = server::App { pool: pool.clone(), real_ip_header: args.real_ip_header };
+    let app = server::App {
+        pool: pool.clone(),
+        real_ip_header: args.real_ip_header,
+    };
     let limits = server::Limits {
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         max_requests: usize::try_from(args.max_requests).unwrap_or(usize::MAX),
         request_timeout: Duration::from_secs(args.request_timeout),
+        header_timeout: Duration::from_secs(args.header_timeout),
     };
     server::serve(listener, server::router(app), limits, stop_signal()).await;
     pool.close();

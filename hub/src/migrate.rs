@@ -21,8 +21,11 @@ pub struct Migration {
 }
 
 /// Every migration, in order. Never edit one that has landed: add the next.
-pub const MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "hub", sql: include_str!("../migrations/0001_hub.sql") }];
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "hub",
+    sql: include_str!("../migrations/0001_hub.sql"),
+}];
 
 /// The table that records which migrations ran; its presence marks a database as the hub's.
 pub const MIGRATIONS_TABLE: &str = "sitetrail_hub_migrations";
@@ -91,7 +94,10 @@ pub async fn migrate(config: &tokio_postgres::Config) -> Result<i64, MigrateErro
     let (mut client, connection) = config
         .connect(NoTls)
         .await
-        .map_err(|e| MigrateError::Unreachable { target: crate::db::describe(config), why: e.to_string() })?;
+        .map_err(|e| MigrateError::Unreachable {
+            target: crate::db::describe(config),
+            why: e.to_string(),
+        })?;
     let connection = tokio::spawn(async move {
         // The connection's own error is the one the next query returns; nothing to do here.
         let _ = connection.await;
@@ -103,10 +109,15 @@ pub async fn migrate(config: &tokio_postgres::Config) -> Result<i64, MigrateErro
 }
 
 async fn migrate_locked(client: &mut tokio_postgres::Client) -> Result<i64, MigrateError> {
-    client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY]).await.map_err(|e| failed(&e))?;
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])
+        .await
+        .map_err(|e| failed(&e))?;
     let result = check_and_apply(client).await;
     // The lock also ends with the session; unlocking here lets the next process go at once.
-    let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY]).await;
+    let _ = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY])
+        .await;
     result
 }
 
@@ -132,7 +143,11 @@ async fn check_and_apply(client: &mut tokio_postgres::Client) -> Result<i64, Mig
              Give sitetrail-hub a database of its own (createdb sitetrail_hub); nothing was changed",
             relations.len(),
             shown.join(", "),
-            if relations.len() > shown.len() { ", ..." } else { "" }
+            if relations.len() > shown.len() {
+                ", ..."
+            } else {
+                ""
+            }
         )));
     }
     if ours {
@@ -160,7 +175,11 @@ async fn check_and_apply(client: &mut tokio_postgres::Client) -> Result<i64, Mig
         .await
         .map_err(|e| failed(&e))?;
         tx.commit().await.map_err(|e| failed(&e))?;
-        tracing::info!(version = migration.version, name = migration.name, "applied migration");
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            "applied migration"
+        );
     }
     Ok(latest_version())
 }
@@ -168,7 +187,10 @@ async fn check_and_apply(client: &mut tokio_postgres::Client) -> Result<i64, Mig
 /// The applied migrations must be a prefix of [`MIGRATIONS`]: returns the last one's version.
 async fn check_applied(client: &tokio_postgres::Client) -> Result<i64, MigrateError> {
     let rows = client
-        .query(&format!("SELECT version, name FROM {MIGRATIONS_TABLE} ORDER BY version"), &[])
+        .query(
+            &format!("SELECT version, name FROM {MIGRATIONS_TABLE} ORDER BY version"),
+            &[],
+        )
         .await
         .map_err(|e| failed(&e))?;
     let mut last = 0;
@@ -176,16 +198,17 @@ async fn check_applied(client: &tokio_postgres::Client) -> Result<i64, MigrateEr
         let version: i64 = row.get("version");
         let name: String = row.get("name");
         if version > latest_version() {
-            return Err(MigrateError::Newer { found: version, known: latest_version() });
+            return Err(MigrateError::Newer {
+                found: version,
+                known: latest_version(),
+            });
         }
         match MIGRATIONS.iter().find(|m| m.version == version) {
             Some(m) if m.name == name => last = version,
-            _ => {
-                return Err(MigrateError::Foreign(format!(
-                    "the database's {MIGRATIONS_TABLE} lists migration {version} ({name:?}), which is not this \
+            _ => return Err(MigrateError::Foreign(format!(
+                "the database's {MIGRATIONS_TABLE} lists migration {version} ({name:?}), which is not this \
                      hub's: nothing was changed"
-                )))
-            }
+            ))),
         }
     }
     Ok(last)
@@ -205,9 +228,17 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
-        assert_eq!(files.len(), MIGRATIONS.len(), "every file in hub/migrations/ is in MIGRATIONS");
+        assert_eq!(
+            files.len(),
+            MIGRATIONS.len(),
+            "every file in hub/migrations/ is in MIGRATIONS"
+        );
         for m in MIGRATIONS {
-            assert!(files.contains(&format!("{:04}_{}.sql", m.version, m.name)), "{}", m.name);
+            assert!(
+                files.contains(&format!("{:04}_{}.sql", m.version, m.name)),
+                "{}",
+                m.name
+            );
         }
     }
 }

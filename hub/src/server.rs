@@ -4,7 +4,7 @@
 //! Invariants (each a number in [`Limits`], set by `sitetrail-hub serve`'s flags):
 //! - at most `max_connections` client connections; past it the hub stops accepting (the
 //!   kernel's backlog queues them) instead of spending memory on them;
-//! - a request's headers must arrive within [`HEADER_TIMEOUT`] of the connection (or of the
+//! - a request's headers must arrive within `header_timeout` of the connection (or of the
 //!   previous answer on a kept-alive one) and be at most [`MAX_HEADER_BYTES`]: the slow-loris
 //!   bound;
 //! - at most `max_requests` requests are worked on at once (the others wait for a turn, within
@@ -44,8 +44,6 @@ pub struct App {
     pub real_ip_header: Option<String>,
 }
 
-/// How long a client may take to send a request's headers.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most header bytes the hub buffers for one request.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// How long in-flight requests get to finish once the hub is told to stop.
@@ -60,6 +58,8 @@ pub struct Limits {
     pub max_requests: usize,
     /// Longest time to answer one request, reading its body included.
     pub request_timeout: Duration,
+    /// Longest time for a request's headers to arrive (an idle kept-alive connection included).
+    pub header_timeout: Duration,
 }
 
 /// The routes, with their logging and panic handling.
@@ -67,7 +67,10 @@ pub fn router(app: App) -> Router {
     Router::new()
         .route(routes::ACCOUNTS, post(api::accounts::create))
         .route(routes::DEVICES, get(api::devices::list))
-        .route(routes::DEVICE, put(api::devices::register).delete(api::devices::leave))
+        .route(
+            routes::DEVICE,
+            put(api::devices::register).delete(api::devices::leave),
+        )
         .route(routes::RECORDS, post(api::push::push).get(api::records::page))
         .route(routes::INDEX, get(api::records::index))
         .route(routes::CLAIMS, post(api::claims::claim))
@@ -95,7 +98,10 @@ fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 async fn log_request(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
-    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
     let response = next.run(request).await;
     let status = response.status();
     let route = route.as_deref().unwrap_or("(no route)");
@@ -110,13 +116,18 @@ async fn log_request(request: Request, next: Next) -> Response {
 
 /// Serves `router` on `listener` within `limits` until `shutdown` resolves, then lets the
 /// requests in flight finish (at most [`SHUTDOWN_GRACE`]).
-pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()>,
+) {
     let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let requests = Arc::new(Semaphore::new(limits.max_requests.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
+        .header_read_timeout(limits.header_timeout)
         .max_buf_size(MAX_HEADER_BYTES)
         .keep_alive(true);
     tokio::pin!(shutdown);
@@ -142,7 +153,12 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdo
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = RequestService { router: router.clone(), requests: requests.clone(), limits, peer };
+        let service = RequestService {
+            router: router.clone(),
+            requests: requests.clone(),
+            limits,
+            peer,
+        };
         let connection = http.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
@@ -160,6 +176,15 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdo
     }
 }
 
+/// The size of a request's line and headers, as sent.
+fn header_bytes<B>(request: &Request<B>) -> usize {
+    let line = request.method().as_str().len() + request.uri().to_string().len();
+    request
+        .headers()
+        .iter()
+        .fold(line, |n, (name, value)| n + name.as_str().len() + value.len() + 4)
+}
+
 /// One connection's service: the request's turn, its timeout, its peer address.
 #[derive(Clone)]
 struct RequestService {
@@ -175,6 +200,15 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for RequestService 
     type Future = std::pin::Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
     fn call(&self, mut request: Request<hyper::body::Incoming>) -> Self::Future {
+        if header_bytes(&request) > MAX_HEADER_BYTES {
+            // hyper bounds its buffer near this already; the answer makes the bound exact.
+            let body = HubError::TooLarge(format!(
+                "a request's headers are at most {MAX_HEADER_BYTES} bytes"
+            ));
+            let mut response = body.into_response();
+            *response.status_mut() = axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+            return Box::pin(async move { Ok(response) });
+        }
         request.extensions_mut().insert(Peer(self.peer));
         let this = self.clone();
         Box::pin(async move {

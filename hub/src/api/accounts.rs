@@ -1,6 +1,7 @@
-//! `POST /v1/accounts`: a new account, at most
-//! [`limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE`] requests per network address and calendar
-//! minute (counted in PostgreSQL, so every hub process shares the count).
+//! `POST /v1/accounts`: a new account, at most [`limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE`]
+//! created per network address in any minute (a sliding window, counted in PostgreSQL under a
+//! per-address advisory lock, so every hub process shares the count and two requests at once
+//! cannot both take the last place).
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -12,6 +13,9 @@ use crate::body::{client_address, Body, Peer};
 use crate::error::{HubError, HubResult};
 use crate::request::parse_create_account;
 use crate::server::App;
+
+/// The first key of the per-address advisory lock ("ST"); the second is the address's hash.
+const RATE_LOCK_CLASS: i32 = 0x5354;
 
 /// Creates the account: 201; 200 if it exists with this very login (a repeated request whose
 /// answer was lost); 409 if the id is another login's; 429 past the per-address limit.
@@ -26,26 +30,34 @@ pub async fn create(
         .ok_or_else(|| HubError::BadRequest("the client's address is unknown".into()))?;
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    let count = tx
-        .prepare_cached(
-            r#"INSERT INTO account_creation (address, minute, requests)
-               VALUES ($1, date_trunc('minute', now()), 1)
-               ON CONFLICT (address, minute) DO UPDATE SET requests = account_creation.requests + 1
-               RETURNING requests"#,
-        )
-        .await?;
-    let requests: i32 = tx.query_one(&count, &[&address]).await?.get("requests");
+    // One creation at a time per address (any hub process), so the count below stays true.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext(host($2)))",
+        &[&RATE_LOCK_CLASS, &address],
+    )
+    .await?;
     let expired = tx
-        .prepare_cached("DELETE FROM account_creation WHERE minute < date_trunc('minute', now()) - interval '1 minute'")
+        .prepare_cached("DELETE FROM account_creation WHERE at <= now() - interval '1 minute'")
         .await?;
     tx.execute(&expired, &[]).await?;
-    if u32::try_from(requests).unwrap_or(u32::MAX) > limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE {
-        // The count is kept: refused requests count too, so hammering does not help.
+    let count = tx
+        .prepare_cached(
+            r#"SELECT count(*) AS n,
+                      ceil(extract(epoch FROM min(at) + interval '1 minute' - now()))::int8 AS wait_s
+               FROM account_creation WHERE address = $1"#,
+        )
+        .await?;
+    let row = tx.query_one(&count, &[&address]).await?;
+    let (n, wait_s): (i64, Option<i64>) = (row.get("n"), row.get("wait_s"));
+    if u64::try_from(n).unwrap_or(u64::MAX) >= u64::from(limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE) {
         tx.commit().await?;
-        return Err(HubError::TooManyRequests(format!(
-            "at most {} accounts are created per address and minute (ACCOUNTS_PER_ADDRESS_PER_MINUTE); try again in a minute",
-            limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE
-        )));
+        return Err(HubError::TooManyRequests {
+            message: format!(
+                "at most {} accounts are created per address and minute (ACCOUNTS_PER_ADDRESS_PER_MINUTE); try again later",
+                limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE
+            ),
+            retry_after_s: u64::try_from(wait_s.unwrap_or(60)).unwrap_or(1).clamp(1, 60),
+        });
     }
     let hash = login_hash(&request.login).to_vec();
     let insert = tx
@@ -54,12 +66,24 @@ pub async fn create(
                ON CONFLICT (account_id) DO NOTHING RETURNING account_id"#,
         )
         .await?;
-    let created = tx.query_opt(&insert, &[&request.account_id, &hash]).await?.is_some();
+    let created = tx
+        .query_opt(&insert, &[&request.account_id, &hash])
+        .await?
+        .is_some();
+    if created {
+        let note = tx
+            .prepare_cached("INSERT INTO account_creation (address) VALUES ($1)")
+            .await?;
+        tx.execute(&note, &[&address]).await?;
+    }
     let status = if created {
         StatusCode::CREATED
     } else {
         let existing = tx
-            .query_opt("SELECT login_sha256 FROM account WHERE account_id = $1", &[&request.account_id])
+            .query_opt(
+                "SELECT login_sha256 FROM account WHERE account_id = $1",
+                &[&request.account_id],
+            )
             .await?
             .map(|r| r.get::<_, Vec<u8>>("login_sha256"));
         if !login_matches(existing.as_deref(), &request.login) {
@@ -72,5 +96,10 @@ pub async fn create(
     if created {
         tracing::info!("account created");
     }
-    Ok((status, Json(AccountCreated { account_id: request.account_id })))
+    Ok((
+        status,
+        Json(AccountCreated {
+            account_id: request.account_id,
+        }),
+    ))
 }

@@ -35,10 +35,19 @@ const MIN_RETRY_AFTER_MS: u64 = 1_000;
 /// A token's 32 bytes (its hex form is checked by [`Token::new`]).
 pub fn token_bytes(token: &Token) -> [u8; 32] {
     let hex = token.as_str().as_bytes();
-    let nibble = |c: u8| if c.is_ascii_digit() { c - b'0' } else { c.wrapping_sub(b'a') + 10 };
+    let nibble = |c: u8| {
+        if c.is_ascii_digit() {
+            c - b'0'
+        } else {
+            c.wrapping_sub(b'a') + 10
+        }
+    };
     let mut bytes = [0u8; 32];
     for (i, byte) in bytes.iter_mut().enumerate() {
-        let (hi, lo) = (hex.get(2 * i).copied().unwrap_or(b'0'), hex.get(2 * i + 1).copied().unwrap_or(b'0'));
+        let (hi, lo) = (
+            hex.get(2 * i).copied().unwrap_or(b'0'),
+            hex.get(2 * i + 1).copied().unwrap_or(b'0'),
+        );
         *byte = (nibble(hi) << 4) | (nibble(lo) & 0x0f);
     }
     bytes
@@ -56,7 +65,11 @@ struct Job {
 }
 
 /// Asks for claims: one answer per item, in the request's order.
-pub async fn claim(State(app): State<App>, authed: Authed, Body(body): Body) -> HubResult<Json<ClaimResponse>> {
+pub async fn claim(
+    State(app): State<App>,
+    authed: Authed,
+    Body(body): Body,
+) -> HubResult<Json<ClaimResponse>> {
     let request = parse_claims(&body)?;
     if request.items.is_empty() {
         return Ok(Json(ClaimResponse { claims: vec![] }));
@@ -107,7 +120,9 @@ pub async fn claim(State(app): State<App>, authed: Authed, Body(body): Body) -> 
     for (token, again) in &again {
         let state = match jobs.get(token.as_slice()) {
             // Another request holds the row this very instant: it is deciding; ask again soon.
-            None => ClaimState::Held { retry_after_ms: MIN_RETRY_AFTER_MS },
+            None => ClaimState::Held {
+                retry_after_ms: MIN_RETRY_AFTER_MS,
+            },
             Some(job) => decide(job, request.device_id, *again),
         };
         if let ClaimState::Granted { claim_id, attempts } = &state {
@@ -131,7 +146,14 @@ pub async fn claim(State(app): State<App>, authed: Authed, Body(body): Body) -> 
             .await?;
         tx.execute(
             &update,
-            &[&authed.account_id, &grant_tokens, &request.device_id, &lease_ms, &grant_ids, &grant_attempts],
+            &[
+                &authed.account_id,
+                &grant_tokens,
+                &request.device_id,
+                &lease_ms,
+                &grant_ids,
+                &grant_attempts,
+            ],
         )
         .await?;
     }
@@ -144,8 +166,13 @@ pub async fn claim(State(app): State<App>, authed: Authed, Body(body): Body) -> 
             let state = answers
                 .get(&token_bytes(&item.token))
                 .cloned()
-                .unwrap_or(ClaimState::Held { retry_after_ms: MIN_RETRY_AFTER_MS });
-            ClaimAnswer { token: item.token, state }
+                .unwrap_or(ClaimState::Held {
+                    retry_after_ms: MIN_RETRY_AFTER_MS,
+                });
+            ClaimAnswer {
+                token: item.token,
+                state,
+            }
         })
         .collect();
     Ok(Json(ClaimResponse { claims }))
@@ -156,7 +183,9 @@ fn decide(job: &Job, device: Uuid, again: bool) -> ClaimState {
     let live = job.state == "claimed" && job.lease_left_ms.is_some_and(|ms| ms > 0);
     let attempts = u32::try_from(job.attempts).unwrap_or(0);
     match (job.state.as_str(), live, job.claim_id) {
-        ("done", _, _) if !again => ClaimState::Done { done_at_ms: job.done_at_ms.unwrap_or(0) },
+        ("done", _, _) if !again => ClaimState::Done {
+            done_at_ms: job.done_at_ms.unwrap_or(0),
+        },
         // This device holds it: the same claim, renewed.
         ("claimed", true, Some(claim_id)) if job.device_id == Some(device) => {
             ClaimState::Granted { claim_id, attempts }
@@ -169,7 +198,10 @@ fn decide(job: &Job, device: Uuid, again: bool) -> ClaimState {
                 .max(MIN_RETRY_AFTER_MS),
         },
         // Open, released, run out, or done and asked again: a new claim.
-        _ => ClaimState::Granted { claim_id: Uuid::new_v4(), attempts: attempts.saturating_add(1) },
+        _ => ClaimState::Granted {
+            claim_id: Uuid::new_v4(),
+            attempts: attempts.saturating_add(1),
+        },
     }
 }
 
@@ -192,14 +224,22 @@ pub async fn release(State(app): State<App>, authed: Authed, body: Body) -> HubR
     settle(app, authed, body, Settlement::Release).await
 }
 
-async fn settle(app: App, authed: Authed, Body(body): Body, how: Settlement) -> HubResult<Json<SettleResponse>> {
+async fn settle(
+    app: App,
+    authed: Authed,
+    Body(body): Body,
+    how: Settlement,
+) -> HubResult<Json<SettleResponse>> {
     let request = parse_settle(&body)?;
     let total = u32::try_from(request.claims.len()).unwrap_or(u32::MAX);
     if total == 0 {
         return Ok(Json(SettleResponse { settled: 0, stale: 0 }));
     }
-    let mut pairs: Vec<([u8; 32], Uuid)> =
-        request.claims.iter().map(|c| (token_bytes(&c.token), c.claim_id)).collect();
+    let mut pairs: Vec<([u8; 32], Uuid)> = request
+        .claims
+        .iter()
+        .map(|c| (token_bytes(&c.token), c.claim_id))
+        .collect();
     // One order for every writer of claim_job rows.
     pairs.sort();
     let tokens: Vec<&[u8]> = pairs.iter().map(|p| p.0.as_slice()).collect();
@@ -223,10 +263,18 @@ async fn settle(app: App, authed: Authed, Body(body): Body, how: Settlement) -> 
         }
     };
     let statement = tx.prepare_cached(sql).await?;
-    let settled = tx.execute(&statement, &[&authed.account_id, &tokens, &ids, &request.device_id]).await?;
+    let settled = tx
+        .execute(
+            &statement,
+            &[&authed.account_id, &tokens, &ids, &request.device_id],
+        )
+        .await?;
     tx.commit().await?;
     let settled = u32::try_from(settled).unwrap_or(u32::MAX).min(total);
-    Ok(Json(SettleResponse { settled, stale: total - settled }))
+    Ok(Json(SettleResponse {
+        settled,
+        stale: total - settled,
+    }))
 }
 
 #[cfg(test)]
@@ -247,25 +295,43 @@ mod tests {
     #[test]
     fn decisions_follow_the_lease() {
         let me = Uuid::from_u128(1);
-        assert!(matches!(decide(&job("open", None, None), me, false), ClaimState::Granted { attempts: 3, .. }));
-        assert_eq!(decide(&job("done", Some(2), None), me, false), ClaimState::Done { done_at_ms: 123 });
-        assert!(matches!(decide(&job("done", Some(2), None), me, true), ClaimState::Granted { attempts: 3, .. }));
+        assert!(matches!(
+            decide(&job("open", None, None), me, false),
+            ClaimState::Granted { attempts: 3, .. }
+        ));
+        assert_eq!(
+            decide(&job("done", Some(2), None), me, false),
+            ClaimState::Done { done_at_ms: 123 }
+        );
+        assert!(matches!(
+            decide(&job("done", Some(2), None), me, true),
+            ClaimState::Granted { attempts: 3, .. }
+        ));
         assert_eq!(
             decide(&job("claimed", Some(2), Some(5_000)), me, false),
-            ClaimState::Held { retry_after_ms: 5_000 }
+            ClaimState::Held {
+                retry_after_ms: 5_000
+            }
         );
         assert_eq!(
             decide(&job("claimed", Some(2), Some(10)), me, true),
-            ClaimState::Held { retry_after_ms: MIN_RETRY_AFTER_MS }
+            ClaimState::Held {
+                retry_after_ms: MIN_RETRY_AFTER_MS
+            }
         );
         // Mine and live: renewed, same claim, same attempt.
         assert_eq!(
             decide(&job("claimed", Some(1), Some(5_000)), me, false),
-            ClaimState::Granted { claim_id: Uuid::from_u128(77), attempts: 2 }
+            ClaimState::Granted {
+                claim_id: Uuid::from_u128(77),
+                attempts: 2
+            }
         );
         // Run out: anyone's, as a new attempt.
         let taken = decide(&job("claimed", Some(2), Some(-1)), me, false);
-        assert!(matches!(taken, ClaimState::Granted { attempts: 3, claim_id } if claim_id != Uuid::from_u128(77)));
+        assert!(
+            matches!(taken, ClaimState::Granted { attempts: 3, claim_id } if claim_id != Uuid::from_u128(77))
+        );
     }
 
     #[test]

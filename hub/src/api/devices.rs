@@ -43,7 +43,11 @@ pub async fn register(State(app): State<App>, authed: Authed, uri: Uri) -> HubRe
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
     // Registrations of one account take turns, so the count below stays true until COMMIT.
-    tx.execute("SELECT 1 FROM account WHERE account_id = $1 FOR NO KEY UPDATE", &[&authed.account_id]).await?;
+    tx.execute(
+        "SELECT 1 FROM account WHERE account_id = $1 FOR NO KEY UPDATE",
+        &[&authed.account_id],
+    )
+    .await?;
     let touch = tx
         .prepare_cached(&format!(
             r#"UPDATE device SET last_seen_at = greatest(last_seen_at, date_trunc('minute', now()))
@@ -120,5 +124,7 @@ pub async fn list(State(app): State<App>, authed: Authed) -> HubResult<Json<Devi
         ))
         .await?;
     let rows = client.query(&statement, &[&authed.account_id]).await?;
-    Ok(Json(DevicesResponse { devices: rows.iter().map(device_info).collect() }))
+    Ok(Json(DevicesResponse {
+        devices: rows.iter().map(device_info).collect(),
+    }))
 }

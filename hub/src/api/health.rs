@@ -13,8 +13,14 @@ use crate::server::App;
 pub async fn health(State(app): State<App>) -> HubResult<Json<Health>> {
     let client = app.pool.get().await?;
     let row = client
-        .query_one(&format!("SELECT coalesce(max(version), 0) AS version FROM {MIGRATIONS_TABLE}"), &[])
+        .query_one(
+            &format!("SELECT coalesce(max(version), 0) AS version FROM {MIGRATIONS_TABLE}"),
+            &[],
+        )
         .await?;
     crate::db::note_up();
-    Ok(Json(Health { status: "ok".into(), schema_version: row.get("version") }))
+    Ok(Json(Health {
+        status: "ok".into(),
+        schema_version: row.get("version"),
+    }))
 }

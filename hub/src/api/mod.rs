@@ -17,7 +17,9 @@ use crate::error::{HubError, HubResult};
 /// Refuses (403) a device that is not registered with this account, or has left.
 async fn require_active_device(tx: &Transaction<'_>, account_id: Uuid, device_id: Uuid) -> HubResult<()> {
     let statement = tx
-        .prepare_cached("SELECT left_at IS NOT NULL AS left FROM device WHERE account_id = $1 AND device_id = $2")
+        .prepare_cached(
+            "SELECT left_at IS NOT NULL AS left FROM device WHERE account_id = $1 AND device_id = $2",
+        )
         .await?;
     let row = tx.query_opt(&statement, &[&account_id, &device_id]).await?;
     match row.map(|r| r.get::<_, bool>("left")) {

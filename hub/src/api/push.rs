@@ -56,7 +56,12 @@ async fn store(
     account_id: Uuid,
     records: &[Record],
 ) -> HubResult<Vec<PushResult>> {
-    let devices: Vec<Uuid> = records.iter().map(|r| r.device_id).collect::<BTreeSet<_>>().into_iter().collect();
+    let devices: Vec<Uuid> = records
+        .iter()
+        .map(|r| r.device_id)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let lock = tx
         .prepare_cached(
             r#"SELECT device_id, left_at IS NOT NULL AS left FROM device
@@ -85,9 +90,15 @@ async fn store(
         per_device.entry(*device).or_default().insert(series);
     }
     for r in records {
-        per_device.entry(r.device_id).or_default().insert(r.series.as_str());
+        per_device
+            .entry(r.device_id)
+            .or_default()
+            .insert(r.series.as_str());
     }
-    if per_device.values().any(|s| s.len() > limits::MAX_SERIES_PER_DEVICE) {
+    if per_device
+        .values()
+        .any(|s| s.len() > limits::MAX_SERIES_PER_DEVICE)
+    {
         return Err(series_limit());
     }
 
@@ -95,7 +106,10 @@ async fn store(
     let known: Vec<&Record> = records
         .iter()
         .filter(|r| {
-            let head = heads.get(&(r.device_id, r.series.as_str().to_owned())).copied().unwrap_or(0);
+            let head = heads
+                .get(&(r.device_id, r.series.as_str().to_owned()))
+                .copied()
+                .unwrap_or(0);
             idx(r) <= head
         })
         .collect();
@@ -113,12 +127,20 @@ async fn store(
         let s: Vec<&str> = known.iter().map(|r| r.series.as_str()).collect();
         let i: Vec<i64> = known.iter().map(|r| idx(r)).collect();
         for row in tx.query(&query, &[&account_id, &d, &s, &i]).await? {
-            stored_ids.insert((row.get("device_id"), row.get("series"), row.get("idx")), row.get("record_id"));
+            stored_ids.insert(
+                (row.get("device_id"), row.get("series"), row.get("idx")),
+                row.get("record_id"),
+            );
         }
     }
 
     let plan = plan(records, &heads, &stored_ids);
-    let new: Vec<&Record> = plan.iter().zip(records).filter(|(s, _)| **s == PushStatus::Stored).map(|(_, r)| r).collect();
+    let new: Vec<&Record> = plan
+        .iter()
+        .zip(records)
+        .filter(|(s, _)| **s == PushStatus::Stored)
+        .map(|(_, r)| r)
+        .collect();
     if !new.is_empty() {
         let insert = tx
             .prepare_cached(
@@ -131,7 +153,8 @@ async fn store(
         let i: Vec<i64> = new.iter().map(|r| idx(r)).collect();
         let ids: Vec<Uuid> = new.iter().map(|r| r.record_id).collect();
         let payloads: Vec<&[u8]> = new.iter().map(|r| r.payload.0.as_slice()).collect();
-        tx.execute(&insert, &[&account_id, &d, &s, &i, &ids, &payloads]).await?;
+        tx.execute(&insert, &[&account_id, &d, &s, &i, &ids, &payloads])
+            .await?;
 
         let mut moved: BTreeMap<(Uuid, &str), i64> = BTreeMap::new();
         for r in &new {
@@ -154,7 +177,12 @@ async fn store(
     Ok(records
         .iter()
         .zip(plan)
-        .map(|(r, status)| PushResult { device_id: r.device_id, series: r.series.clone(), idx: r.idx, status })
+        .map(|(r, status)| PushResult {
+            device_id: r.device_id,
+            series: r.series.clone(),
+            idx: r.idx,
+            status,
+        })
         .collect())
 }
 
@@ -182,7 +210,10 @@ fn plan(
     for i in order {
         let r = &records[i];
         let key = (r.device_id, r.series.as_str());
-        let head = heads.get(&(r.device_id, r.series.as_str().to_owned())).copied().unwrap_or(0);
+        let head = heads
+            .get(&(r.device_id, r.series.as_str().to_owned()))
+            .copied()
+            .unwrap_or(0);
         let next_free = next.entry(key).or_insert(head + 1);
         let at = idx(r);
         let existing = stored_ids

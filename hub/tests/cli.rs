@@ -1,0 +1,59 @@
+//! The command line: `--help` explains every flag and its variable, `--version`, and bad
+//! arguments are exit 2.
+
+use crate::support::run_hub;
+
+#[test]
+fn help_names_every_flag_and_variable_and_never_a_password() {
+    let (code, help, _) = run_hub(&["--help"], &[]);
+    assert_eq!(code, 0);
+    for word in ["serve", "migrate", "Exit codes", "SITETRAIL_HUB_LOG"] {
+        assert!(help.contains(word), "{word} missing from --help:\n{help}");
+    }
+    let secret = [("SITETRAIL_HUB_DATABASE_URL", "postgres://hub:hunter2@db/hub")];
+    let (code, serve, _) = run_hub(&["serve", "--help"], &secret);
+    assert_eq!(code, 0);
+    for (flag, variable) in [
+        ("--database-url", "SITETRAIL_HUB_DATABASE_URL"),
+        ("--listen", "SITETRAIL_HUB_LISTEN"),
+        ("--startup-wait", "SITETRAIL_HUB_STARTUP_WAIT"),
+        ("--pool-size", "SITETRAIL_HUB_POOL_SIZE"),
+        ("--max-connections", "SITETRAIL_HUB_MAX_CONNECTIONS"),
+        ("--max-requests", "SITETRAIL_HUB_MAX_REQUESTS"),
+        ("--request-timeout", "SITETRAIL_HUB_REQUEST_TIMEOUT"),
+        ("--header-timeout", "SITETRAIL_HUB_HEADER_TIMEOUT"),
+        ("--real-ip-header", "SITETRAIL_HUB_REAL_IP_HEADER"),
+    ] {
+        assert!(
+            serve.contains(flag) && serve.contains(variable),
+            "{flag} / {variable} missing:\n{serve}"
+        );
+    }
+    assert!(
+        !serve.contains("hunter2"),
+        "the database URL's value is shown:\n{serve}"
+    );
+    let (code, migrate, _) = run_hub(&["migrate", "--help"], &[]);
+    assert_eq!(code, 0);
+    assert!(migrate.contains("--database-url") && !migrate.contains("--listen"));
+}
+
+#[test]
+fn version_and_bad_arguments() {
+    let (code, version, _) = run_hub(&["--version"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        version.trim(),
+        format!("sitetrail-hub {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(run_hub(&["serve"], &[]).0, 2, "no database URL");
+    assert_eq!(
+        run_hub(&["serve", "--database-url", "x", "--pool-size", "0"], &[]).0,
+        2
+    );
+    assert_eq!(
+        run_hub(&["serve", "--database-url", "x", "--listen", "nowhere"], &[]).0,
+        2
+    );
+    assert_eq!(run_hub(&["frobnicate"], &[]).0, 2);
+}

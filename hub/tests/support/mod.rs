@@ -1,0 +1,456 @@
+//! What the hub's tests share: the PostgreSQL harness, a `sitetrail-hub` process, an HTTP client
+//! that speaks the wire crate's shapes, and generators of accounts and records.
+
+#![allow(dead_code)]
+
+#[path = "../../../tests/support/poll.rs"]
+pub mod poll;
+#[path = "../../../tests/support/postgres.rs"]
+pub mod postgres;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+use sitetrail_sync_wire::{authorization, Login, Payload, Record, Series, DEVICE_HEADER};
+use uuid::Uuid;
+
+pub use postgres::Postgres;
+
+/// The hub binary under test.
+pub const HUB: &str = env!("CARGO_BIN_EXE_sitetrail-hub");
+
+/// A running `sitetrail-hub serve`, killed (SIGKILL) when dropped. Its stderr (the log) goes to
+/// a file the test can read.
+pub struct Hub {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    log: tempfile::NamedTempFile,
+}
+
+impl Hub {
+    /// Starts a hub on a free port over `database_url`.
+    pub fn start(database_url: &str) -> Hub {
+        Hub::start_with(database_url, &[], &[])
+    }
+
+    /// Starts a hub with more flags and environment variables.
+    pub fn start_with(database_url: &str, args: &[&str], env: &[(&str, &str)]) -> Hub {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let mut child = Command::new(HUB)
+            .args(["serve", "--listen", "127.0.0.1:0", "--startup-wait", "0"])
+            .args(args)
+            .env("SITETRAIL_HUB_DATABASE_URL", database_url)
+            .env("SITETRAIL_HUB_LOG", "info")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .expect("start sitetrail-hub");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let Some(url) = line.trim().strip_prefix("sitetrail-hub listening on ") else {
+            let _ = child.wait();
+            panic!(
+                "the hub did not start: {line:?}\n{}",
+                std::fs::read_to_string(log.path()).unwrap()
+            );
+        };
+        Hub {
+            url: url.to_owned(),
+            child,
+            log,
+        }
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills it with SIGKILL: no shutdown, no COMMIT of anything in flight.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// What it logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap()
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A test's own database on the shared cluster, and a hub over it.
+pub struct Setup {
+    /// The cluster.
+    pub pg: &'static Postgres,
+    /// The database's name.
+    pub db: String,
+    /// The hub.
+    pub hub: Hub,
+    /// A client of it.
+    pub api: Api,
+}
+
+/// A new database and a hub over it.
+pub fn setup(hint: &str) -> Setup {
+    let pg = postgres::shared();
+    let db = pg.create_database(hint);
+    let hub = Hub::start(&pg.url(&db));
+    let api = Api::new(&hub.url);
+    Setup { pg, db, hub, api }
+}
+
+/// An account's id and login, as a device derives them.
+#[derive(Clone, Debug)]
+pub struct Account {
+    /// Its id.
+    pub id: Uuid,
+    /// Its login.
+    pub login: Login,
+}
+
+impl Account {
+    /// A new random account.
+    pub fn random() -> Account {
+        let mut login = [0u8; 32];
+        login.iter_mut().for_each(|b| *b = fastrand::u8(..));
+        Account {
+            id: Uuid::new_v4(),
+            login: Login::new(login),
+        }
+    }
+
+    /// Its `Authorization` header.
+    pub fn header(&self) -> String {
+        authorization(self.id, &self.login)
+    }
+}
+
+/// `n` random bytes.
+pub fn random_bytes(n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    fastrand::fill(&mut v);
+    v
+}
+
+/// A record at (`device`, `series`, `idx`) with a random id and `bytes` random payload bytes.
+pub fn record(device: Uuid, series: &str, idx: u64, bytes: usize) -> Record {
+    Record {
+        record_id: Uuid::new_v4(),
+        device_id: device,
+        series: Series::new(series).unwrap(),
+        idx,
+        payload: Payload(random_bytes(bytes)),
+    }
+}
+
+/// Records `from..=to` of a series.
+pub fn records(device: Uuid, series: &str, from: u64, to: u64, bytes: usize) -> Vec<Record> {
+    (from..=to).map(|i| record(device, series, i, bytes)).collect()
+}
+
+/// Standard base64, as payloads travel.
+pub fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// An answer: the status and the body (JSON, or `Value::Null` if it was not).
+#[derive(Debug)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// The body.
+    pub body: Value,
+}
+
+impl Answer {
+    /// The error code of an error answer.
+    pub fn code(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("")
+    }
+
+    /// The message of an error answer.
+    pub fn message(&self) -> &str {
+        self.body["message"].as_str().unwrap_or("")
+    }
+
+    /// Asserts the status (and, for errors, that the body is the wire's error shape).
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "{:?}", self.body);
+        if status >= 400 {
+            assert!(
+                !self.code().is_empty() && !self.message().is_empty(),
+                "{:?}",
+                self.body
+            );
+        }
+        &self.body
+    }
+
+    /// The push results' statuses.
+    pub fn statuses(&self) -> Vec<String> {
+        self.body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["status"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+/// An HTTP client of one hub.
+#[derive(Clone)]
+pub struct Api {
+    http: reqwest::Client,
+    /// The hub's URL.
+    pub base: String,
+}
+
+impl Api {
+    /// A client of the hub at `base`.
+    pub fn new(base: &str) -> Api {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        Api {
+            http,
+            base: base.to_owned(),
+        }
+    }
+
+    /// Sends a request; `auth` logs in as the account, `device` sends the device header.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        auth: Option<&Account>,
+        device: Option<Uuid>,
+        body: Option<Vec<u8>>,
+    ) -> Answer {
+        self.try_send(method, path, auth, device, body)
+            .await
+            .expect("the hub answers")
+    }
+
+    /// [`Api::send`], for a hub that may not answer.
+    pub async fn try_send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        auth: Option<&Account>,
+        device: Option<Uuid>,
+        body: Option<Vec<u8>>,
+    ) -> Result<Answer, reqwest::Error> {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(account) = auth {
+            request = request.header("authorization", account.header());
+        }
+        if let Some(device) = device {
+            request = request.header(DEVICE_HEADER, device.to_string());
+        }
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await?;
+        Ok(Answer {
+            status,
+            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        })
+    }
+
+    /// POST JSON.
+    pub async fn post(&self, path: &str, auth: Option<&Account>, body: &Value) -> Answer {
+        self.send(
+            reqwest::Method::POST,
+            path,
+            auth,
+            None,
+            Some(serde_json::to_vec(body).unwrap()),
+        )
+        .await
+    }
+
+    /// GET.
+    pub async fn get(&self, path: &str, auth: Option<&Account>) -> Answer {
+        self.send(reqwest::Method::GET, path, auth, None, None).await
+    }
+
+    /// Creates the account.
+    pub async fn create_account(&self, account: &Account) -> Answer {
+        self.post(
+            "/v1/accounts",
+            None,
+            &json!({"account_id": account.id, "login": account.login}),
+        )
+        .await
+    }
+
+    /// Registers a device.
+    pub async fn register(&self, account: &Account, device: Uuid) -> Answer {
+        self.send(
+            reqwest::Method::PUT,
+            &format!("/v1/devices/{device}"),
+            Some(account),
+            Some(device),
+            None,
+        )
+        .await
+    }
+
+    /// A new account with one registered device.
+    pub async fn account_with_device(&self) -> (Account, Uuid) {
+        let account = Account::random();
+        self.create_account(&account).await.expect(201);
+        let device = Uuid::new_v4();
+        self.register(&account, device).await.expect(200);
+        (account, device)
+    }
+
+    /// Pushes records.
+    pub async fn push(&self, account: &Account, records: &[Record]) -> Answer {
+        let body = serde_json::to_vec(&json!({ "records": records })).unwrap();
+        self.send(
+            reqwest::Method::POST,
+            "/v1/records",
+            Some(account),
+            None,
+            Some(body),
+        )
+        .await
+    }
+
+    /// Pushes records to a hub that may not answer.
+    pub async fn try_push(&self, account: &Account, records: &[Record]) -> Result<Answer, reqwest::Error> {
+        let body = serde_json::to_vec(&json!({ "records": records })).unwrap();
+        self.try_send(
+            reqwest::Method::POST,
+            "/v1/records",
+            Some(account),
+            None,
+            Some(body),
+        )
+        .await
+    }
+
+    /// A page of a series.
+    pub async fn page(
+        &self,
+        account: &Account,
+        device: Uuid,
+        series: &str,
+        after: u64,
+        limit: Option<u32>,
+    ) -> Answer {
+        let limit = limit.map(|l| format!("&limit={l}")).unwrap_or_default();
+        self.get(
+            &format!("/v1/records?device_id={device}&series={series}&after={after}{limit}"),
+            Some(account),
+        )
+        .await
+    }
+
+    /// The account's index.
+    pub async fn index(&self, account: &Account) -> Answer {
+        self.get("/v1/index", Some(account)).await
+    }
+
+    /// Asks for claims on `tokens` (`again` for each).
+    pub async fn claim(
+        &self,
+        account: &Account,
+        device: Uuid,
+        lease_ms: u64,
+        tokens: &[(String, bool)],
+    ) -> Answer {
+        let items: Vec<Value> = tokens
+            .iter()
+            .map(|(t, again)| json!({"token": t, "again": again}))
+            .collect();
+        self.post(
+            "/v1/claims",
+            Some(account),
+            &json!({"device_id": device, "lease_ms": lease_ms, "items": items}),
+        )
+        .await
+    }
+
+    /// Completes (or releases) claims.
+    pub async fn settle(
+        &self,
+        account: &Account,
+        device: Uuid,
+        how: &str,
+        claims: &[(String, String)],
+    ) -> Answer {
+        let claims: Vec<Value> = claims
+            .iter()
+            .map(|(t, c)| json!({"token": t, "claim_id": c}))
+            .collect();
+        self.post(
+            &format!("/v1/claims/{how}"),
+            Some(account),
+            &json!({"device_id": device, "claims": claims}),
+        )
+        .await
+    }
+}
+
+/// A random token (64 lower-case hex characters).
+pub fn token() -> String {
+    random_bytes(32).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Waits until the hub's health is 200 (or panics after `timeout`).
+pub async fn wait_healthy(api: &Api, timeout: Duration) {
+    let end = std::time::Instant::now() + timeout;
+    loop {
+        if api.get("/v1/health", None).await.status == 200 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "the hub did not become healthy within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Connects to a database directly (for what a test checks or holds behind the hub's back).
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+/// Runs `sitetrail-hub ARGS` to its end: (exit code, stderr).
+pub fn run_hub(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(HUB)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
