@@ -1,2 +1,421 @@
-//! placeholder
-fn main() {}
+//! The hub's benchmarks (docs/BENCHMARKS.md, "Sync hub"): the real `sitetrail-hub` (release)
+//! over a PostgreSQL cluster of its own with default durability, real HTTP on 127.0.0.1.
+//!
+//! ```text
+//! cargo bench -p sitetrail-hub --bench hub              # ~2 minutes
+//! cargo bench -p sitetrail-hub --bench hub -- --quick   # a quarter of the work
+//! ```
+//!
+//! (a) a first sync's push: 2,000 records of 64 KiB from one device, in pushes of 120, against
+//!     the same rows inserted directly (the same multi-row INSERT over one connection, no HTTP,
+//!     JSON or base64): what the hub adds. Alternating, median of the rounds.
+//! (b) 8 devices (8 accounts) pushing at once, 100 records of 2 KiB a push, against 1 and 3
+//!     hub processes over the same PostgreSQL. Alternating, median of the rounds.
+//! (c) claims: one device claiming and completing batches of 100 new tokens; 8 devices asking
+//!     for the same 100 tokens at once (one grant each, the rest held).
+//! (d) an idle hub: CPU over 10 s and resident memory, after start and after the load above.
+//!
+//! Request bodies are built before the clock starts; the client runs on the same 2 cores as the
+//! hub and PostgreSQL, so absolute rates are a floor, and the ratios are the figures.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation
+)]
+
+#[path = "../../tests/support/postgres.rs"]
+mod postgres;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sitetrail_sync_wire::{authorization, Login, Payload, Record, Series, DEVICE_HEADER};
+use uuid::Uuid;
+
+const HUB: &str = env!("CARGO_BIN_EXE_sitetrail-hub");
+
+struct Hub {
+    child: Child,
+    url: String,
+}
+
+impl Hub {
+    fn start(database_url: &str) -> Hub {
+        let mut child = Command::new(HUB)
+            // Each benchmark device creates its account from an address of its own.
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--startup-wait",
+                "0",
+                "--real-ip-header",
+                "x-forwarded-for",
+            ])
+            .env("SITETRAIL_HUB_DATABASE_URL", database_url)
+            .env("SITETRAIL_HUB_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("sitetrail-hub listening on ")
+            .expect("the hub started")
+            .to_owned();
+        Hub { child, url }
+    }
+
+    /// User + system CPU time so far, and resident memory now (kB).
+    fn cpu_and_rss(&self) -> (Duration, u64) {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 (1-based) of the whole line; 12 and 13 after ')'.
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let rss = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0);
+        (Duration::from_millis(ticks * 10), rss)
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Device {
+    account: Uuid,
+    login: Login,
+    device: Uuid,
+}
+
+impl Device {
+    fn auth(&self) -> String {
+        authorization(self.account, &self.login)
+    }
+}
+
+fn random_bytes(n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    fastrand::fill(&mut v);
+    v
+}
+
+async fn new_device(http: &reqwest::Client, url: &str) -> Device {
+    let mut login = [0u8; 32];
+    fastrand::fill(&mut login);
+    let d = Device {
+        account: Uuid::new_v4(),
+        login: Login::new(login),
+        device: Uuid::new_v4(),
+    };
+    let created = http
+        .post(format!("{url}/v1/accounts"))
+        .header(
+            "x-forwarded-for",
+            format!(
+                "10.{}.{}.{}",
+                fastrand::u8(..),
+                fastrand::u8(..),
+                fastrand::u8(..)
+            ),
+        )
+        .json(&json!({"account_id": d.account, "login": d.login}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let registered = http
+        .put(format!("{url}/v1/devices/{}", d.device))
+        .header("authorization", d.auth())
+        .header(DEVICE_HEADER, d.device.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), 200);
+    d
+}
+
+fn batches(device: Uuid, total: u64, per_push: u64, bytes: usize) -> Vec<Vec<Record>> {
+    (0..total.div_ceil(per_push))
+        .map(|b| {
+            let from = b * per_push + 1;
+            (from..=(from + per_push - 1).min(total))
+                .map(|idx| Record {
+                    record_id: Uuid::new_v4(),
+                    device_id: device,
+                    series: Series::new("visits").unwrap(),
+                    idx,
+                    payload: Payload(random_bytes(bytes)),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+async fn push_all(http: &reqwest::Client, url: &str, device: &Device, bodies: &[Vec<u8>]) {
+    for body in bodies {
+        let answer = http
+            .post(format!("{url}/v1/records"))
+            .header("authorization", device.auth())
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let answer: Value = answer.json().await.unwrap();
+        assert!(answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "stored"));
+    }
+}
+
+fn bodies(batches: &[Vec<Record>]) -> Vec<Vec<u8>> {
+    batches
+        .iter()
+        .map(|b| serde_json::to_vec(&json!({ "records": b })).unwrap())
+        .collect()
+}
+
+async fn direct_insert(client: &mut tokio_postgres::Client, account: Uuid, batches: &[Vec<Record>]) {
+    for batch in batches {
+        let tx = client.transaction().await.unwrap();
+        let d: Vec<Uuid> = batch.iter().map(|r| r.device_id).collect();
+        let s: Vec<&str> = batch.iter().map(|r| r.series.as_str()).collect();
+        let i: Vec<i64> = batch.iter().map(|r| r.idx as i64).collect();
+        let ids: Vec<Uuid> = batch.iter().map(|r| r.record_id).collect();
+        let p: Vec<&[u8]> = batch.iter().map(|r| r.payload.0.as_slice()).collect();
+        tx.execute(
+            "INSERT INTO bench_record (account_id, device_id, series, idx, record_id, payload)
+             SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[], $5::uuid[], $6::bytea[])",
+            &[&account, &d, &s, &i, &ids, &p],
+        )
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let pg = postgres::Postgres::start_durable();
+    let db = pg.create_database("hubbench");
+    let url = pg.url(&db);
+    let hubs: Vec<Hub> = (0..3).map(|_| Hub::start(&url)).collect();
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(32)
+        .build()
+        .unwrap();
+    let (_, start_rss) = hubs[0].cpu_and_rss();
+    println!(
+        "hub bench: PostgreSQL 15 (fsync on), release hub, {}",
+        if quick { "--quick" } else { "full run" }
+    );
+
+    // (d) before any load.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (cpu0, _) = hubs[0].cpu_and_rss();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (cpu1, rss_idle_start) = hubs[0].cpu_and_rss();
+    let idle_before = (cpu1 - cpu0).as_secs_f64() / 10.0 * 100.0;
+
+    // (a) a first sync.
+    let total = if quick { 500 } else { 2_000 };
+    let rounds = if quick { 1 } else { 3 };
+    let (mut hub_rates, mut direct_rates) = (Vec::new(), Vec::new());
+    let (mut direct, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    direct
+        .batch_execute(
+            "CREATE TABLE bench_record (LIKE record INCLUDING ALL);
+             ALTER TABLE bench_record ALTER COLUMN payload SET STORAGE EXTERNAL",
+        )
+        .await
+        .unwrap();
+    for round in 0..rounds {
+        let device = new_device(&http, &hubs[0].url).await;
+        let batch = batches(device.device, total, 120, 64 * 1024);
+        let pushes = bodies(&batch);
+        let started = Instant::now();
+        push_all(&http, &hubs[0].url, &device, &pushes).await;
+        let hub_rate = total as f64 / started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        direct_insert(&mut direct, Uuid::new_v4(), &batch).await;
+        let direct_rate = total as f64 / started.elapsed().as_secs_f64();
+        println!(
+            "  (a) round {round}: hub {hub_rate:.0} records/s, direct INSERT {direct_rate:.0} records/s"
+        );
+        hub_rates.push(hub_rate);
+        direct_rates.push(direct_rate);
+    }
+    let (hub_rate, direct_rate) = (median(hub_rates), median(direct_rates));
+    println!(
+        "(a) first sync, {total} records of 64 KiB in pushes of 120: hub {hub_rate:.0} records/s ({:.0} MiB/s, {:.1} s for 2,000), direct INSERT {direct_rate:.0} records/s: hub = {:.2}x direct",
+        hub_rate * 64.0 / 1024.0,
+        2_000.0 / hub_rate,
+        hub_rate / direct_rate
+    );
+
+    // (b) 8 devices at once against 1 and 3 hub processes.
+    let pushes_per_device = if quick { 5 } else { 15 };
+    let mut rates = [Vec::new(), Vec::new()];
+    for round in 0..rounds * 2 {
+        let processes = if round % 2 == 0 { 1 } else { 3 };
+        let mut work = Vec::new();
+        for i in 0..8 {
+            let hub_url = hubs[i % processes].url.clone();
+            let device = new_device(&http, &hub_url).await;
+            let pushes = bodies(&batches(device.device, pushes_per_device * 100, 100, 2 * 1024));
+            work.push((hub_url, device, pushes));
+        }
+        let started = Instant::now();
+        let tasks: Vec<_> = work
+            .into_iter()
+            .map(|(hub_url, device, pushes)| {
+                let http = http.clone();
+                tokio::spawn(async move { push_all(&http, &hub_url, &device, &pushes).await })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let rate = (8 * pushes_per_device * 100) as f64 / started.elapsed().as_secs_f64();
+        println!("  (b) round {round}: {processes} hub process(es): {rate:.0} records/s");
+        rates[usize::from(processes == 3)].push(rate);
+    }
+    let (one, three) = (median(rates[0].clone()), median(rates[1].clone()));
+    println!(
+        "(b) 8 devices pushing at once (100 × 2 KiB a push): 1 hub {one:.0} records/s, 3 hubs {three:.0} records/s: 3 hubs = {:.2}x 1 hub",
+        three / one
+    );
+
+    // (c) claims.
+    let device = new_device(&http, &hubs[0].url).await;
+    let batches_n = if quick { 10 } else { 40 };
+    let started = Instant::now();
+    for _ in 0..batches_n {
+        let tokens: Vec<String> = (0..100)
+            .map(|_| random_bytes(32).iter().map(|b| format!("{b:02x}")).collect())
+            .collect();
+        let items: Vec<Value> = tokens.iter().map(|t| json!({"token": t})).collect();
+        let granted: Value = http
+            .post(format!("{}/v1/claims", hubs[0].url))
+            .header("authorization", device.auth())
+            .json(&json!({"device_id": device.device, "lease_ms": 60_000, "items": items}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let claims: Vec<Value> = granted["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| json!({"token": c["token"], "claim_id": c["claim_id"]}))
+            .collect();
+        let settled: Value = http
+            .post(format!("{}/v1/claims/complete", hubs[0].url))
+            .header("authorization", device.auth())
+            .json(&json!({"device_id": device.device, "claims": claims}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(settled["settled"], 100);
+    }
+    let claim_rate = f64::from(batches_n * 100) / started.elapsed().as_secs_f64();
+    // 8 devices of one account asking for the same tokens at once.
+    let owner = new_device(&http, &hubs[0].url).await;
+    let mut devices = vec![owner.device];
+    for _ in 1..8 {
+        let d = Uuid::new_v4();
+        http.put(format!("{}/v1/devices/{d}", hubs[0].url))
+            .header("authorization", owner.auth())
+            .send()
+            .await
+            .unwrap();
+        devices.push(d);
+    }
+    let contended_rounds = if quick { 5 } else { 20 };
+    let started = Instant::now();
+    for _ in 0..contended_rounds {
+        let items: Vec<Value> = (0..100)
+            .map(
+                |_| json!({"token": random_bytes(32).iter().map(|b| format!("{b:02x}")).collect::<String>()}),
+            )
+            .collect();
+        let tasks: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let (http, url, auth) = (http.clone(), hubs[i % 3].url.clone(), owner.auth());
+                let body = json!({"device_id": d, "lease_ms": 60_000, "items": items});
+                tokio::spawn(async move {
+                    let answer: Value = http
+                        .post(format!("{url}/v1/claims"))
+                        .header("authorization", auth)
+                        .json(&body)
+                        .send()
+                        .await
+                        .unwrap()
+                        .json()
+                        .await
+                        .unwrap();
+                    answer["claims"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|c| c["state"] == "granted")
+                        .count()
+                })
+            })
+            .collect();
+        let mut granted = 0;
+        for t in tasks {
+            granted += t.await.unwrap();
+        }
+        assert_eq!(granted, 100, "each token granted once");
+    }
+    let contended = f64::from(contended_rounds * 100 * 8) / started.elapsed().as_secs_f64();
+    println!(
+        "(c) claims: claim + complete {claim_rate:.0} tokens/s (batches of 100, one device); 8 devices asking for the same 100 tokens at once over 3 hubs: {contended:.0} answers/s, each token granted once"
+    );
+
+    // (d) after the load.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (cpu2, _) = hubs[0].cpu_and_rss();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (cpu3, rss_after) = hubs[0].cpu_and_rss();
+    let idle_after = (cpu3 - cpu2).as_secs_f64() / 10.0 * 100.0;
+    println!(
+        "(d) idle hub: CPU {idle_before:.2}% of a core after start, {idle_after:.2}% after the load (over 10 s each); RSS {start_rss} kB at start, {rss_idle_start} kB idle, {rss_after} kB after the load"
+    );
+}

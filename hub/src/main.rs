@@ -165,6 +165,7 @@ fn init_logging() {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_filter(filter)
                 .with_filter(no_parameters),
         )

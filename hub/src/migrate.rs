@@ -150,21 +150,22 @@ async fn check_and_apply(client: &mut tokio_postgres::Client) -> Result<i64, Mig
             }
         )));
     }
-    if ours {
-        check_applied(client).await?;
-    }
-    let tx = client.transaction().await.map_err(|e| failed(&e))?;
-    tx.batch_execute(&format!(
-        "CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (
-             version    bigint      PRIMARY KEY,
-             name       text        NOT NULL,
-             applied_at timestamptz NOT NULL DEFAULT now()
-         )"
-    ))
-    .await
-    .map_err(|e| failed(&e))?;
-    tx.commit().await.map_err(|e| failed(&e))?;
-    let applied = check_applied(client).await?;
+    let applied = if ours {
+        check_applied(client).await?
+    } else {
+        // An empty database: it becomes the hub's (the advisory lock keeps this to one process).
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE {MIGRATIONS_TABLE} (
+                     version    bigint      PRIMARY KEY,
+                     name       text        NOT NULL,
+                     applied_at timestamptz NOT NULL DEFAULT now()
+                 )"
+            ))
+            .await
+            .map_err(|e| failed(&e))?;
+        0
+    };
     for migration in MIGRATIONS.iter().filter(|m| m.version > applied) {
         let tx = client.transaction().await.map_err(|e| failed(&e))?;
         tx.batch_execute(migration.sql).await.map_err(|e| failed(&e))?;
@@ -205,10 +206,12 @@ async fn check_applied(client: &tokio_postgres::Client) -> Result<i64, MigrateEr
         }
         match MIGRATIONS.iter().find(|m| m.version == version) {
             Some(m) if m.name == name => last = version,
-            _ => return Err(MigrateError::Foreign(format!(
+            _ => {
+                return Err(MigrateError::Foreign(format!(
                 "the database's {MIGRATIONS_TABLE} lists migration {version} ({name:?}), which is not this \
                      hub's: nothing was changed"
-            ))),
+            )))
+            }
         }
     }
     Ok(last)

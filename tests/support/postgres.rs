@@ -10,8 +10,9 @@
 //! `runuser -u postgres --`; as anyone else they run directly. The server binaries are found in
 //! `$SITETRAIL_PG_BIN`, else the newest `/usr/lib/postgresql/*/bin`, else on `PATH`.
 //!
-//! The cluster is tuned for tests (`fsync=off`, no full-page writes): a crash of the machine
-//! may lose it, which a test cluster may. Only this file's process ends it: a watchdog child
+//! [`Postgres::start`] tunes the cluster for tests (`fsync=off`, no full-page writes: a crash of
+//! the machine may lose it, which a test cluster may); [`Postgres::start_durable`] keeps
+//! PostgreSQL's defaults, for benchmarks. Only this file's process ends it: a watchdog child
 //! holds a pipe from the test process and stops the cluster when the pipe closes.
 
 #![allow(dead_code)]
@@ -31,6 +32,7 @@ pub struct Postgres {
     bin: PathBuf,
     port: u16,
     as_postgres: bool,
+    durable: bool,
     watchdog: Mutex<Option<(Child, ChildStdin)>>,
 }
 
@@ -117,8 +119,19 @@ fn check(what: &str, out: &Output) {
 }
 
 impl Postgres {
-    /// Makes and starts a new cluster. Panics with the reason if it cannot.
+    /// Makes and starts a new cluster tuned for tests (no fsync). Panics with the reason if it
+    /// cannot.
     pub fn start() -> Postgres {
+        Postgres::start_tuned(false)
+    }
+
+    /// A cluster with PostgreSQL's default durability (fsync, full-page writes), for
+    /// benchmarks whose figures should include what a commit costs.
+    pub fn start_durable() -> Postgres {
+        Postgres::start_tuned(true)
+    }
+
+    fn start_tuned(durable: bool) -> Postgres {
         let bin = server_binaries();
         let as_postgres = is_root();
         let stamp = SystemTime::now()
@@ -142,6 +155,7 @@ impl Postgres {
             bin,
             port: 0,
             as_postgres,
+            durable,
             watchdog: Mutex::new(None),
         };
         pg.spawn_watchdog();
@@ -226,11 +240,13 @@ impl Postgres {
         }
         text.push_str(&format!(
             "\n# sitetrail tests\nport = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n\
-             fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 300\n\
-             shared_buffers = 64MB\nlog_min_messages = warning\n",
+             max_connections = 300\nshared_buffers = 128MB\nlog_min_messages = warning\n",
             self.port,
             self.dir.display()
         ));
+        if !self.durable {
+            text.push_str("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n");
+        }
         std::fs::write(&conf, text).expect("write postgresql.conf");
     }
 
