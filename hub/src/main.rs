@@ -2,9 +2,6 @@
 //! and exit). All the work is in the library; this file reads the flags and maps failures to
 //! exit codes.
 
-// The one line the binary prints on stdout is the URL it listens on (scripts and tests read it).
-#![allow(clippy::print_stdout)]
-
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -225,8 +222,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .local_addr()
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
     tracing::info!(%address, schema_version = version, "listening");
-    println!("sitetrail-hub listening on http://{address}");
-    let _ = std::io::stdout().flush();
+    announce(address);
     let app = server::App {
         pool: pool.clone(),
         real_ip_header: args.real_ip_header,
@@ -241,6 +237,15 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     pool.close();
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The one line the hub writes on stdout: where it listens (scripts and tests read it). A closed
+/// stdout is no reason to stop serving, so a failed write is ignored.
+#[allow(clippy::disallowed_methods)] // stdout carries nothing else
+fn announce(address: SocketAddr) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "sitetrail-hub listening on http://{address}");
+    let _ = out.flush();
 }
 
 /// SIGINT or SIGTERM.
