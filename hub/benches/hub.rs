@@ -213,6 +213,24 @@ async fn direct_insert(client: &mut tokio_postgres::Client, account: Uuid, batch
     }
 }
 
+/// POSTs JSON as the device and reads the JSON answer.
+async fn post_json(http: &reqwest::Client, url: &str, auth: &str, body: &Value) -> Value {
+    http.post(url)
+        .header("authorization", auth)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// A random token.
+fn token() -> String {
+    random_bytes(32).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -319,36 +337,30 @@ async fn main() {
     let batches_n = if quick { 10 } else { 40 };
     let started = Instant::now();
     for _ in 0..batches_n {
-        let tokens: Vec<String> = (0..100)
-            .map(|_| random_bytes(32).iter().map(|b| format!("{b:02x}")).collect())
-            .collect();
+        let tokens: Vec<String> = (0..100).map(|_| token()).collect();
         let items: Vec<Value> = tokens.iter().map(|t| json!({"token": t})).collect();
-        let granted: Value = http
-            .post(format!("{}/v1/claims", hubs[0].url))
-            .header("authorization", device.auth())
-            .json(&json!({"device_id": device.device, "lease_ms": 60_000, "items": items}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = json!({"device_id": device.device, "lease_ms": 60_000, "items": items});
+        let granted = post_json(
+            &http,
+            &format!("{}/v1/claims", hubs[0].url),
+            &device.auth(),
+            &body,
+        )
+        .await;
         let claims: Vec<Value> = granted["claims"]
             .as_array()
             .unwrap()
             .iter()
             .map(|c| json!({"token": c["token"], "claim_id": c["claim_id"]}))
             .collect();
-        let settled: Value = http
-            .post(format!("{}/v1/claims/complete", hubs[0].url))
-            .header("authorization", device.auth())
-            .json(&json!({"device_id": device.device, "claims": claims}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = json!({"device_id": device.device, "claims": claims});
+        let settled = post_json(
+            &http,
+            &format!("{}/v1/claims/complete", hubs[0].url),
+            &device.auth(),
+            &body,
+        )
+        .await;
         assert_eq!(settled["settled"], 100);
     }
     let claim_rate = f64::from(batches_n * 100) / started.elapsed().as_secs_f64();
@@ -367,11 +379,7 @@ async fn main() {
     let contended_rounds = if quick { 5 } else { 20 };
     let started = Instant::now();
     for _ in 0..contended_rounds {
-        let items: Vec<Value> = (0..100)
-            .map(
-                |_| json!({"token": random_bytes(32).iter().map(|b| format!("{b:02x}")).collect::<String>()}),
-            )
-            .collect();
+        let items: Vec<Value> = (0..100).map(|_| json!({"token": token()})).collect();
         let tasks: Vec<_> = devices
             .iter()
             .enumerate()
@@ -379,16 +387,7 @@ async fn main() {
                 let (http, url, auth) = (http.clone(), hubs[i % 3].url.clone(), owner.auth());
                 let body = json!({"device_id": d, "lease_ms": 60_000, "items": items});
                 tokio::spawn(async move {
-                    let answer: Value = http
-                        .post(format!("{url}/v1/claims"))
-                        .header("authorization", auth)
-                        .json(&body)
-                        .send()
-                        .await
-                        .unwrap()
-                        .json()
-                        .await
-                        .unwrap();
+                    let answer = post_json(&http, &format!("{url}/v1/claims"), &auth, &body).await;
                     answer["claims"]
                         .as_array()
                         .unwrap()

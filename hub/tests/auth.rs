@@ -122,16 +122,7 @@ async fn another_accounts_login_reads_and_writes_nothing_of_this_one() {
         .settle(&mallory, laptop, "release", &[(t.clone(), claim_id.clone())])
         .await
         .expect(403);
-    let leave = s
-        .api
-        .send(
-            Method::DELETE,
-            &format!("/v1/devices/{laptop}"),
-            Some(&mallory),
-            None,
-            None,
-        )
-        .await;
+    let leave = s.api.leave(&mallory, laptop).await;
     leave.expect(404);
     // The same token in her account is her own job: granted to her, Alice's stays held by Alice.
     let hers = s.api.claim(&mallory, own, 60_000, &[(t.clone(), false)]).await;

@@ -41,27 +41,9 @@ async fn a_device_registers_once_and_leaves_for_good() {
         .push(&account, &[record(laptop, "visits", 1, 100)])
         .await
         .expect(200);
-    let leave = s
-        .api
-        .send(
-            Method::DELETE,
-            &format!("/v1/devices/{laptop}"),
-            Some(&account),
-            None,
-            None,
-        )
-        .await;
+    let leave = s.api.leave(&account, laptop).await;
     assert_eq!(leave.status, 204);
-    let leave = s
-        .api
-        .send(
-            Method::DELETE,
-            &format!("/v1/devices/{laptop}"),
-            Some(&account),
-            None,
-            None,
-        )
-        .await;
+    let leave = s.api.leave(&account, laptop).await;
     assert_eq!(leave.status, 204, "leaving twice is leaving");
     let granted = s.api.claim(&account, desktop, 60_000, &[(t, false)]).await;
     assert_eq!(
@@ -85,16 +67,7 @@ async fn a_device_registers_once_and_leaves_for_good() {
     assert!(listed.expect(200)["devices"][0]["left_at_ms"].as_i64().is_some());
     assert_eq!(s.pg.psql(&s.db, "SELECT count(*) FROM record"), "1");
 
-    let unknown = s
-        .api
-        .send(
-            Method::DELETE,
-            &format!("/v1/devices/{}", Uuid::new_v4()),
-            Some(&account),
-            None,
-            None,
-        )
-        .await;
+    let unknown = s.api.leave(&account, Uuid::new_v4()).await;
     unknown.expect(404);
     let garbage = s
         .api
@@ -122,14 +95,6 @@ async fn an_account_has_at_most_its_limit_of_devices() {
         limits::MAX_DEVICES_PER_ACCOUNT.to_string()
     );
     // A device that left makes room.
-    s.api
-        .send(
-            Method::DELETE,
-            &format!("/v1/devices/{first}"),
-            Some(&account),
-            None,
-            None,
-        )
-        .await;
+    s.api.leave(&account, first).await;
     s.api.register(&account, Uuid::new_v4()).await.expect(200);
 }

@@ -201,6 +201,11 @@ impl Answer {
         &self.body
     }
 
+    /// Whether every pushed record was acknowledged (`stored` or `duplicate`).
+    pub fn all_acknowledged(&self) -> bool {
+        self.statuses().iter().all(|s| s == "stored" || s == "duplicate")
+    }
+
     /// The push results' statuses.
     pub fn statuses(&self) -> Vec<String> {
         self.body["results"]
@@ -325,13 +330,17 @@ impl Api {
 
     /// Pushes records.
     pub async fn push(&self, account: &Account, records: &[Record]) -> Answer {
-        let body = serde_json::to_vec(&json!({ "records": records })).unwrap();
+        self.try_push(account, records).await.expect("the hub answers")
+    }
+
+    /// The device leaves.
+    pub async fn leave(&self, account: &Account, device: Uuid) -> Answer {
         self.send(
-            reqwest::Method::POST,
-            "/v1/records",
+            reqwest::Method::DELETE,
+            &format!("/v1/devices/{device}"),
             Some(account),
             None,
-            Some(body),
+            None,
         )
         .await
     }
