@@ -231,3 +231,50 @@ async fn a_dump_after_a_sync_holds_only_what_the_hub_stores() {
     .collect();
     assert_eq!(by_table, expected);
 }
+
+#[test]
+fn hot_queries_are_served_by_primary_keys() {
+    let pg = postgres::shared();
+    let db = pg.create_database("plans");
+    assert_eq!(run_hub(&["migrate", "--database-url", &pg.url(&db)], &[]).0, 0);
+    // 50 accounts, each a device with two series of 200 records and 200 claim jobs.
+    pg.psql(
+        &db,
+        r"INSERT INTO account SELECT md5('a' || a)::uuid, sha256(a::text::bytea) FROM generate_series(1, 50) a;
+          INSERT INTO device (account_id, device_id) SELECT md5('a' || a)::uuid, md5('d' || a)::uuid FROM generate_series(1, 50) a;
+          INSERT INTO series_head SELECT md5('a' || a)::uuid, md5('d' || a)::uuid, s, 200
+            FROM generate_series(1, 50) a, unnest(ARRAY['visits', 'state']) s;
+          INSERT INTO record (account_id, device_id, series, idx, record_id, payload)
+            SELECT md5('a' || a)::uuid, md5('d' || a)::uuid, s, i, gen_random_uuid(), '\x00'
+            FROM generate_series(1, 50) a, unnest(ARRAY['visits', 'state']) s, generate_series(1, 200) i;
+          INSERT INTO claim_job (account_id, token)
+            SELECT md5('a' || a)::uuid, sha256((a * 1000 + t)::text::bytea) FROM generate_series(1, 50) a, generate_series(1, 200) t;
+          ANALYZE",
+    );
+    let (account, device) = ("md5('a7')::uuid", "md5('d7')::uuid");
+    let plans = [
+        (
+            "record",
+            sitetrail_hub::api::records::PAGE_QUERY,
+            format!("{account}, {device}, 'visits', 150, 51, 8388608"),
+        ),
+        (
+            "claim_job",
+            sitetrail_hub::api::claims::LOCK_JOBS,
+            format!("{account}, ARRAY[sha256('7005'::bytea), sha256('7006'::bytea)]"),
+        ),
+        (
+            "record",
+            sitetrail_hub::api::push::STORED_IDS,
+            format!("{account}, ARRAY[{device}, {device}], ARRAY['visits', 'state'], ARRAY[3, 4]::int8[]"),
+        ),
+    ];
+    for (table, sql, args) in plans {
+        let plan = pg.psql(&db, &format!("PREPARE q AS {sql}; EXPLAIN EXECUTE q({args})"));
+        assert!(
+            plan.contains(&format!("Index Scan using {table}_pkey")),
+            "{sql}\n{plan}"
+        );
+        assert!(!plan.contains("Seq Scan"), "{sql}\n{plan}");
+    }
+}

@@ -64,6 +64,15 @@ struct Job {
     done_at_ms: Option<i64>,
 }
 
+/// Locks the free jobs among the tokens asked about, by primary key (public for the plan test
+/// in `hub/tests/schema.rs`).
+pub const LOCK_JOBS: &str = r#"
+    SELECT token, state, claim_id, device_id, attempts,
+           floor(extract(epoch FROM lease_until - now()) * 1000)::int8 AS lease_left_ms,
+           floor(extract(epoch FROM done_at) * 1000)::int8 AS done_at_ms
+    FROM claim_job WHERE account_id = $1 AND token = ANY($2)
+    ORDER BY token FOR UPDATE SKIP LOCKED"#;
+
 /// Asks for claims: one answer per item, in the request's order.
 pub async fn claim(
     State(app): State<App>,
@@ -91,15 +100,7 @@ pub async fn claim(
         )
         .await?;
     tx.execute(&insert, &[&authed.account_id, &tokens]).await?;
-    let lock = tx
-        .prepare_cached(
-            r#"SELECT token, state, claim_id, device_id, attempts,
-                      floor(extract(epoch FROM lease_until - now()) * 1000)::int8 AS lease_left_ms,
-                      floor(extract(epoch FROM done_at) * 1000)::int8 AS done_at_ms
-               FROM claim_job WHERE account_id = $1 AND token = ANY($2)
-               ORDER BY token FOR UPDATE SKIP LOCKED"#,
-        )
-        .await?;
+    let lock = tx.prepare_cached(LOCK_JOBS).await?;
     let mut jobs: BTreeMap<Vec<u8>, Job> = BTreeMap::new();
     for row in tx.query(&lock, &[&authed.account_id, &tokens]).await? {
         jobs.insert(

@@ -115,14 +115,7 @@ async fn store(
         .collect();
     let mut stored_ids: BTreeMap<(Uuid, String, i64), Uuid> = BTreeMap::new();
     if !known.is_empty() {
-        let query = tx
-            .prepare_cached(
-                r#"SELECT r.device_id, r.series, r.idx, r.record_id
-                   FROM unnest($2::uuid[], $3::text[], $4::int8[]) AS p(device_id, series, idx)
-                   JOIN record r ON r.account_id = $1 AND r.device_id = p.device_id
-                                AND r.series = p.series AND r.idx = p.idx"#,
-            )
-            .await?;
+        let query = tx.prepare_cached(STORED_IDS).await?;
         let d: Vec<Uuid> = known.iter().map(|r| r.device_id).collect();
         let s: Vec<&str> = known.iter().map(|r| r.series.as_str()).collect();
         let i: Vec<i64> = known.iter().map(|r| idx(r)).collect();
@@ -185,6 +178,14 @@ async fn store(
         })
         .collect())
 }
+
+/// The ids already stored at the places a push names, by primary key (public for the plan test
+/// in `hub/tests/schema.rs`).
+pub const STORED_IDS: &str = r#"
+    SELECT r.device_id, r.series, r.idx, r.record_id
+    FROM unnest($2::uuid[], $3::text[], $4::int8[]) AS p(device_id, series, idx)
+    JOIN record r ON r.account_id = $1 AND r.device_id = p.device_id
+                 AND r.series = p.series AND r.idx = p.idx"#;
 
 /// A checked record's index ([`Record::check`] keeps it within `i64`).
 fn idx(r: &Record) -> i64 {

@@ -46,23 +46,24 @@ fn corrupt(column: &str) -> crate::error::HubError {
     crate::error::HubError::Internal
 }
 
+/// A page of a series: a range of `record`'s primary key (public for the plan test in
+/// `hub/tests/schema.rs`).
+pub const PAGE_QUERY: &str = r#"
+    SELECT idx, record_id, received_at_ms,
+           CASE WHEN running - size = 0 OR running <= $6 THEN payload END AS payload
+    FROM (SELECT *, sum(size) OVER (ORDER BY idx) AS running
+          FROM (SELECT idx, record_id, payload, octet_length(payload) AS size,
+                       floor(extract(epoch FROM received_at) * 1000)::int8 AS received_at_ms
+                FROM record
+                WHERE account_id = $1 AND device_id = $2 AND series = $3 AND idx > $4
+                ORDER BY idx LIMIT $5) AS page) AS sized
+    ORDER BY idx"#;
+
 /// A page of one series: consecutive records after `after`, and whether more follow.
 pub async fn page(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<PageResponse>> {
     let page = parse_page_query(uri.query())?;
     let client = app.pool.get().await?;
-    let statement = client
-        .prepare_cached(
-            r#"SELECT idx, record_id, received_at_ms,
-                      CASE WHEN running - size = 0 OR running <= $6 THEN payload END AS payload
-               FROM (SELECT *, sum(size) OVER (ORDER BY idx) AS running
-                     FROM (SELECT idx, record_id, payload, octet_length(payload) AS size,
-                                  floor(extract(epoch FROM received_at) * 1000)::int8 AS received_at_ms
-                           FROM record
-                           WHERE account_id = $1 AND device_id = $2 AND series = $3 AND idx > $4
-                           ORDER BY idx LIMIT $5) AS page) AS sized
-               ORDER BY idx"#,
-        )
-        .await?;
+    let statement = client.prepare_cached(PAGE_QUERY).await?;
     let cap = i64::try_from(limits::MAX_PAGE_PAYLOAD_BYTES).unwrap_or(i64::MAX);
     let rows = client
         .query(
