@@ -148,8 +148,12 @@ impl From<PoolError> for HubError {
     fn from(e: PoolError) -> HubError {
         match e {
             PoolError::Backend(e) => e.into(),
+            // Every connection busy for the whole wait: the hub is overloaded, PostgreSQL is fine.
+            PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => {
+                HubError::Unavailable("the hub is busy; try again in a few seconds".into())
+            }
             PoolError::Timeout(_) => {
-                note_down(&"no database connection within the wait");
+                note_down(&"no new database connection within the wait");
                 HubError::database_unavailable()
             }
             PoolError::Closed | PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_) => {
