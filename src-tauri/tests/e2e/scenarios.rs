@@ -49,12 +49,22 @@ fn retry_in_the_failed_panel_shows_the_category_live() {
     let row = format!("#f-rows tr[data-id='{gh}']");
     assert_eq!(h.text(&format!("{row} .attempts")), "3");
     assert!(h.text(&format!("{row} .err")).contains("HTTP 503"));
-    // Until the AI answers, the website shows its provisional built-in category, and says so.
-    h.wait_for(WAIT, || {
-        h.text(&format!("{row} .keeps"))
-            .contains("still has its provisional category: Other")
-            .then_some(())
+    // Until the AI answers, the website shows its provisional built-in category (the one the
+    // app's local pass wrote), and says so.
+    let keeps = h.wait_for(WAIT, || {
+        let t = h.text(&format!("{row} .keeps"));
+        t.contains("still has its provisional category: ").then_some(t)
     });
+    let provisional = dirs.store().website("quietsite.example").expect("website");
+    assert_eq!(
+        provisional.category_source.map(sitetrail::CategorySource::as_str),
+        Some("builtin")
+    );
+    let name = provisional.category.expect("a provisional category").name();
+    assert!(
+        keeps.contains(&format!("provisional category: {name} (built-in")),
+        "{keeps:?} names {name}"
+    );
     h.screenshot("failed.png");
 
     h.click(&format!("{row} button.retry"));
