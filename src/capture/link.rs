@@ -221,7 +221,7 @@ pub fn manifest_json(browser: LinkBrowser, launcher: &Path) -> serde_json::Value
 }
 
 /// `p` as a single-quoted shell word. Refuses what a script line cannot carry.
-fn shell_word(what: &str, p: &Path) -> Result<String> {
+pub(crate) fn shell_word(what: &str, p: &Path) -> Result<String> {
     let s = p
         .to_str()
         .ok_or_else(|| Error::InvalidInput(format!("the {what} path {} is not UTF-8", p.display())))?;
@@ -252,7 +252,7 @@ pub fn launcher_script(browser: LinkBrowser, exe: &Path, db: &Path) -> Result<St
 }
 
 /// Writes `contents` to `path` atomically (`fsutil`), with `mode` on Unix.
-fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     crate::fsutil::write_atomically_with(path, |file| {
         use std::io::Write;
         file.write_all(contents)?;

@@ -7,8 +7,10 @@
 //! - [`events`]: storing a batch of events in one transaction, idempotently.
 //! - [`host`]: the host loop; acknowledges a batch only after it committed.
 //! - [`link`]: `browser-link install|uninstall|status`: the host manifest and its launcher.
+//! - [`system_link`]: the same links for every user, written into a package's files.
 
 pub mod events;
 pub mod host;
 pub mod link;
 pub mod protocol;
+pub mod system_link;

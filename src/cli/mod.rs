@@ -11,6 +11,7 @@ mod history;
 mod human;
 mod import;
 mod out;
+mod package;
 mod review;
 mod settings;
 mod status;
@@ -24,7 +25,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use sitetrail::settings::{Overrides, Resolved};
 use sitetrail::{Result, Store};
@@ -104,7 +105,13 @@ enum Command {
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The hidden `package-files` is parsed beside `Cli`, not in it: the man pages and
+    // completions it writes from `Cli::command()` must not list it.
+    let mut matches = Cli::command().subcommand(package::command()).get_matches();
+    if let Some((package::NAME, m)) = matches.subcommand() {
+        return report(package::run_package_files(Cli::command(), m));
+    }
+    let cli = Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit());
     let default_level = if matches!(cli.command, Command::Worker(_) | Command::Daemon(_)) {
         "info"
     } else {
@@ -117,7 +124,12 @@ pub fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
-    match run(cli).and_then(|()| out::finish()) {
+    report(run(cli))
+}
+
+/// The exit code of a command's result, with the error's message on stderr.
+fn report(result: Result<()>) -> ExitCode {
+    match result.and_then(|()| out::finish()) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of stdout went away (`| head`): the normal end of the output.
         Err(e) if out::is_closed_output(&e) => ExitCode::SUCCESS,
