@@ -37,7 +37,7 @@ use async_trait::async_trait;
 
 use super::model::features::TitleWords;
 use super::user_rules::{self, UserCategories};
-use super::{hints, model, open_table, Classifier, ClassifyError, DomainOutcome, Verdict};
+use super::{hints, model, open_table, vocabulary, Classifier, ClassifyError, DomainOutcome, Verdict};
 use crate::category::{Category, CategorySource};
 use crate::confidence::Confidence;
 
@@ -263,6 +263,15 @@ pub fn judge_with_titles(
         (None, Some(j)) => j,
         (None, None) => Judgement::new(Category::Other, Confidence::Low, Rule::Nothing),
     }
+}
+
+/// Decodes and compiles everything the rules read (the open table, the learned model and its
+/// word list, the vocabulary) now, once per process; they are otherwise made ready on first use.
+/// Call before taking a lock that judgements run under.
+pub fn warm() {
+    open_table::warm();
+    model::warm();
+    vocabulary::warm();
 }
 
 /// Judges one domain by the bundled rules (without any user categories). Always answers.
