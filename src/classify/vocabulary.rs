@@ -91,7 +91,7 @@ struct Rule {
 struct Vocabulary {
     /// The masked words, in the file's order.
     masks: Vec<&'static str>,
-    /// Finds whether any masked word occurs in a label.
+    /// Finds the masked words in a label (pattern `i` is `masks[i]`).
     any_mask: AhoCorasick,
     /// Every distinct rule word, one pattern each.
     words: AhoCorasick,
@@ -146,14 +146,22 @@ impl Vocabulary {
     }
 
     /// The label with every masked word replaced by dots, one masked word after the other in the
-    /// file's order; the label itself (no copy) when none occurs in it.
+    /// file's order; the label itself (no copy) when none occurs in it. Dots never make a word,
+    /// so only the masked words found in the label as given are looked for again.
     fn mask<'a>(&self, label: &'a str, buf: &'a mut String) -> &'a str {
-        if !self.any_mask.is_match(label) {
+        let mut found: Vec<usize> = self
+            .any_mask
+            .find_overlapping_iter(label)
+            .map(|m| m.pattern().as_usize())
+            .collect();
+        if found.is_empty() {
             return label;
         }
+        found.sort_unstable();
+        found.dedup();
         buf.clear();
         buf.push_str(label);
-        for word in &self.masks {
+        for word in found.iter().map(|i| self.masks[*i]) {
             while let Some(at) = buf.find(word) {
                 buf.replace_range(at..at + word.len(), &".".repeat(word.len()));
             }
