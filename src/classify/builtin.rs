@@ -25,10 +25,11 @@
 //! 11. the learned model's best guess (low), else `other` (low).
 //!
 //! A `high` answer is certain: the worker does not ask a remote provider about it (unless the
-//! user asks to classify again with the AI). Rules 6 to 8 and 10 live in [`super::hints`]. The
-//! order was chosen by measurement (docs/BENCHMARKS.md): the vocabulary's words are more often
-//! right than the model's `medium` answers on hand-labelled long-tail sites, and without the
-//! model ([`RuleOptions::WITHOUT_MODEL`]) the order is the rules' as before.
+//! user asks to classify again with the AI). Rules 6, 8 and 10 live in [`super::hints`], rule 7 in
+//! [`super::vocabulary`]. The order was chosen by measurement (docs/BENCHMARKS.md): the
+//! vocabulary's words are more often right than the model's `medium` answers on hand-labelled
+//! long-tail sites, and without the model ([`RuleOptions::WITHOUT_MODEL`]) the order is the
+//! rules' as before.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
