@@ -264,6 +264,36 @@ pub fn list_top_websites(conn: &Connection, since: Timestamp, n: usize) -> Resul
     Ok(rows.take(n).collect::<rusqlite::Result<_>>()?)
 }
 
+/// Most visits [`list_website_visits`] returns.
+pub const MAX_WEBSITE_VISITS: usize = 500;
+
+/// The newest visits (at most `limit`) to the website `domain` since `since`, newest first: the
+/// website page's list. Served by the visit key's range, newest first, so it stops at `limit`.
+pub fn list_website_visits(
+    conn: &Connection,
+    domain: &str,
+    since: Timestamp,
+    limit: usize,
+) -> Result<Vec<HistoryRow>> {
+    if limit == 0 || limit > MAX_WEBSITE_VISITS {
+        return Err(Error::InvalidInput(format!(
+            "ask for 1 to {MAX_WEBSITE_VISITS} visits, not {limit}"
+        )));
+    }
+    let mut stmt = conn.prepare_cached(
+        r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+                  w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
+           FROM visit v JOIN website w ON w.id = v.website_id
+           WHERE v.id >= :low AND w.domain = :domain
+           ORDER BY v.id DESC"#,
+    )?;
+    let rows = stmt.query_map(
+        named_params! { ":low": VisitId::lower_bound(since), ":domain": domain },
+        read_row,
+    )?;
+    Ok(rows.take(limit).collect::<rusqlite::Result<_>>()?)
+}
+
 /// Counts visits.
 pub fn count_visits(conn: &Connection) -> Result<i64> {
     Ok(conn
@@ -287,6 +317,11 @@ impl Store {
         self.with_conn(|c| list_top_websites(c, since, n))
     }
 
+    /// The newest visits to `domain` since `since` (at most `limit`).
+    pub fn website_visits(&self, domain: &str, since: Timestamp, limit: usize) -> Result<Vec<HistoryRow>> {
+        self.with_conn(|c| list_website_visits(c, domain, since, limit))
+    }
+
     /// Number of visits.
     pub fn visit_count(&self) -> Result<i64> {
         self.with_conn(count_visits)
@@ -308,4 +343,47 @@ pub(crate) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
         category_source: r.get("category_source")?,
         category_confidence: r.get("category_confidence")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::visits::NewVisit;
+
+    #[test]
+    fn a_websites_visits_are_its_own_newest_first_within_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("t.db")).unwrap();
+        let base = Timestamp::parse_rfc3339("2026-11-30T08:00:00Z").unwrap();
+        for (i, domain) in ["a.test", "b.test", "a.test", "a.test"].iter().enumerate() {
+            store
+                .record_visit(&NewVisit {
+                    url: &format!("https://{domain}/{i}"),
+                    title: None,
+                    visited_at: Timestamp(base.0 + i as i64 * 60_000_000),
+                    source: "test",
+                    source_visit_id: Some(&i.to_string()),
+                })
+                .unwrap();
+        }
+        let urls = |since: Timestamp, limit: usize| -> Vec<String> {
+            store
+                .website_visits("a.test", since, limit)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.url)
+                .collect()
+        };
+        assert_eq!(
+            urls(base, 10),
+            ["https://a.test/3", "https://a.test/2", "https://a.test/0"]
+        );
+        assert_eq!(urls(base, 2), ["https://a.test/3", "https://a.test/2"]);
+        assert_eq!(
+            urls(Timestamp(base.0 + 60_000_000), 10),
+            ["https://a.test/3", "https://a.test/2"]
+        );
+        assert!(store.website_visits("a.test", base, 0).is_err());
+        assert!(store.website_visits("absent.test", base, 10).unwrap().is_empty());
+    }
 }

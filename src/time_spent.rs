@@ -25,6 +25,8 @@ use crate::ids::VisitId;
 use crate::store::Store;
 use crate::time::Timestamp;
 
+pub mod period;
+
 /// Largest estimate taken from an imported duration (10 minutes). Chromium's `visit_duration`
 /// runs until the next navigation in the tab or its closing, background time included: a tab left
 /// open overnight would otherwise count as a night of reading.
@@ -222,6 +224,14 @@ fn category_key(category: Option<&str>) -> &str {
     category.unwrap_or("uncategorized")
 }
 
+/// Most time first, then most visits, then by key: the order of every "by time" list.
+fn by_time(a: &TimeRow, b: &TimeRow) -> std::cmp::Ordering {
+    b.total_ms()
+        .cmp(&a.total_ms())
+        .then(b.visits.cmp(&a.visits))
+        .then(a.key.cmp(&b.key))
+}
+
 /// Time spent per website, category or day (`tz`'s calendar days) on the visits `q` selects.
 /// Websites and categories come most time first (then most visits, then key); days in order.
 pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Result<Vec<TimeRow>> {
@@ -248,12 +258,7 @@ pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Res
     let mut rows: Vec<TimeRow> = groups.into_values().collect();
     match q.by {
         GroupBy::Day => rows.sort_by(|a, b| a.key.cmp(&b.key)),
-        _ => rows.sort_by(|a, b| {
-            b.total_ms()
-                .cmp(&a.total_ms())
-                .then(b.visits.cmp(&a.visits))
-                .then(a.key.cmp(&b.key))
-        }),
+        _ => rows.sort_by(by_time),
     }
     Ok(rows)
 }
@@ -304,12 +309,7 @@ pub fn list_days<Tz: TimeZone>(
         let (mut total, cats) = per_day.remove(&day).unwrap_or_default();
         total.key = day_key(day);
         let mut categories: Vec<TimeRow> = cats.into_values().collect();
-        categories.sort_by(|a, b| {
-            b.total_ms()
-                .cmp(&a.total_ms())
-                .then(b.visits.cmp(&a.visits))
-                .then(a.key.cmp(&b.key))
-        });
+        categories.sort_by(by_time);
         out.push(DayTime {
             day: day_key(day),
             total,

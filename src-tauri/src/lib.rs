@@ -37,6 +37,9 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         cmd::overview::get_queue,
         cmd::overview::get_summary,
+        cmd::period::get_period_overview,
+        cmd::period::get_timeline,
+        cmd::website::get_website_page,
         cmd::overview::list_categories,
         cmd::overview::get_app_info,
         cmd::history::list_history,

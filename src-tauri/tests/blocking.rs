@@ -119,6 +119,9 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("list_categories", json!({})),
         ("get_queue", json!({})),
         ("get_summary", json!({})),
+        ("get_period_overview", json!({"first": "2026-11-30", "days": 7})),
+        ("get_timeline", json!({"day": "2026-11-30"})),
+        ("get_website_page", json!({"domain": "shop.example"})),
         ("list_history", json!({"query": {"search": "shop"}})),
         (
             "set_category",

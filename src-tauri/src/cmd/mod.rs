@@ -12,8 +12,10 @@ pub mod history;
 pub mod import;
 pub mod jobs;
 pub mod overview;
+pub mod period;
 pub mod review;
 pub mod settings;
+pub mod website;
 
 use sitetrail::Timestamp;
 
