@@ -16,6 +16,8 @@ mod first_run;
 mod harness;
 #[path = "e2e/history.rs"]
 mod history;
+#[path = "e2e/overview.rs"]
+mod overview;
 #[path = "e2e/review.rs"]
 mod review;
 #[path = "e2e/scenarios.rs"]

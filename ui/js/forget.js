@@ -93,6 +93,20 @@ export function forgetWebsite(domain) {
   );
 }
 
+/** Puts a website on the never-record list (its past visits stay until forgotten). */
+export function neverRecord(domain) {
+  open(
+    `Never record ${domain}?`,
+    [el('p', { text: `Visits to ${domain} and its subdomains will not be recorded or classified from now on. Its past visits stay until you forget them; Never recorded… in History takes it off the list.` })],
+    'Never record',
+    async () => {
+      const r = await call('block_domain', { domain });
+      document.dispatchEvent(new CustomEvent('sitetrail:blocked', { detail: { domain: r.domain } }));
+      toast(`${r.domain} will never be recorded again.`);
+    },
+  );
+}
+
 const PERIODS = [['hour', 'The last hour'], ['day', 'The last 24 hours'], ['all', 'Everything']];
 
 /** The last hour, day, or everything. */

@@ -88,6 +88,39 @@ export function show() {
   if (shown === 0 || staleTop) reload();
 }
 
+/** A visit to bring into view once its page is loaded (opened from the day timeline). */
+let wanted = null;
+
+/**
+ * Opens the history filtered from another view: `category` (an id or `uncategorized`), the days
+ * `first`..`last` (yyyy-mm-dd), `search` words (a website's domain), and `visit`, a visit to show
+ * and mark. Every other filter is cleared, so the list is exactly what was clicked.
+ */
+export function open({ category = '', first = '', last = '', search = '', visit = null } = {}) {
+  $('#h-search').value = search || '';
+  $('#h-category').value = category || '';
+  $('#h-from').value = first || '';
+  $('#h-to').value = last || '';
+  wanted = visit;
+  visible = true;
+  reload();
+}
+
+/** Marks and scrolls to the wanted visit's row once it is in the page. */
+function reveal() {
+  if (!wanted) return;
+  const tr = [...document.querySelectorAll('#h-rows tr.visit')].find((r) => r._v.ids.includes(wanted));
+  if (!tr) {
+    if (done) wanted = null;
+    return;
+  }
+  wanted = null;
+  for (const old of document.querySelectorAll('#h-rows tr.marked')) old.classList.remove('marked');
+  tr.classList.add('marked');
+  tr.scrollIntoView({ block: 'center' });
+  tr.querySelector('button.edit').focus({ preventScroll: true });
+}
+
 export function hide() {
   visible = false;
 }
@@ -178,6 +211,8 @@ async function loadMore() {
   loading = false;
   $('#h-more').hidden = done;
   status();
+  reveal();
+  if (wanted && !done) requestAnimationFrame(loadMore);
   loadIcons(page.rows.map((r) => r.domain));
   // The observer only reports changes: if the end of the list is still in sight (the user kept
   // scrolling while this page loaded, or the window is tall), load the next page now.
@@ -287,7 +322,7 @@ function row(r, key, at) {
   const url = icons.get(r.domain);
   if (url) icon.src = url;
   else icon.hidden = true;
-  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key },
+  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key, 'data-visit': r.visit_id },
     el('td', {},
       el('div', { class: 'site' },
         el('span', { class: 'd', title: r.url }, icon, el('span', { class: 'dn', text: r.domain })),
@@ -300,7 +335,7 @@ function row(r, key, at) {
     el('td', {}, el('div', { class: 'acts' },
       el('button', {
         type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.domain}`,
-        onclick: () => openDialog(r.domain, tr),
+        onclick: () => editCategory(r.domain, tr._cat),
       }, 'Edit'),
       el('button', {
         type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.domain}`,
@@ -360,9 +395,9 @@ function updateDomain(domain, category, source, confidence) {
 }
 
 let editing = null;
-function openDialog(domain, tr) {
+/** Opens the category dialog of `domain`, whose category is now [category, source, confidence]. */
+export function editCategory(domain, [category, source, confidence]) {
   editing = domain;
-  const [category, source, confidence] = tr._cat;
   $('#cat-domain').textContent = domain;
   const sure = confidence ? `, ${confidenceLabel(confidence)}` : '';
   $('#cat-current').textContent = category
@@ -381,6 +416,7 @@ async function saveCategory() {
   try {
     const w = await call('set_category', { domain: editing, category });
     updateDomain(w.domain, w.category, w.category_source, w.category_confidence);
+    document.dispatchEvent(new CustomEvent('sitetrail:category', { detail: w }));
     $('#cat-dialog').close();
     toast(`${w.domain} is now ${categoryName(w.category)} (your choice).`);
   } catch (e) {
@@ -392,6 +428,7 @@ async function reclassify(ai) {
   try {
     const w = await call('reclassify_website', { domain: editing, ai });
     updateDomain(w.domain, null, null, null);
+    document.dispatchEvent(new CustomEvent('sitetrail:category', { detail: w }));
     $('#cat-dialog').close();
     toast(ai
       ? `${w.domain} will be classified again by the AI (the built-in category shows meanwhile).`
