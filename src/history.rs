@@ -79,6 +79,8 @@ pub struct HistoryRow {
     pub website_id: WebsiteId,
     /// Its domain.
     pub domain: String,
+    /// Its domain as people read it (Unicode for an internationalised name).
+    pub display: String,
     /// Its category id, once classified.
     pub category: Option<Category>,
     /// Who set the category.
@@ -331,14 +333,16 @@ impl Store {
 /// A history row from a query that selects the visit's columns with its website's `domain`,
 /// `category`, `category_source` and `category_confidence` (the history page and the search).
 pub(crate) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
+    let domain: String = r.get("domain")?;
     Ok(HistoryRow {
+        display: crate::domain::unicode_form(&domain).into_owned(),
+        domain,
         visit_id: r.get("id")?,
         url: r.get("url")?,
         title: r.get("title")?,
         visited_at: r.get("visited_at")?,
         source: r.get("source")?,
         website_id: r.get("website_id")?,
-        domain: r.get("domain")?,
         category: r.get("category")?,
         category_source: r.get("category_source")?,
         category_confidence: r.get("category_confidence")?,

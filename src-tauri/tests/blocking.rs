@@ -158,6 +158,8 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ),
         ("get_favicons", json!({"domains": ["shop.example"]})),
         ("get_search_index", json!({})),
+        // Refused before anything is opened: no browser starts in this test.
+        ("open_url", json!({"url": "file:///etc/passwd"})),
         (
             "forget_visits",
             json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),

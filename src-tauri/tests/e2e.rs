@@ -20,6 +20,8 @@ mod history;
 mod overview;
 #[path = "e2e/review.rs"]
 mod review;
+#[path = "e2e/rows.rs"]
+mod rows;
 #[path = "e2e/scenarios.rs"]
 mod scenarios;
 #[path = "e2e/settings.rs"]

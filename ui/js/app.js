@@ -69,6 +69,16 @@ async function start() {
       e.preventDefault();
       showView(TABS[n - 1]);
     }
+    // "/" and Ctrl/Cmd+F: the history's search, from any view.
+    const typing = e.target.closest && e.target.closest('input, select, textarea');
+    const find = (e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'f';
+    const slash = e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey;
+    if ((find || slash) && !document.querySelector('dialog[open]')) {
+      e.preventDefault();
+      if (current !== 'history') showView('history');
+      $('#h-search').focus();
+      $('#h-search').select();
+    }
   });
 
   await listen(STORE_CHANGED, (changes) => {

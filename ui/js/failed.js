@@ -36,6 +36,8 @@ function summary() {
     : `${fmtNumber(failed)} website${failed === 1 ? '' : 's'} could not be classified.`;
   $('#f-retry-all').disabled = failed === 0;
   $('#f-empty').hidden = rows.size > 0;
+  // Nothing failed: the words alone, no empty table.
+  $('#f-table').closest('.table-wrap').hidden = rows.size === 0;
 }
 
 /** Adds FAILED jobs not shown yet; keeps rows that are being followed. */

@@ -7,6 +7,8 @@ import { $, el, fmtNumber, fmtTime, categoryCell, categoryName, confidenceLabel,
 import * as forget from './forget.js';
 import { currentProvider } from './overview.js';
 import { annotate } from './timecharts.js';
+import * as rows from './rows.js';
+import { go } from './nav.js';
 
 const PAGE = 100;
 /** Rows kept in the page (visit rows and day headings): older pages push the oldest-loaded
@@ -56,6 +58,12 @@ export function init(categories) {
   $('#h-more').addEventListener('click', loadMore);
   $('#h-top').addEventListener('click', reload);
   $('#h-forget').addEventListener('click', forget.forgetRecent);
+  // The first-run card on the overview imports; Settings links the extension.
+  $('#h-empty-import').addEventListener('click', () => go('overview'));
+  $('#h-empty-link').addEventListener('click', () => {
+    go('settings');
+    $('#s-ext-title').scrollIntoView();
+  });
   $('#h-blocked').addEventListener('click', forget.showBlocked);
   new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) loadMore();
@@ -80,6 +88,8 @@ export function init(categories) {
   $('#cat-reclassify').addEventListener('click', () => reclassify(false));
   $('#cat-reclassify-ai').addEventListener('click', () => reclassify(true));
   document.addEventListener('sitetrail:forgotten', (e) => forgotten(e.detail));
+  rows.init();
+  rows.initDetails();
   watchIndex();
 }
 
@@ -172,7 +182,17 @@ function query() {
   };
 }
 
+/** Marks empty date boxes, so they show no placeholder date (style.css). */
+function markDates() {
+  for (const id of ['#h-from', '#h-to']) {
+    const box = $(id);
+    box.classList.toggle('unset', !box.value);
+    box.title = box.value ? '' : 'Any day';
+  }
+}
+
 export function reload() {
+  markDates();
   generation += 1;
   cursor = null;
   done = false;
@@ -182,6 +202,7 @@ export function reload() {
   trimmed = 0;
   $('#h-top-row').hidden = true;
   rowsByDomain.clear();
+  rows.clearSelection();
   $('#h-rows').replaceChildren();
   $('#h-scroll').scrollTop = 0;
   loadMore();
@@ -219,7 +240,16 @@ async function loadMore() {
   if (!done && nearEnd()) requestAnimationFrame(loadMore);
 }
 
+/** True while no search, category or date narrows the list. */
+function unfiltered() {
+  return !$('#h-search').value.trim() && !$('#h-category').value && !$('#h-from').value && !$('#h-to').value;
+}
+
 function status() {
+  // An empty history (not an empty search) says where history comes from, instead of a table.
+  const empty = shown === 0 && done && unfiltered();
+  $('#h-empty').hidden = !empty;
+  $('#h-table').hidden = empty;
   $('#h-status').textContent = shown === 0
     ? 'No visits match.'
     : `${fmtNumber(shown)} visit${shown === 1 ? '' : 's'} loaded${trimmed ? ' (the newest scrolled out)' : ''}${done ? '' : ', newest first — scroll for more'}.`;
@@ -270,6 +300,10 @@ function append(rows) {
     frag.append(last);
   }
   body.append(frag);
+  if (!body.querySelector('tr.visit[tabindex="0"]')) {
+    const first = body.querySelector('tr.visit');
+    if (first) first.setAttribute('tabindex', '0');
+  }
 }
 
 function merge(tr, r) {
@@ -302,6 +336,7 @@ function trim() {
 
 /** Removes a row (and its bookkeeping); `alone`: without tidying the day headings. */
 function forgetRowState(tr, alone = false) {
+  rows.dropped(tr);
   const list = rowsByDomain.get(tr.dataset.domain);
   if (list && list.includes(tr)) list.splice(list.indexOf(tr), 1);
   const prev = tr.previousElementSibling;
@@ -322,11 +357,15 @@ function row(r, key, at) {
   const url = icons.get(r.domain);
   if (url) icon.src = url;
   else icon.hidden = true;
-  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key, 'data-visit': r.visit_id },
+  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key, 'data-visit': r.visit_id, tabindex: '-1', 'aria-selected': 'false' });
+  const domainTitle = r.display === r.domain ? r.url : `${r.url} (${r.domain})`;
+  tr.append(
     el('td', {},
-      el('div', { class: 'site' },
-        el('span', { class: 'd', title: r.url }, icon, el('span', { class: 'dn', text: r.domain })),
-        el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }))),
+      el('div', { class: 'row-sel' },
+        rows.checkbox(tr, `Select this visit to ${r.display}`),
+        el('div', { class: 'site' },
+          el('span', { class: 'd', title: domainTitle }, icon, el('span', { class: 'dn', text: r.display })),
+          el('span', { class: 't', text: r.title || r.url, title: r.title || r.url })))),
     el('td', { class: 'c' }, categoryCell(r.category, r.category_source, r.category_confidence)),
     el('td', { class: 'time', title: fmtTime(r.visited_at) },
       el('span', { class: 'at', text: timeOnly.format(at) }),
@@ -334,14 +373,15 @@ function row(r, key, at) {
       el('span', { class: 'spent', 'data-visit': r.visit_id })),
     el('td', {}, el('div', { class: 'acts' },
       el('button', {
-        type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.domain}`,
+        type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.display}`,
         onclick: () => editCategory(r.domain, tr._cat),
       }, 'Edit'),
       el('button', {
-        type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.domain}`,
+        type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.display}`,
         onclick: () => forget.forgetRow(tr._v),
       }, 'Forget'))));
-  tr._v = { ids: [r.visit_id], times: [r.visited_at], url: r.url, domain: r.domain, day: key };
+  tr._v = { ids: [r.visit_id], times: [r.visited_at], url: r.url, domain: r.domain, display: r.display, day: key };
+  tr._row = r;
   let list = rowsByDomain.get(r.domain);
   if (!list) rowsByDomain.set(r.domain, (list = []));
   list.push(tr);
@@ -376,11 +416,13 @@ function forgotten(detail) {
     reload();
     return;
   }
-  const rows = [...(rowsByDomain.get(detail.domain) || [])];
-  for (const tr of rows) {
-    if (detail.kind === 'website' || tr._v.ids.some((id) => detail.ids.includes(id))) {
-      forgetRowState(tr);
-      shown -= tr._v.ids.length;
+  const ids = new Set(detail.ids || []);
+  for (const domain of detail.domains || [detail.domain]) {
+    for (const tr of [...(rowsByDomain.get(domain) || [])]) {
+      if (detail.kind === 'website' || tr._v.ids.some((id) => ids.has(id))) {
+        forgetRowState(tr);
+        shown -= tr._v.ids.length;
+      }
     }
   }
   if (detail.kind === 'website') icons.delete(detail.domain);

@@ -150,7 +150,9 @@ export function changeText(now, before, measure, than) {
 function drawHeadline(o, p) {
   const measure = measureOf(o.total);
   const when = p.label.toLowerCase();
-  $('#hl-title').textContent = measure === 'estimated' ? `Estimated time, ${when}` : `Active time, ${when}`;
+  $('#hl-title').textContent = o.total.visits > 0 && measure === 'visits'
+    ? `Visits, ${when}`
+    : measure === 'estimated' ? `Estimated time, ${when}` : `Active time, ${when}`;
   const empty = $('#hl-empty');
   empty.hidden = true;
   $('#hl-estimated').textContent = '';
@@ -250,7 +252,7 @@ function drawTopVisits(o) {
     const li = siteRow(w, fmtNumber(w.time.visits), `${fmtNumber(w.time.visits)} visits`);
     li.append(el('button', {
       type: 'button', class: 'ghost small forget-site', 'aria-label': `Forget ${w.display}`,
-      onclick: () => forget.forgetWebsite(w.domain),
+      onclick: () => forget.forgetWebsite(w.domain, w.display),
     }, 'Forget'));
     list.append(li);
   }

@@ -49,6 +49,8 @@ export async function refresh() {
   $('#r-rows').replaceChildren(...items.map(row));
   $('#r-rows').dataset.loaded = String(items.length);
   $('#r-empty').hidden = items.length > 0;
+  // Nothing to review: the words alone, no empty table.
+  $('#r-table').closest('.table-wrap').hidden = items.length === 0;
   summary();
 }
 

@@ -21,8 +21,8 @@ export function init() {
     const w = page.website;
     editCategory(w.domain, [w.category, w.category_source, w.category_confidence]);
   });
-  $('#w-forget').addEventListener('click', () => domain && forget.forgetWebsite(domain));
-  $('#w-block').addEventListener('click', () => domain && forget.neverRecord(domain));
+  $('#w-forget').addEventListener('click', () => domain && forget.forgetWebsite(domain, page ? page.display : domain));
+  $('#w-block').addEventListener('click', () => domain && forget.neverRecord(domain, page ? page.display : domain));
   document.addEventListener('sitetrail:category', (e) => {
     if (visible && e.detail.domain === domain) load();
   });
