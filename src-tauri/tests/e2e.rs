@@ -24,6 +24,8 @@ mod review;
 mod rows;
 #[path = "e2e/scenarios.rs"]
 mod scenarios;
+#[path = "e2e/screenshots.rs"]
+mod screenshots;
 #[path = "e2e/settings.rs"]
 mod settings;
 #[path = "e2e/time_spent.rs"]

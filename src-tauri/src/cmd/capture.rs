@@ -81,8 +81,9 @@ fn links(paths: &AppPaths) -> LinksView {
     let problem = match (&roots, &paths.cli) {
         (None, _) => Some("No home directory was found, so no browser can be linked.".to_owned()),
         (_, None) => Some(
-            "The sitetrail command was not found next to the app or on PATH; the browsers start it to store \
-             what the extension records. Build or install it (cargo build -p sitetrail), then try again."
+            "The sitetrail command, which the browsers start to store what the extension records, was not \
+             found next to the app or on your PATH. Install Sitetrail's command-line tool with the app, then \
+             try again."
                 .to_owned(),
         ),
         _ if cfg!(windows) => Some("Linking browsers on Windows is not supported yet.".to_owned()),

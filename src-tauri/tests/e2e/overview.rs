@@ -14,7 +14,7 @@ use sitetrail::{Category, NewVisit, Store, Timestamp};
 use super::harness::Harness;
 use super::{serial, AppDirs};
 
-const WAIT: Duration = Duration::from_secs(60);
+pub const WAIT: Duration = Duration::from_secs(60);
 const MIN: i64 = 60_000;
 
 /// Local midnight today.
@@ -131,6 +131,42 @@ fn seed_day(store: &Store) -> Vec<(String, &'static str)> {
         .unwrap();
     store.set_user_category("untimed.test", Category::Games).unwrap();
     today
+}
+
+/// A day that looks like a person's: the seeded day plus more websites in more categories, and
+/// some time on the days before.
+pub fn seed_realistic(store: &Store) {
+    seed_day(store);
+    let sites = [
+        ("docs.rs", Category::DevTech, 14),
+        ("github.com", Category::DevTech, 38),
+        ("youtube.com", Category::VideoStreaming, 22),
+        ("wikipedia.org", Category::SearchReference, 9),
+        ("bank.test", Category::Finance, 3),
+        ("music.test", Category::MusicAudio, 17),
+    ];
+    let n = sites.len() as i64 * 2;
+    for (i, (domain, category, minutes)) in sites.iter().enumerate() {
+        let i = i as i64;
+        seed(
+            store,
+            &format!("https://{domain}/today"),
+            today_at(store, 2 * i, n),
+            Some(minutes * MIN),
+            None,
+        );
+        for back in 1..6u64 {
+            let when = midnight().minus(Duration::from_secs(back * 86_400 - 3_600 * (8 + i as u64)));
+            seed(
+                store,
+                &format!("https://{domain}/{back}"),
+                when,
+                Some(minutes * MIN * (back as i64 % 3 + 1) / 2),
+                None,
+            );
+        }
+        store.set_user_category(domain, *category).unwrap();
+    }
 }
 
 /// The category colours as ui/js/colours.js defines them (the one definition), lower-case.
