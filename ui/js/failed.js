@@ -72,7 +72,7 @@ export async function refresh() {
 
 function row(j) {
   const tr = el('tr', { 'data-id': j.id, 'data-state': 'failed' },
-    el('td', { class: 'domain', title: j.domain, text: j.domain }),
+    el('td', { class: 'domain', title: j.display === j.domain ? j.domain : `${j.display} (${j.domain})`, text: j.display }),
     el('td', { class: 'num attempts', text: String(j.attempt_count) }),
     el('td', {},
       el('div', { class: 'err', text: j.last_error_message || '' }),
