@@ -82,6 +82,8 @@ pub struct Host {
     config: HostConfig,
     source: String,
     store: Option<Store>,
+    /// When this host last recorded that the extension is there (`capture::contact`).
+    contact_at: Option<std::time::Instant>,
 }
 
 /// How [`serve`] ended.
@@ -101,6 +103,27 @@ impl Host {
             config,
             source,
             store: None,
+            contact_at: None,
+        }
+    }
+
+    /// Records that the extension talked to this database: at a hello, and while it sends pages
+    /// at most every [`CONTACT_EVERY`](super::contact::CONTACT_EVERY). A failure is only logged:
+    /// the pages matter more than the bookkeeping.
+    fn record_contact(&mut self, extension_version: Option<&str>, force: bool) {
+        let due = self
+            .contact_at
+            .is_none_or(|t| t.elapsed() >= super::contact::CONTACT_EVERY);
+        if !(force || due) {
+            return;
+        }
+        let browser = self.config.browser.clone();
+        let result = self
+            .store()
+            .and_then(|s| s.record_extension_contact(&browser, extension_version));
+        match result {
+            Ok(()) => self.contact_at = Some(std::time::Instant::now()),
+            Err(e) => tracing::warn!(error = %e, "could not record the extension's contact"),
         }
     }
 
@@ -169,6 +192,9 @@ impl Host {
                     "extension connected"
                 );
                 let problem = self.store().err().map(|e| e.to_string());
+                if problem.is_none() {
+                    self.record_contact(extension_version.as_deref(), true);
+                }
                 Reply::Hello {
                     protocol: PROTOCOL_VERSION,
                     host_version: env!("CARGO_PKG_VERSION"),
@@ -203,6 +229,7 @@ impl Host {
                         for r in &outcome.rejected {
                             tracing::info!(id = ?r.id, reason = %r.reason, "event refused");
                         }
+                        self.record_contact(None, false);
                         if !self.config.ack_delay.is_zero() {
                             std::thread::sleep(self.config.ack_delay);
                         }
@@ -370,6 +397,28 @@ mod tests {
             (r[1]["kind"].as_str(), r[1]["batch"].as_u64()),
             (Some("database"), Some(9))
         );
+    }
+
+    #[test]
+    fn a_hello_records_that_the_browsers_extension_talked_to_this_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let mut h = Host::new(HostConfig {
+            browser: "brave".into(),
+            db: db.clone(),
+            store_options: StoreOptions::default(),
+            ack_delay: Duration::ZERO,
+        });
+        // Nothing before the extension says hello.
+        assert!(Store::open(&db).unwrap().extension_contacts().unwrap().is_empty());
+        let input = framed(br#"{"type":"hello","protocol":1,"extension_version":"0.1.0"}"#);
+        let mut out = Vec::new();
+        serve(&mut h, &input[..], &mut out).unwrap();
+        assert_eq!(replies(&out)[0]["ok"], true);
+        let contacts = Store::open(&db).unwrap().extension_contacts().unwrap();
+        assert_eq!(contacts.len(), 1);
+        assert_eq!(contacts[0].browser, "brave");
+        assert_eq!(contacts[0].extension_version.as_deref(), Some("0.1.0"));
     }
 
     #[test]

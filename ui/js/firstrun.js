@@ -19,7 +19,7 @@ export function update(visits) {
   if (visits !== 0 || rendered) return;
   rendered = true;
   const ext = $('#first-run-extension');
-  if (features.includes('capture')) renderLinks(ext);
+  if (features.includes('capture')) renderLinks(ext, { firstRun: true });
   else ext.replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
   const body = $('#first-run-body');
   if (!features.includes('import')) {

@@ -24,13 +24,21 @@ export function init(info) {
   });
 }
 
+let shown = false;
+
 export function show() {
+  shown = true;
   load();
 }
 
-export function hide() {}
+export function hide() {
+  shown = false;
+}
 
-export function onChange() {}
+/** New visits may be an extension's first pages: its link then reads "recording live". */
+export function onChange(ch) {
+  if (shown && ch.visits && features.includes('capture')) renderLinks($('#s-ext-body'));
+}
 
 /** The About section: version, and the open data shipped with its licence and attribution. */
 function renderAbout(info) {

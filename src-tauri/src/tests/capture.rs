@@ -58,6 +58,15 @@ fn browsers_link_to_the_apps_database_and_unlink() {
         "{launcher}"
     );
     assert_eq!(link_of(&v, "chrome")["linked"], false, "only the one asked for");
+    // Linked is not recording: nothing is claimed until the extension has talked to this database.
+    assert_eq!(chromium["heard_at"], Value::Null, "{v}");
+    t.store()
+        .record_extension_contact("chromium", Some("0.1.0"))
+        .unwrap();
+    let v = t.ok("get_browser_links", json!({}));
+    assert!(link_of(&v, "chromium")["heard_at"].is_string(), "{v}");
+    assert_eq!(link_of(&v, "chromium")["extension_version"], "0.1.0");
+    assert_eq!(link_of(&v, "chrome")["heard_at"], Value::Null);
 
     let v = t.ok("unlink_browser", json!({"browser": "chromium"}));
     assert_eq!(link_of(&v, "chromium")["linked"], false);
