@@ -73,6 +73,7 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::settings::resume_worker,
             cmd::import::detect_browsers,
             cmd::import::import_browsers,
+            cmd::import::import_history_file,
             cmd::import::get_import_settings,
             cmd::import::save_import_settings,
             cmd::capture::get_browser_links,
@@ -96,6 +97,8 @@ pub struct Startup {
     pub keys: KeyStore,
     /// The save dialog.
     pub picker: SavePicker,
+    /// The open dialog for a browser's history file.
+    pub open_picker: crate::cmd::import::OpenPicker,
 }
 
 /// Opens the database, starts the worker and the change forwarder, and manages the state.
@@ -105,6 +108,7 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     tracing::info!(db = %state.paths.db.display(), "database open");
     app.manage(state.clone());
     app.manage(startup.picker);
+    app.manage(startup.open_picker);
     // The worker is built from the settings file, the keyring and the database: blocking work
     // that must not hold up the window, so it starts on the async runtime.
     tauri::async_runtime::spawn(async move {
@@ -143,6 +147,21 @@ fn dialog_picker<R: Runtime>(app: AppHandle<R>) -> SavePicker {
     }))
 }
 
+/// The native open dialog, for a browser's history file.
+fn open_dialog_picker<R: Runtime>(app: AppHandle<R>) -> crate::cmd::import::OpenPicker {
+    use tauri_plugin_dialog::DialogExt;
+    crate::cmd::import::OpenPicker(Box::new(move || {
+        let (tx, rx) = oneshot::channel();
+        app.dialog()
+            .file()
+            .set_title("A browser's history file (History, places.sqlite or History.db)")
+            .pick_file(move |path| {
+                let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+            });
+        rx
+    }))
+}
+
 /// Turns SIGTERM/SIGINT (logout, `kill`, Ctrl+C in a terminal) into a normal exit, so the worker
 /// is stopped gracefully on [`RunEvent::Exit`] instead of dying mid-job.
 async fn exit_on_signal<R: Runtime>(app: AppHandle<R>) {
@@ -172,6 +191,7 @@ pub fn run() {
                 paths,
                 keys: KeyStore::system(),
                 picker: dialog_picker(handle.clone()),
+                open_picker: open_dialog_picker(handle.clone()),
             };
             setup(&handle, startup)?;
             tauri::async_runtime::spawn(exit_on_signal(handle));

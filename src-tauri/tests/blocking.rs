@@ -96,12 +96,19 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         let _ = tx.send(Some(export_to.clone()));
         rx
     }));
+    let open_picker = sitetrail_app::cmd::import::OpenPicker(Box::new(|| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/chromium-History");
+        let _ = tx.send(Some(std::path::PathBuf::from(fixture)));
+        rx
+    }));
     sitetrail_app::setup(
         app.handle(),
         sitetrail_app::Startup {
             paths,
             keys: KeyStore::memory_only("no keyring in tests"),
             picker,
+            open_picker,
         },
     )
     .unwrap();
@@ -143,6 +150,7 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("export_data", json!({"kind": "history", "format": "csv"})),
         ("detect_browsers", json!({})),
         ("import_browsers", json!({"ids": []})),
+        ("import_history_file", json!({})),
         ("get_import_settings", json!({})),
         (
             "save_import_settings",

@@ -9,6 +9,7 @@ import { currentProvider } from './overview.js';
 import { annotate } from './timecharts.js';
 import * as rows from './rows.js';
 import { go } from './nav.js';
+import { importFile } from './firstrun.js';
 
 const PAGE = 100;
 /** Rows kept in the page (visit rows and day headings): older pages push the oldest-loaded
@@ -60,6 +61,8 @@ export function init(categories) {
   $('#h-forget').addEventListener('click', forget.forgetRecent);
   // The first-run card on the overview imports; Settings links the extension.
   $('#h-empty-import').addEventListener('click', () => go('overview'));
+  $('#h-empty-file').addEventListener('click', importFile);
+  document.addEventListener('sitetrail:imported', () => reload());
   $('#h-empty-link').addEventListener('click', () => {
     go('settings');
     $('#s-ext-title').scrollIntoView();

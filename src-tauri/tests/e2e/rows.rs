@@ -305,7 +305,7 @@ fn empty_views_say_what_they_are_for_without_an_empty_table() {
     h.click("#tab-history");
     h.wait_for(WAIT, || visible(&h, "#h-empty").then_some(()));
     assert!(!visible(&h, "#h-table"));
-    assert!(visible(&h, "#h-empty-import") && visible(&h, "#h-empty-link"));
+    assert!(visible(&h, "#h-empty-import") && visible(&h, "#h-empty-link") && visible(&h, "#h-empty-file"));
     h.screenshot("history-empty.png");
     h.click("#tab-review");
     h.wait_for(WAIT, || visible(&h, "#r-empty").then_some(()));
