@@ -2,8 +2,8 @@
 //! action after one confirmation that says how many; a row's details with "open in browser" (the
 //! system's default browser: here one the test declares through the XDG files every desktop
 //! reads) and "copy URL"; the keyboard (`/`, arrows, Enter, Delete); internationalised domains in
-//! Unicode while search finds both forms; nothing overflowing its cell at 800×600 and the default
-//! size; the empty states.
+//! Unicode while search finds both forms; nothing overflowing its cell at 800×600, the default
+//! size and full HD; the empty states.
 
 use std::time::Duration;
 
@@ -246,7 +246,7 @@ const OVERFLOW: &str = r#"
 "#;
 
 #[test]
-fn nothing_overflows_its_cell_at_800x600_or_the_default_size() {
+fn nothing_overflows_its_cell_at_800x600_the_default_size_or_full_hd() {
     let _lock = serial();
     let dirs = AppDirs::create();
     {
@@ -267,7 +267,11 @@ fn nothing_overflows_its_cell_at_800x600_or_the_default_size() {
     }
     let mut h = start(&dirs);
     let cells = "#h-rows td, #h-rows td *, #top-sites li *, #top-time li *, #split-legend li *, .period-bar *, .tab, .worker-pill";
-    for (w, ht, name) in [(1100, 720, "default"), (800, 600, "800x600")] {
+    for (w, ht, name) in [
+        (1100, 720, "default"),
+        (800, 600, "800x600"),
+        (1920, 1080, "1920x1080"),
+    ] {
         if !h.resize(w, ht) {
             continue;
         }
