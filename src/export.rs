@@ -425,7 +425,7 @@ mod tests {
             let col = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_owned();
             assert_eq!(col("domain"), "xn--mnchen-3ya.example");
             assert_eq!(col("domain_display"), "münchen.example");
-            assert_eq!(header.iter().last(), Some("domain_display"), "added last");
+            assert_eq!(header.iter().next_back(), Some("domain_display"), "added last");
         }
     }
 }
