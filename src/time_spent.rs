@@ -44,15 +44,25 @@ pub fn set_active_ms_in(tx: &Transaction<'_>, visit: VisitId, active_ms: i64, no
             "an active time of {active_ms} ms is outside 0..={MAX_ACTIVE_MS}"
         )));
     }
-    tx.prepare_cached(
-        r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
+    let changed = tx
+        .prepare_cached(
+            r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
            VALUES (:visit, :ms, NULL, :now)
            ON CONFLICT (visit_id) DO UPDATE
               SET active_ms = max(coalesce(active_ms, 0), excluded.active_ms),
                   updated_at = excluded.updated_at
               WHERE active_ms IS NULL OR active_ms < excluded.active_ms"#,
-    )?
-    .execute(named_params! { ":visit": visit, ":ms": active_ms, ":now": now })?;
+        )?
+        .execute(named_params! { ":visit": visit, ":ms": active_ms, ":now": now })?;
+    if changed == 1 {
+        crate::sync::local::queue_in(
+            tx,
+            &crate::sync::ops::Op::ActiveTime {
+                id: visit,
+                ms: active_ms,
+            },
+        )?;
+    }
     Ok(())
 }
 
@@ -67,13 +77,15 @@ pub fn set_estimated_ms_in(
     if duration_ms <= 0 {
         return Ok(());
     }
+    let ms = duration_ms.min(MAX_ESTIMATE_MS);
     tx.prepare_cached(
         r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
            VALUES (:visit, NULL, :ms, :now)
            ON CONFLICT (visit_id) DO UPDATE SET estimated_ms = excluded.estimated_ms,
                                                 updated_at = excluded.updated_at"#,
     )?
-    .execute(named_params! { ":visit": visit, ":ms": duration_ms.min(MAX_ESTIMATE_MS), ":now": now })?;
+    .execute(named_params! { ":visit": visit, ":ms": ms, ":now": now })?;
+    crate::sync::local::queue_in(tx, &crate::sync::ops::Op::EstimatedTime { id: visit, ms })?;
     Ok(())
 }
 

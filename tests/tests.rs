@@ -57,3 +57,6 @@ mod capture_host;
 mod capture_link;
 mod extension_unit;
 mod time_spent;
+
+mod sync_devices;
+mod sync_support;

@@ -65,7 +65,7 @@ struct TombstoneFields<'a> {
 }
 
 /// Forgets the visits `ids` (one tombstone each) and the websites left without visits.
-pub(super) fn forget_visits_in(
+pub(crate) fn forget_visits_in(
     tx: &Transaction<'_>,
     ids: &[VisitId],
     now: Timestamp,
@@ -156,6 +156,75 @@ pub(super) fn start_website_in(
 
 /// A range forgetting that takes more than half of the history, and at least this many visits,
 /// empties the search index and rebuilds what is left instead of deleting index rows one by one.
+/// Another device's forgetting of the website of `domain`, made at `at`: its visits made up to
+/// `at` are forgotten here (a visit made later, here or elsewhere, is kept everywhere), and the
+/// tombstone drops any such visit that arrives later. The website itself goes once it has no
+/// visit left. Like [`start_website_in`], the rest continues in later batches.
+pub(crate) fn start_synced_website_in(
+    tx: &Transaction<'_>,
+    domain: &Domain,
+    at: Timestamp,
+    now: Timestamp,
+    budget: usize,
+) -> Result<Option<TombstoneId>> {
+    let website: Option<WebsiteId> = tx
+        .prepare_cached(r#"SELECT id FROM website WHERE domain = :d"#)?
+        .query_row(named_params! { ":d": domain.as_str() }, |r| r.get("id"))
+        .optional()?;
+    let hash = super::domain_sha256(domain.as_str());
+    let id = insert_tombstone(
+        tx,
+        "website",
+        TombstoneFields {
+            domain_sha256: Some(&hash),
+            website_id: website,
+            until: Some(at),
+            // Visits after `at` stay: the walk starts below the first id after it.
+            resume_at: Some(VisitId(uuid::Uuid::from_u128(
+                VisitId::upper_bound(at).0.as_u128().saturating_add(1),
+            ))),
+            completed_at: website.is_none().then_some(now),
+            ..TombstoneFields::default()
+        },
+        at,
+    )?;
+    if website.is_none() {
+        return Ok(None);
+    }
+    let step = advance_in(tx, id, now, budget)?;
+    Ok((!step.done).then_some(id))
+}
+
+/// Remembers that the visits `ids` were forgotten (by another device), for those not yet
+/// remembered: a copy that arrives later is dropped.
+pub(crate) fn remember_forgotten_visits_in(
+    tx: &Transaction<'_>,
+    ids: &[VisitId],
+    now: Timestamp,
+) -> Result<()> {
+    for &id in ids {
+        let known: bool = tx
+            .prepare_cached(
+                r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_visit_idx
+                                  WHERE kind = 'visit' AND visit_id = :v)"#,
+            )?
+            .query_row(named_params! { ":v": id }, |r| r.get(0))?;
+        if !known {
+            insert_tombstone(
+                tx,
+                "visit",
+                TombstoneFields {
+                    visit_id: Some(id),
+                    completed_at: Some(now),
+                    ..TombstoneFields::default()
+                },
+                now,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 const REBUILD_MIN_VISITS: i64 = 2_000;
 
 /// Visits indexed in a batch that would delete one: indexing costs about a twentieth of it.
@@ -163,7 +232,7 @@ const REBUILD_PER_VISIT: usize = 20;
 
 /// The first transaction of a range forgetting: the tombstone (from its commit on, no visit in the
 /// range is recorded) and the first batch. Returns the tombstone if batches are left.
-pub(super) fn start_range_in(
+pub(crate) fn start_range_in(
     tx: &Transaction<'_>,
     since: Timestamp,
     until: Timestamp,
@@ -244,7 +313,9 @@ pub(super) fn advance_in(
         });
     };
     match (t.kind.as_str(), t.website_id, t.since, t.until) {
-        ("website", Some(website), _, _) => advance_website(tx, id, website, t.resume_at, now, budget),
+        ("website", Some(website), _, bound) => {
+            advance_website(tx, id, website, (t.resume_at, bound), now, budget)
+        }
         ("range", _, Some(since), Some(until)) => {
             advance_range(tx, id, (since, until), t.resume_at, now, budget)
         }
@@ -279,7 +350,7 @@ fn advance_website(
     tx: &Transaction<'_>,
     id: TombstoneId,
     website: WebsiteId,
-    below: Option<VisitId>,
+    (below, bound): (Option<VisitId>, Option<Timestamp>),
     now: Timestamp,
     budget: usize,
 ) -> Result<Step> {
@@ -305,8 +376,18 @@ fn advance_website(
         });
     }
     // This pass reached the oldest visit. Visits recorded meanwhile may have joined the website:
-    // then another pass from the newest.
-    if has_visits_in(tx, website, &domain)? {
+    // then another pass from the newest. A bounded forgetting (another device's, up to `bound`)
+    // keeps the visits after its bound, and the website with them.
+    let left = has_visits_in(tx, website, &domain)?;
+    if left && bound.is_some() {
+        complete(tx, id, visits, now)?;
+        return Ok(Step {
+            visits,
+            done: true,
+            ..Step::default()
+        });
+    }
+    if left {
         save(tx, id, None, visits)?;
         return Ok(Step {
             visits,
