@@ -58,5 +58,6 @@ mod capture_link;
 mod extension_unit;
 mod time_spent;
 
+mod sync_claims;
 mod sync_devices;
 mod sync_support;

@@ -271,7 +271,8 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
         ..sitetrail::sync::background::Pace::default()
     };
     let key_dir = sitetrail::sync::engine::key_dir(settings.as_deref())?;
-    let worker = build_worker(store.clone(), settings, &args.worker)?;
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let worker = build_worker(store.clone(), settings, &args.worker, wake.clone())?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -289,6 +290,7 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
             store.clone(),
             key_dir,
             sync_pace,
+            wake,
             stop_rx.clone(),
             |_| {},
         ));

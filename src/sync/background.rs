@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use std::sync::Arc;
+
+use tokio::sync::{watch, Notify};
 
 use super::engine;
 use crate::blocking;
@@ -43,11 +45,13 @@ pub struct Last {
     pub error: Option<String>,
 }
 
-/// Runs until `stop` turns true. `on_sync` hears every outcome.
+/// Runs until `stop` turns true. `wake` asks for a sync now (the worker's claims: another
+/// device's answer is to be pulled, or this one's pushed). `on_sync` hears every outcome.
 pub async fn run(
     store: Store,
     key_dir: PathBuf,
     pace: Pace,
+    wake: Arc<Notify>,
     mut stop: watch::Receiver<bool>,
     mut on_sync: impl FnMut(&Last) + Send,
 ) {
@@ -58,6 +62,7 @@ pub async fn run(
         let local_change = tokio::select! {
             _ = stop.changed() => break,
             () = tokio::time::sleep_until(next_at) => false,
+            () = wake.notified(), if failures == 0 => false,
             c = changes.recv() => c.is_ok() || matches!(c, Err(tokio::sync::broadcast::error::RecvError::Lagged(_))),
         };
         if *stop.borrow() {

@@ -269,6 +269,52 @@ impl HubClient {
             .series)
     }
 
+    /// Asks for claims on `items` for `lease_ms`; one answer per item.
+    pub async fn claims(
+        &self,
+        device: Uuid,
+        lease_ms: u64,
+        items: Vec<wire::ClaimItem>,
+    ) -> Result<Vec<wire::ClaimAnswer>> {
+        let n = items.len();
+        let body = wire::ClaimRequest {
+            device_id: device,
+            lease_ms,
+            items,
+        };
+        let claims = self
+            .json::<_, wire::ClaimResponse>(Method::POST, routes::CLAIMS, Some(&body))
+            .await?
+            .claims;
+        if claims.len() != n {
+            return Err(sync_error(
+                ErrorKind::ProviderFailed,
+                "the hub's answer to a claim does not match what was asked",
+            ));
+        }
+        Ok(claims)
+    }
+
+    /// Completes (`done`) or releases claims.
+    pub async fn settle(
+        &self,
+        device: Uuid,
+        claims: Vec<wire::Settle>,
+        done: bool,
+    ) -> Result<wire::SettleResponse> {
+        let body = wire::SettleRequest {
+            device_id: device,
+            claims,
+        };
+        let route = if done {
+            routes::CLAIMS_COMPLETE
+        } else {
+            routes::CLAIMS_RELEASE
+        };
+        self.json::<_, wire::SettleResponse>(Method::POST, route, Some(&body))
+            .await
+    }
+
     /// Records of a series after `after`.
     pub async fn page(
         &self,

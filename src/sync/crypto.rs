@@ -10,11 +10,12 @@
 use chacha20poly1305::aead::{Aead, KeyInit, OsRng, Payload};
 use chacha20poly1305::{AeadCore, XChaCha20Poly1305, XNonce};
 use hkdf::Hkdf;
+use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use sitetrail_sync_wire::{Login, Series};
+use sitetrail_sync_wire::{Login, Series, Token};
 
 /// The salt of every derivation.
 const SALT: &[u8] = b"sitetrail-sync-v1";
@@ -112,8 +113,7 @@ impl AccountSecret {
         out
     }
 
-    /// Everything a device needs, derived once. (The `domain-token` key of docs/SYNC.md is for
-    /// hub claims, which the device does not use yet.)
+    /// Everything a device needs, derived once.
     pub fn keys(&self) -> AccountKeys {
         let mut id: [u8; 16] = self.derive("account-id");
         // A version-8 (custom) UUID: version and variant bits set.
@@ -123,6 +123,7 @@ impl AccountSecret {
             account_id: Uuid::from_bytes(id),
             login: Login::new(self.derive("login")),
             record_key: RecordKey(self.derive("record-key")),
+            token_key: RecordKey(self.derive("domain-token")),
         }
     }
 }
@@ -145,6 +146,7 @@ pub struct AccountKeys {
     /// The hub login (the hub keeps its SHA-256).
     pub login: Login,
     record_key: RecordKey,
+    token_key: RecordKey,
 }
 
 /// Where a record sits: what its associated data binds.
@@ -218,6 +220,20 @@ impl AccountKeys {
                 },
             )
             .map_err(|_| OpenError)
+    }
+
+    /// The blinded token of `domain` for hub claims: HMAC-SHA256 under the domain-token key, so
+    /// the hub sees an opaque value, the same on every device of the account.
+    pub fn domain_token(&self, domain: &str) -> Option<Token> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.token_key.0).ok()?;
+        mac.update(domain.as_bytes());
+        let hex: String = mac
+            .finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Token::new(&hex).ok()
     }
 }
 
@@ -301,5 +317,21 @@ mod tests {
         assert_eq!(keys.open(&p, &flipped), Err(OpenError));
         assert_eq!(AccountSecret::generate().keys().open(&p, &sealed), Err(OpenError));
         assert_eq!(keys.open(&p, &sealed[..10]), Err(OpenError));
+    }
+
+    #[test]
+    fn tokens_are_stable_per_account_and_blind() {
+        let s = AccountSecret::generate();
+        let a = s.keys().domain_token("example.com").unwrap();
+        assert_eq!(a, s.keys().domain_token("example.com").unwrap());
+        assert_ne!(a, s.keys().domain_token("example.org").unwrap());
+        assert_ne!(
+            a,
+            AccountSecret::generate()
+                .keys()
+                .domain_token("example.com")
+                .unwrap()
+        );
+        assert!(!a.as_str().contains("example"));
     }
 }

@@ -339,13 +339,14 @@ pub async fn join(
     link(store, key_dir, hub, name, &secret, false).await
 }
 
-struct Session {
-    link: Link,
-    keys: AccountKeys,
-    client: HubClient,
+/// A linked device's link, keys and client, for one sync or one claim.
+pub(crate) struct Session {
+    pub(crate) link: Link,
+    pub(crate) keys: AccountKeys,
+    pub(crate) client: HubClient,
 }
 
-async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
+pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
     let (store, dir) = (store.clone(), key_dir.to_path_buf());
     let (link, secret) = blocking::run(move || {
         let link = store.with_conn(get_link)?.ok_or_else(not_linked)?;

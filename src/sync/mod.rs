@@ -7,10 +7,12 @@
 //! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
 //!   through the local write paths, deletions winning;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
-//! - [`background`]: syncing on its own (daemon, app).
+//! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
+//!   all of the devices.
 
 pub mod apply;
 pub mod background;
+pub mod claims;
 pub mod client;
 pub mod crypto;
 pub mod engine;
