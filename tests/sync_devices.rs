@@ -365,3 +365,67 @@ fn the_cli_sets_up_joins_syncs_and_reports_with_its_exit_codes() {
     );
     assert_eq!(a.visits().len(), 2, "the history stays");
 }
+
+#[test]
+fn history_and_time_say_which_device_recorded_each_visit() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "laptop");
+    b.join(&hub, "desktop", &key);
+    let va = a.visit_at("https://a.example/", "on the laptop", 10);
+    a.store
+        .write(Some(sitetrail::Change::Visits), |tx| {
+            sitetrail::time_spent::set_active_ms_in(tx, va, 60_000, a.store.now())
+        })
+        .unwrap();
+    b.visit_at("https://b.example/", "on the desktop", 20);
+    converge(&[&a, &b]);
+    let history = |d: &Device, extra: &[&str]| -> serde_json::Value {
+        let out = crate::common::run_ok(
+            cli(&d.db)
+                .args(["history", "--json", "--since", "2026-01-01"])
+                .args(extra),
+        );
+        serde_json::from_str(&out).unwrap()
+    };
+    let all = history(&b, &[]);
+    let devices: Vec<(&str, &str)> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["domain"].as_str().unwrap(), r["device"].as_str().unwrap()))
+        .collect();
+    assert_eq!(devices, vec![("b.example", "desktop"), ("a.example", "laptop")]);
+    let laptop = history(&b, &["--device", "laptop"]);
+    assert_eq!(laptop.as_array().unwrap().len(), 1);
+    assert_eq!(laptop[0]["domain"], "a.example");
+    let searched = history(&a, &["--search", "desktop", "--device", "desktop"]);
+    assert_eq!(searched.as_array().unwrap().len(), 1);
+    assert_eq!(
+        history(&a, &["--search", "desktop", "--device", "laptop"])
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    let out =
+        crate::common::run_ok(cli(&a.db).args(["time", "--by", "device", "--json", "--since", "2026-01-01"]));
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let by: Vec<(&str, i64, i64)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["device"].as_str().unwrap(),
+                r["active_ms"].as_i64().unwrap(),
+                r["visits"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by, vec![("laptop", 60_000, 1), ("desktop", 0, 1)]);
+    // Without sync there is no device name.
+    let lone = Device::new();
+    lone.visit_at("https://c.example/", "alone", 30);
+    assert!(history(&lone, &[])[0]["device"].is_null());
+}

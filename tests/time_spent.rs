@@ -60,6 +60,7 @@ fn row(key: &str, active: i64, estimated: i64, visits: i64, measured: i64, est_v
         visits,
         measured_visits: measured,
         estimated_visits: est_visits,
+        device: None,
     }
 }
 
