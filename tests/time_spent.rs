@@ -285,7 +285,7 @@ fn the_time_command_prints_rows_with_their_keys() {
     assert_eq!(
         json[0],
         serde_json::json!({"key": "dev_tech", "active_ms": 600000, "estimated_ms": 0, "visits": 1,
-                           "measured_visits": 1, "estimated_visits": 0})
+                           "measured_visits": 1, "estimated_visits": 0, "device": null})
     );
     let text = run_ok(cli(&db.path).env("TZ", "UTC").args(["time", "--by", "day"]));
     let rows = crate::common::table_rows(&text);

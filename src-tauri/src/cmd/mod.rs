@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod overview;
 pub mod review;
 pub mod settings;
+pub mod sync;
 
 use sitetrail::Timestamp;
 
