@@ -80,7 +80,9 @@ function drawUnlinked(container) {
 }
 
 function drawKey(container, recoveryKey) {
-  const words = el('code', { class: 'recovery-words', id: 'sync-recovery', text: recoveryKey });
+  // Numbered, four to a row, as people write them down.
+  const words = el('ol', { class: 'recovery-words', id: 'sync-recovery', 'aria-label': 'Recovery key' },
+    ...recoveryKey.split(' ').map((w) => el('li', {}, el('code', { text: w }))));
   const copy = el('button', { type: 'button', id: 'sync-copy', class: 'small' }, 'Copy');
   copy.addEventListener('click', async () => {
     try {
@@ -138,7 +140,7 @@ function drawLinked(container, v) {
   });
   const devices = el('ul', { class: 'devices', id: 'sync-devices' },
     ...v.devices.map((d) => el('li', {}, d.name || 'a device', d.this_device ? ' (this one)' : '')));
-  container.replaceChildren(
+  container.replaceChildren(...[
     el('p', {}, 'Syncing with ', el('code', { text: l.hub }), ' as ', el('strong', { id: 'sync-device-name', text: l.device_name }), '.'),
     el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
     l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
@@ -146,5 +148,5 @@ function drawLinked(container, v) {
     el('p', {}, 'Devices:'),
     devices,
     el('div', { class: 'row-buttons' }, now, leave),
-    status);
+    status].filter(Boolean));
 }
