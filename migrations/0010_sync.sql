@@ -64,10 +64,19 @@ CREATE TABLE sync_register (
     value TEXT
 ) STRICT;
 
--- The device that recorded a visit (NULL: this one).
+-- The device that recorded a visit (NULL: this one), and for another device's visit its id
+-- there: a visit's id on every device is `coalesce(sync_id, id)` (its local id may differ when
+-- its search key was taken here by a visit of the same millisecond).
 ALTER TABLE visit ADD COLUMN device_id BLOB;
+ALTER TABLE visit ADD COLUMN sync_id BLOB;
+-- The clock of the change that recorded a visit, and of a website's forgetting (NULL: before this
+-- device was linked): a website's forgetting takes the visits recorded before it, by this clock,
+-- on every device, and those recorded after stay everywhere.
+ALTER TABLE visit ADD COLUMN sync_hlc INTEGER;
+ALTER TABLE tombstone ADD COLUMN sync_hlc INTEGER;
+CREATE UNIQUE INDEX visit_sync_id_idx ON visit (sync_id) WHERE sync_id IS NOT NULL;
 
 -- A synced visit is dropped on arrival when a forgetting covers it: by its id, or by its
--- website's domain hash for a visit made up to the forgetting (`until`, else `forgotten_at`).
+-- website's domain hash for a visit recorded before the forgetting (by `sync_hlc`).
 CREATE INDEX tombstone_visit_idx ON tombstone (visit_id) WHERE kind = 'visit';
 CREATE INDEX tombstone_domain_idx ON tombstone (domain_sha256) WHERE kind = 'website';

@@ -188,7 +188,7 @@ pub fn insert_visit_in(
     if inserted {
         let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
         crate::search::index_visit_in(tx, visit_id, &text)?;
-        crate::sync::local::queue_in(
+        let queued = crate::sync::local::queue_in(
             tx,
             &crate::sync::ops::Op::Visit {
                 id: visit_id,
@@ -200,6 +200,9 @@ pub fn insert_visit_in(
                 estimated_ms: None,
             },
         )?;
+        if let Some((hlc, _)) = queued {
+            crate::sync::local::set_visit_hlc_in(tx, visit_id, hlc)?;
+        }
         return Ok((Some(visit_id), true));
     }
     let existing = tx
@@ -212,24 +215,28 @@ pub fn insert_visit_in(
     Ok((existing, false))
 }
 
-/// Inserts another device's visit under its own id (or, in the rare case its search key is taken
-/// here, the next free one), recording which device made it. Returns the id stored.
+/// Inserts another device's visit under its own id (or, when its search key is taken here by a
+/// visit of the same millisecond, the next free one), recording which device made it and its id
+/// there (`sync_id`: the visit's id on every device). Returns the local id.
 pub fn insert_synced_visit_in(
     tx: &Transaction<'_>,
     id: VisitId,
     visit: &NewVisit<'_>,
     website_id: WebsiteId,
     domain: &Domain,
-    device: uuid::Uuid,
+    (device, hlc): (uuid::Uuid, i64),
 ) -> Result<VisitId> {
     let visit_id = crate::search::free_id_from(tx, id)?;
     let title = clean_title(visit.title);
     tx.prepare_cached(
-        r#"INSERT INTO visit (id, website_id, url, title, visited_at, source, source_visit_id, device_id)
-           VALUES (:id, :website_id, :url, :title, :visited_at, :source, NULL, :device)"#,
+        r#"INSERT INTO visit (id, website_id, url, title, visited_at, source, source_visit_id, device_id, sync_id,
+                              sync_hlc)
+           VALUES (:id, :website_id, :url, :title, :visited_at, :source, NULL, :device, :sync_id, :hlc)"#,
     )?
     .execute(named_params! {
         ":id": visit_id,
+        ":sync_id": id,
+        ":hlc": hlc,
         ":website_id": website_id,
         ":url": visit.url.trim(),
         ":title": &title,
@@ -269,7 +276,8 @@ pub fn update_title_in(tx: &Transaction<'_>, id: VisitId, title: Option<&str>) -
         let new = crate::search::IndexedText::new(&domain, &url, title.as_deref());
         crate::search::index_visit_in(tx, id, &new)?;
     }
-    if changed == 1 {
+    if changed == 1 && !crate::sync::local::is_applying() {
+        let id = crate::sync::local::global_visit_id(tx, id)?;
         crate::sync::local::queue_in(tx, &crate::sync::ops::Op::Title { id, title })?;
     }
     Ok(changed == 1)

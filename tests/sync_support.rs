@@ -194,7 +194,7 @@ impl Device {
         self.store
             .with_conn(|c| {
                 let mut s =
-                    c.prepare("SELECT lower(hex(id)), url, title, visited_at FROM visit ORDER BY id")?;
+                    c.prepare("SELECT lower(hex(coalesce(sync_id, id))) AS g, url, title, visited_at FROM visit ORDER BY g")?;
                 let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
                 Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
             })
@@ -227,7 +227,8 @@ impl Device {
         self.store
             .with_conn(|c| {
                 let mut s = c.prepare(
-                    "SELECT lower(hex(visit_id)), active_ms, estimated_ms FROM visit_time ORDER BY visit_id",
+                    "SELECT lower(hex(coalesce(v.sync_id, v.id))) AS g, t.active_ms, t.estimated_ms
+                     FROM visit_time t JOIN visit v ON v.id = t.visit_id ORDER BY g",
                 )?;
                 let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
                 Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

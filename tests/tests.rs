@@ -60,4 +60,5 @@ mod time_spent;
 
 mod sync_claims;
 mod sync_devices;
+mod sync_model;
 mod sync_support;

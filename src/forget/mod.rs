@@ -307,7 +307,11 @@ impl Store {
         let now = self.now();
         let started = Instant::now();
         let mut report = self.write_on(&mut conn, forgetting(), |tx| {
-            crate::sync::local::queue_in(tx, &crate::sync::ops::Op::ForgetVisits { ids: ids.to_vec() })?;
+            let mut global = Vec::with_capacity(ids.len());
+            for &id in ids {
+                global.push(crate::sync::local::global_visit_id(tx, id)?);
+            }
+            crate::sync::local::queue_in(tx, &crate::sync::ops::Op::ForgetVisits { ids: global })?;
             steps::forget_visits_in(tx, ids, now)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
@@ -339,7 +343,9 @@ impl Store {
                     domain: domain.as_str().to_owned(),
                     at: now.as_micros(),
                 };
-                crate::sync::local::queue_in(tx, &op)?;
+                if let Some((hlc, _)) = crate::sync::local::queue_in(tx, &op)? {
+                    steps::set_website_tombstone_hlc_in(tx, &domain_sha256(domain.as_str()), now, hlc)?;
+                }
             }
             Ok(started)
         })?;

@@ -38,15 +38,15 @@ fn insert_tombstone(
     let id = TombstoneId::new();
     tx.prepare_cached(
         r#"INSERT INTO tombstone (id, kind, visit_id, domain_sha256, website_id, since, until, blocked,
-                                  visits, resume_at, forgotten_at, completed_at)
+                                  visits, resume_at, forgotten_at, completed_at, sync_hlc)
            VALUES (:id, :kind, :visit_id, :hash, :website_id, :since, :until, :blocked,
-                   :visits, :resume_at, :now, :completed_at)"#,
+                   :visits, :resume_at, :now, :completed_at, :sync_hlc)"#,
     )?
     .execute(named_params! {
         ":id": id, ":kind": kind, ":visit_id": fields.visit_id, ":hash": fields.domain_sha256,
         ":website_id": fields.website_id, ":since": fields.since, ":until": fields.until,
         ":blocked": fields.blocked, ":visits": fields.visits, ":resume_at": fields.resume_at,
-        ":now": now, ":completed_at": fields.completed_at,
+        ":now": now, ":completed_at": fields.completed_at, ":sync_hlc": fields.sync_hlc,
     })?;
     Ok(id)
 }
@@ -62,6 +62,7 @@ struct TombstoneFields<'a> {
     visits: i64,
     resume_at: Option<VisitId>,
     completed_at: Option<Timestamp>,
+    sync_hlc: Option<i64>,
 }
 
 /// Forgets the visits `ids` (one tombstone each) and the websites left without visits.
@@ -156,14 +157,15 @@ pub(super) fn start_website_in(
 
 /// A range forgetting that takes more than half of the history, and at least this many visits,
 /// empties the search index and rebuilds what is left instead of deleting index rows one by one.
-/// Another device's forgetting of the website of `domain`, made at `at`: its visits made up to
-/// `at` are forgotten here (a visit made later, here or elsewhere, is kept everywhere), and the
-/// tombstone drops any such visit that arrives later. The website itself goes once it has no
-/// visit left. Like [`start_website_in`], the rest continues in later batches.
+/// Another device's forgetting of the website of `domain`, made at `at` with clock `hlc`: the
+/// visits recorded before it (by the clock) are forgotten here (a visit recorded later, here or
+/// elsewhere, is kept everywhere), and the tombstone drops any such visit that arrives later. The
+/// website itself goes once it has no visit left. Like [`start_website_in`], the rest continues
+/// in later batches.
 pub(crate) fn start_synced_website_in(
     tx: &Transaction<'_>,
     domain: &Domain,
-    at: Timestamp,
+    (at, hlc): (Timestamp, i64),
     now: Timestamp,
     budget: usize,
 ) -> Result<Option<TombstoneId>> {
@@ -178,12 +180,8 @@ pub(crate) fn start_synced_website_in(
         TombstoneFields {
             domain_sha256: Some(&hash),
             website_id: website,
-            until: Some(at),
-            // Visits after `at` stay: the walk starts below the first id after it.
-            resume_at: Some(VisitId(uuid::Uuid::from_u128(
-                VisitId::upper_bound(at).0.as_u128().saturating_add(1),
-            ))),
             completed_at: website.is_none().then_some(now),
+            sync_hlc: Some(hlc),
             ..TombstoneFields::default()
         },
         at,
@@ -222,6 +220,17 @@ pub(crate) fn remember_forgotten_visits_in(
             )?;
         }
     }
+    Ok(())
+}
+
+/// Gives this device's website forgetting just started in `tx` (tombstone by `hash` at `now`)
+/// the clock it was queued with: from then on it is bounded by it, like another device's.
+pub(crate) fn set_website_tombstone_hlc_in(tx: &Transaction<'_>, hash: &[u8], now: Timestamp, hlc: i64) -> Result<()> {
+    tx.prepare_cached(
+        r#"UPDATE tombstone SET sync_hlc = :h
+           WHERE kind = 'website' AND domain_sha256 = :hash AND forgotten_at = :now AND sync_hlc IS NULL"#,
+    )?
+    .execute(named_params! { ":h": hlc, ":hash": hash, ":now": now })?;
     Ok(())
 }
 
@@ -280,6 +289,7 @@ struct Pending {
     until: Option<Timestamp>,
     resume_at: Option<VisitId>,
     completed: bool,
+    sync_hlc: Option<i64>,
 }
 
 /// Runs the next batch of the forgetting `id`: at most `budget` visits deleted (or, for a website
@@ -292,7 +302,8 @@ pub(super) fn advance_in(
 ) -> Result<Step> {
     let t: Option<Pending> = tx
         .prepare_cached(
-            r#"SELECT kind, website_id, since, until, resume_at, completed_at IS NOT NULL AS completed
+            r#"SELECT kind, website_id, since, until, resume_at, completed_at IS NOT NULL AS completed,
+                      sync_hlc
                FROM tombstone WHERE id = :id"#,
         )?
         .query_row(named_params! { ":id": id }, |r| {
@@ -301,6 +312,7 @@ pub(super) fn advance_in(
                 website_id: r.get("website_id")?,
                 since: r.get("since")?,
                 until: r.get("until")?,
+                sync_hlc: r.get("sync_hlc")?,
                 resume_at: r.get("resume_at")?,
                 completed: r.get("completed")?,
             })
@@ -313,8 +325,8 @@ pub(super) fn advance_in(
         });
     };
     match (t.kind.as_str(), t.website_id, t.since, t.until) {
-        ("website", Some(website), _, bound) => {
-            advance_website(tx, id, website, (t.resume_at, bound), now, budget)
+        ("website", Some(website), _, _) => {
+            advance_website(tx, id, website, (t.resume_at, t.sync_hlc), now, budget)
         }
         ("range", _, Some(since), Some(until)) => {
             advance_range(tx, id, (since, until), t.resume_at, now, budget)
@@ -350,7 +362,7 @@ fn advance_website(
     tx: &Transaction<'_>,
     id: TombstoneId,
     website: WebsiteId,
-    (below, bound): (Option<VisitId>, Option<Timestamp>),
+    (below, bound): (Option<VisitId>, Option<i64>),
     now: Timestamp,
     budget: usize,
 ) -> Result<Step> {
@@ -366,8 +378,21 @@ fn advance_website(
         });
     };
     let found = delete::find_website_visits(tx, website, &domain, below, budget)?;
-    delete_visits_in(tx, &found.visits.iter().collect::<Vec<_>>())?;
-    let visits = found.visits.len() as u64;
+    let mut doomed: Vec<&delete::Doomed> = found.visits.iter().collect();
+    if let Some(bound) = bound {
+        // Only the visits recorded before the forgetting, by the sync clock.
+        let mut clock = tx.prepare_cached(r#"SELECT coalesce(sync_hlc, 0) FROM visit WHERE id = :v"#)?;
+        let mut kept = Vec::with_capacity(doomed.len());
+        for v in doomed {
+            let hlc: i64 = clock.query_row(named_params! { ":v": v.id }, |r| r.get(0))?;
+            if hlc < bound {
+                kept.push(v);
+            }
+        }
+        doomed = kept;
+    }
+    delete_visits_in(tx, &doomed)?;
+    let visits = doomed.len() as u64;
     if found.next_below.is_some() {
         save(tx, id, found.next_below, visits)?;
         return Ok(Step {
@@ -376,8 +401,8 @@ fn advance_website(
         });
     }
     // This pass reached the oldest visit. Visits recorded meanwhile may have joined the website:
-    // then another pass from the newest. A bounded forgetting (another device's, up to `bound`)
-    // keeps the visits after its bound, and the website with them.
+    // then another pass from the newest. A bounded forgetting (with a sync clock) keeps the
+    // visits recorded after it, and the website with them.
     let left = has_visits_in(tx, website, &domain)?;
     if left && bound.is_some() {
         complete(tx, id, visits, now)?;

@@ -4,9 +4,10 @@
 //!
 //! Rules:
 //! - **Visits** keep their id on every device; one already here, or forgotten by id, is skipped.
-//!   A visit to a blocked domain, at a forgotten time, or of a website forgotten after the visit
-//!   was made (its tombstone's time, by domain hash) is dropped: deletions win, whenever the
-//!   visit arrives.
+//!   A visit at a forgotten time, or of a website forgotten after the visit was made (its
+//!   tombstone's time, by domain hash) is dropped: deletions win, whenever the visit arrives. (A
+//!   blocked domain's visit from a device that had not heard of the block is kept, as it is
+//!   there: blocking stops recording, forgetting removes.)
 //! - **Categories and blocking** are last-writer-wins registers (clock, then device id). A user's
 //!   category or an AI's for a website this device has not seen yet waits in its register and is
 //!   applied when the website appears ([`on_new_website_in`]).
@@ -144,34 +145,34 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
     })
 }
 
+/// True if the visit every device knows as `id` is here, or was forgotten here.
 fn visit_known(tx: &Transaction<'_>, id: VisitId) -> Result<bool> {
+    if local::local_visit_id(tx, id)?.is_some() {
+        return Ok(true);
+    }
     Ok(tx
         .prepare_cached(
-            r#"SELECT EXISTS (SELECT 1 FROM visit WHERE id = :v)
-                   OR EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_visit_idx
+            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_visit_idx
                               WHERE kind = 'visit' AND visit_id = :v)"#,
         )?
         .query_row(named_params! { ":v": id }, |r| r.get(0))?)
 }
 
-fn website_forgotten_after(tx: &Transaction<'_>, domain: &str, at: Timestamp) -> Result<bool> {
+/// True if the website of `domain` was forgotten after a change with clock `hlc` (a website
+/// forgotten before this device was linked has no clock: its time stands for it).
+fn website_forgotten_after(tx: &Transaction<'_>, domain: &str, hlc: i64) -> Result<bool> {
     Ok(tx
         .prepare_cached(
             r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_domain_idx
                               WHERE kind = 'website' AND domain_sha256 = :h
-                                AND coalesce(until, forgotten_at) >= :at)"#,
+                                AND coalesce(sync_hlc, (forgotten_at / 1000) * 65536) > :hlc)"#,
         )?
         .query_row(
-            named_params! { ":h": crate::forget::domain_sha256(domain), ":at": at },
+            named_params! { ":h": crate::forget::domain_sha256(domain), ":hlc": hlc },
             |r| r.get(0),
         )?)
 }
 
-fn visit_exists(tx: &Transaction<'_>, id: VisitId) -> Result<bool> {
-    Ok(tx
-        .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM visit WHERE id = :v)"#)?
-        .query_row(named_params! { ":v": id }, |r| r.get(0))?)
-}
 
 /// True if applied (or already applied), false if dropped.
 fn apply_one(
@@ -198,11 +199,13 @@ fn apply_one(
             let Ok(domain) = Domain::from_url(url) else {
                 return Ok(false);
             };
+            // A blocked domain is not checked: the visit was recorded where it was not blocked
+            // (yet), stays there, and so stays here too (every device holds the same history);
+            // forgetting the website with "never record" removes it everywhere.
             if visits::check_visit_time(at).is_err()
                 || source.trim().is_empty()
-                || crate::blocked::get_blocking_entry(tx, domain.as_str())?.is_some()
                 || crate::forget::is_forgotten_time(tx, at)?
-                || website_forgotten_after(tx, domain.as_str(), at)?
+                || website_forgotten_after(tx, domain.as_str(), s.hlc)?
             {
                 return Ok(false);
             }
@@ -215,7 +218,7 @@ fn apply_one(
                 source_visit_id: None,
             };
             let _ = new;
-            let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, device)?;
+            let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc))?;
             if let Some(ms) = active_ms.filter(|&ms| (0..=crate::time_spent::MAX_ACTIVE_MS).contains(&ms)) {
                 crate::time_spent::set_active_ms_in(tx, stored, ms, now)?;
             }
@@ -226,20 +229,21 @@ fn apply_one(
             Ok(true)
         }
         Op::Title { id, title } => {
-            if visit_exists(tx, *id)? {
-                visits::update_title_in(tx, *id, title.as_deref())?;
+            if let Some(v) = local::local_visit_id(tx, *id)? {
+                visits::update_title_in(tx, v, title.as_deref())?;
             }
             Ok(true)
         }
         Op::ActiveTime { id, ms } => {
-            if visit_exists(tx, *id)? && (0..=crate::time_spent::MAX_ACTIVE_MS).contains(ms) {
-                crate::time_spent::set_active_ms_in(tx, *id, *ms, now)?;
+            let valid = (0..=crate::time_spent::MAX_ACTIVE_MS).contains(ms);
+            if let Some(v) = local::local_visit_id(tx, *id)?.filter(|_| valid) {
+                crate::time_spent::set_active_ms_in(tx, v, *ms, now)?;
             }
             Ok(true)
         }
         Op::EstimatedTime { id, ms } => {
-            if visit_exists(tx, *id)? {
-                crate::time_spent::set_estimated_ms_in(tx, *id, *ms, now)?;
+            if let Some(v) = local::local_visit_id(tx, *id)? {
+                crate::time_spent::set_estimated_ms_in(tx, v, *ms, now)?;
             }
             Ok(true)
         }
@@ -287,7 +291,13 @@ fn apply_one(
             Ok(true)
         }
         Op::ForgetVisits { ids } => {
-            steps::forget_visits_in(tx, ids, now)?;
+            let mut here = Vec::with_capacity(ids.len());
+            for &g in ids {
+                if let Some(v) = local::local_visit_id(tx, g)? {
+                    here.push(v);
+                }
+            }
+            steps::forget_visits_in(tx, &here, now)?;
             steps::remember_forgotten_visits_in(tx, ids, now)?;
             Ok(true)
         }
@@ -296,7 +306,7 @@ fn apply_one(
                 return Ok(false);
             };
             let left =
-                steps::start_synced_website_in(tx, &d, Timestamp(*at), now, crate::forget::FIRST_BATCH)?;
+                steps::start_synced_website_in(tx, &d, (Timestamp(*at), s.hlc), now, crate::forget::FIRST_BATCH)?;
             applied.forgetting_left |= left.is_some();
             Ok(true)
         }

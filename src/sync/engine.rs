@@ -286,15 +286,15 @@ fn backfill_step(store: &Store) -> Result<bool> {
         }
         let linked_at: Timestamp = tx.query_row(r#"SELECT linked_at FROM sync_link"#, [], |r| r.get(0))?;
         let hlc = local::next_hlc(0, linked_at.as_micros() / 1000);
-        // Visits recorded since the link were queued as they were recorded; one the walk meets
-        // again is sent twice, and applied once (visits keep their id everywhere).
+        // Visits recorded since the link were queued as they were recorded, with their clock
+        // (`sync_hlc`): only those without one are this device's from before.
         let rows: Vec<(VisitId, String)> = tx
             .prepare_cached(
                 r#"SELECT v.id, json_object('t', 'visit', 'id', lower(hex(v.id)), 'url', v.url,
                                             'title', v.title, 'at', v.visited_at, 'source', v.source,
                                             'active_ms', t.active_ms, 'estimated_ms', t.estimated_ms)
                    FROM visit v LEFT JOIN visit_time t ON t.visit_id = v.id
-                   WHERE v.device_id IS NULL AND v.id > coalesce(:after, x'')
+                   WHERE v.device_id IS NULL AND v.sync_hlc IS NULL AND v.id > coalesce(:after, x'')
                    ORDER BY v.id LIMIT :n"#,
             )?
             .query_map(
@@ -306,8 +306,10 @@ fn backfill_step(store: &Store) -> Result<bool> {
             )?
             .collect::<rusqlite::Result<_>>()?;
         let mut insert = tx.prepare_cached(r#"INSERT INTO sync_op (hlc, op) VALUES (:h, :op)"#)?;
-        for (_, op) in &rows {
+        for (id, op) in &rows {
             insert.execute(named_params! { ":h": hlc, ":op": op })?;
+            // The same clock here as on the devices that receive it.
+            local::set_visit_hlc_in(tx, *id, hlc)?;
         }
         let done = rows.len() < BACKFILL_BATCH;
         tx.prepare_cached(r#"UPDATE sync_link SET backfill_after = :a, backfill_done = :d"#)?

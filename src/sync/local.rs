@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use super::ops::Op;
 use crate::error::Result;
+use crate::ids::VisitId;
 
 thread_local! {
     static APPLYING: Cell<bool> = const { Cell::new(false) };
@@ -90,6 +91,35 @@ pub fn queue_in(tx: &Transaction<'_>, op: &Op) -> Result<Option<(i64, Uuid)>> {
     tx.prepare_cached(r#"INSERT INTO sync_op (hlc, op) VALUES (:hlc, :op)"#)?
         .execute(named_params! { ":hlc": hlc, ":op": op.to_json() })?;
     Ok(Some((hlc, device)))
+}
+
+/// The id every device knows visit `local` by: its `sync_id` if it came from another device,
+/// else its own id (also for an id not stored).
+pub fn global_visit_id(conn: &Connection, local: VisitId) -> Result<VisitId> {
+    Ok(conn
+        .prepare_cached(r#"SELECT coalesce(sync_id, id) FROM visit WHERE id = :v"#)?
+        .query_row(named_params! { ":v": local }, |r| r.get(0))
+        .optional()?
+        .unwrap_or(local))
+}
+
+/// The local id of the visit every device knows as `global`, if it is stored here.
+pub fn local_visit_id(conn: &Connection, global: VisitId) -> Result<Option<VisitId>> {
+    Ok(conn
+        .prepare_cached(
+            r#"SELECT id FROM visit WHERE sync_id = :g
+               UNION ALL SELECT id FROM visit WHERE id = :g AND sync_id IS NULL
+               LIMIT 1"#,
+        )?
+        .query_row(named_params! { ":g": global }, |r| r.get(0))
+        .optional()?)
+}
+
+/// Records the clock of the change that recorded visit `id`.
+pub fn set_visit_hlc_in(tx: &Transaction<'_>, id: VisitId, hlc: i64) -> Result<()> {
+    tx.prepare_cached(r#"UPDATE visit SET sync_hlc = :h WHERE id = :v"#)?
+        .execute(named_params! { ":h": hlc, ":v": id })?;
+    Ok(())
 }
 
 /// Moves this device's clock past `seen` (a clock read in a pulled record).
