@@ -15,13 +15,37 @@ const CATEGORIES: [Category; 3] = [Category::News, Category::Shopping, Category:
 
 #[derive(Clone, Debug)]
 enum Step {
-    Visit { dev: usize, domain: usize, at: i64 },
-    Title { dev: usize, domain: usize },
-    Categorize { dev: usize, domain: usize, category: usize },
-    Block { dev: usize, domain: usize, on: bool },
-    ForgetWebsite { dev: usize, domain: usize },
-    ForgetRange { dev: usize, from: i64, len: i64 },
-    Sync { dev: usize },
+    Visit {
+        dev: usize,
+        domain: usize,
+        at: i64,
+    },
+    Title {
+        dev: usize,
+        domain: usize,
+    },
+    Categorize {
+        dev: usize,
+        domain: usize,
+        category: usize,
+    },
+    Block {
+        dev: usize,
+        domain: usize,
+        on: bool,
+    },
+    ForgetWebsite {
+        dev: usize,
+        domain: usize,
+    },
+    ForgetRange {
+        dev: usize,
+        from: i64,
+        len: i64,
+    },
+    Sync {
+        dev: usize,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -50,7 +74,13 @@ fn state(d: &Device) -> State {
     let users: Vec<_> = d
         .websites()
         .into_iter()
-        .map(|w| if w.2.as_deref() == Some("user") { w } else { (w.0, None, None) })
+        .map(|w| {
+            if w.2.as_deref() == Some("user") {
+                w
+            } else {
+                (w.0, None, None)
+            }
+        })
         .collect();
     (d.visits(), users, d.blocked(), d.times())
 }
@@ -76,7 +106,11 @@ fn run(hub: &TestHub, steps: &[Step]) {
             }
             Step::Title { dev, domain } => {
                 let d = &devices[*dev];
-                let last = d.visits().into_iter().rev().find(|v| v.1.contains(DOMAINS[*domain]));
+                let last = d
+                    .visits()
+                    .into_iter()
+                    .rev()
+                    .find(|v| v.1.contains(DOMAINS[*domain]));
                 if let Some((id, ..)) = last {
                     let id = sitetrail::ids::VisitId(uuid::Uuid::parse_str(&id).unwrap());
                     d.store
@@ -86,8 +120,14 @@ fn run(hub: &TestHub, steps: &[Step]) {
                         .unwrap();
                 }
             }
-            Step::Categorize { dev, domain, category } => {
-                let _ = devices[*dev].store.set_user_category(DOMAINS[*domain], CATEGORIES[*category]);
+            Step::Categorize {
+                dev,
+                domain,
+                category,
+            } => {
+                let _ = devices[*dev]
+                    .store
+                    .set_user_category(DOMAINS[*domain], CATEGORIES[*category]);
             }
             Step::Block { dev, domain, on } => {
                 if *on {
@@ -168,4 +208,3 @@ fn with_hub(f: impl FnOnce(&TestHub)) {
     *used += 1;
     f(hub);
 }
-

@@ -23,7 +23,11 @@ pub struct TestHub {
 
 impl TestHub {
     pub fn start() -> TestHub {
-        let pg = postgres::shared();
+        TestHub::start_on(postgres::shared())
+    }
+
+    /// A hub over a database of `pg` (a cluster of the test's own, to stop and start).
+    pub fn start_on(pg: &postgres::Postgres) -> TestHub {
         let database = pg.create_database("sync");
         let db_url = pg.url(&database);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -116,6 +120,16 @@ impl Device {
             store,
             rt,
         }
+    }
+
+    /// Points this device at another hub URL (a fake one), as if the hub had moved.
+    pub fn set_hub_url(&self, url: &str) {
+        self.store
+            .write(None, |tx| {
+                tx.execute("UPDATE sync_link SET hub = ?1", [url])?;
+                Ok(())
+            })
+            .unwrap();
     }
 
     /// The settings path whose folder holds this device's key folder (for the CLI).

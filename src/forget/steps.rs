@@ -225,7 +225,12 @@ pub(crate) fn remember_forgotten_visits_in(
 
 /// Gives this device's website forgetting just started in `tx` (tombstone by `hash` at `now`)
 /// the clock it was queued with: from then on it is bounded by it, like another device's.
-pub(crate) fn set_website_tombstone_hlc_in(tx: &Transaction<'_>, hash: &[u8], now: Timestamp, hlc: i64) -> Result<()> {
+pub(crate) fn set_website_tombstone_hlc_in(
+    tx: &Transaction<'_>,
+    hash: &[u8],
+    now: Timestamp,
+    hlc: i64,
+) -> Result<()> {
     tx.prepare_cached(
         r#"UPDATE tombstone SET sync_hlc = :h
            WHERE kind = 'website' AND domain_sha256 = :hash AND forgotten_at = :now AND sync_hlc IS NULL"#,

@@ -173,7 +173,6 @@ fn website_forgotten_after(tx: &Transaction<'_>, domain: &str, hlc: i64) -> Resu
         )?)
 }
 
-
 /// True if applied (or already applied), false if dropped.
 fn apply_one(
     tx: &Transaction<'_>,
@@ -305,8 +304,13 @@ fn apply_one(
             let Ok(d) = Domain::parse(domain) else {
                 return Ok(false);
             };
-            let left =
-                steps::start_synced_website_in(tx, &d, (Timestamp(*at), s.hlc), now, crate::forget::FIRST_BATCH)?;
+            let left = steps::start_synced_website_in(
+                tx,
+                &d,
+                (Timestamp(*at), s.hlc),
+                now,
+                crate::forget::FIRST_BATCH,
+            )?;
             applied.forgetting_left |= left.is_some();
             Ok(true)
         }
