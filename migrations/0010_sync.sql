@@ -55,7 +55,8 @@ CREATE TABLE sync_device (
 ) STRICT;
 
 -- Last-writer-wins registers: a user's category of a domain (`user:<domain>`), an AI's
--- (`ai:<domain>`) and blocked/unblocked (`block:<domain>`), with the clock of the write that won
+-- (`ai:<domain>`), blocked/unblocked (`block:<domain>`) and a visit's title (`title:<visit id>`),
+-- with the clock of the write that won
 -- (the clock, then the device id, break ties). `value` is the category id, or 1/0 for blocking.
 CREATE TABLE sync_register (
     key TEXT PRIMARY KEY,

@@ -278,7 +278,14 @@ pub fn update_title_in(tx: &Transaction<'_>, id: VisitId, title: Option<&str>) -
     }
     if changed == 1 && !crate::sync::local::is_applying() {
         let id = crate::sync::local::global_visit_id(tx, id)?;
-        crate::sync::local::queue_in(tx, &crate::sync::ops::Op::Title { id, title })?;
+        let key = crate::sync::local::title_key(id);
+        let value = title.clone();
+        crate::sync::local::queue_register_in(
+            tx,
+            &key,
+            value.as_deref(),
+            &crate::sync::ops::Op::Title { id, title },
+        )?;
     }
     Ok(changed == 1)
 }

@@ -218,6 +218,10 @@ fn apply_one(
             };
             let _ = new;
             let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc))?;
+            // A device that retitled this visit may have been heard from first.
+            if let Some(newer) = local::get_register(tx, &local::title_key(*id))? {
+                visits::update_title_in(tx, stored, newer.value.as_deref())?;
+            }
             if let Some(ms) = active_ms.filter(|&ms| (0..=crate::time_spent::MAX_ACTIVE_MS).contains(&ms)) {
                 crate::time_spent::set_active_ms_in(tx, stored, ms, now)?;
             }
@@ -228,8 +232,11 @@ fn apply_one(
             Ok(true)
         }
         Op::Title { id, title } => {
-            if let Some(v) = local::local_visit_id(tx, *id)? {
-                visits::update_title_in(tx, v, title.as_deref())?;
+            // Last writer wins (two devices may retitle one visit).
+            if local::offer_register_in(tx, &local::title_key(*id), s.hlc, device, title.as_deref())? {
+                if let Some(v) = local::local_visit_id(tx, *id)? {
+                    visits::update_title_in(tx, v, title.as_deref())?;
+                }
             }
             Ok(true)
         }

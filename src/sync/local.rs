@@ -197,6 +197,11 @@ pub fn ai_key(domain: &str) -> String {
     format!("ai:{domain}")
 }
 
+/// The register key of a visit's title (by its id on every device).
+pub fn title_key(visit: VisitId) -> String {
+    format!("title:{visit}")
+}
+
 /// The register key of `domain`'s blocking.
 pub fn block_key(domain: &str) -> String {
     format!("block:{domain}")
