@@ -60,6 +60,8 @@ pub struct HistoryQuery {
     pub sort: SortOrder,
     /// Rows to skip (best-first pages only: the `next_offset` of the previous page).
     pub offset: usize,
+    /// Only visits recorded on the device of this name (sync).
+    pub device: Option<String>,
 }
 
 /// One visit with its website.
@@ -87,7 +89,19 @@ pub struct HistoryRow {
     pub category_source: Option<CategorySource>,
     /// How sure the category is (`high`, `medium`, `low`).
     pub category_confidence: Option<crate::confidence::Confidence>,
+    /// The name of the device that recorded the visit, once this device syncs (this device's
+    /// own name for its own visits); `None` without sync.
+    pub device: Option<String>,
 }
+
+/// The name of the device that recorded visit `v` (SQL, for the history queries): a synced
+/// visit's device, else this device (the linked one); NULL without sync.
+macro_rules! device_name_of_v {
+    () => {
+        "(SELECT d.name FROM sync_device d WHERE d.device_id = coalesce(v.device_id, (SELECT l.device_id FROM sync_link l)))"
+    };
+}
+pub(crate) use device_name_of_v;
 
 /// A page of history, newest first.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -133,13 +147,20 @@ pub struct TopWebsite {
 /// page's cursor and the date range are folded into one id range `[:low, :below)`, so a page deep
 /// in the history starts its index search at the cursor instead of stepping over every newer visit
 /// (a test counts the steps).
-pub const HISTORY_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
+pub const HISTORY_SQL: &str = concat!(
+    r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
+    device_name_of_v!(),
+    r#" AS device
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= :low AND v.id < :below
       AND (:category IS NULL OR w.category = :category)
       AND (:uncategorized = 0 OR w.category IS NULL)
-    ORDER BY v.id DESC"#;
+      AND (:device IS NULL OR "#,
+    device_name_of_v!(),
+    r#" = :device)
+    ORDER BY v.id DESC"#
+);
 
 /// The exclusive upper end of a page's id range: just past the range's last id, or the cursor if
 /// that comes first.
@@ -195,6 +216,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
             below,
             category,
             uncategorized,
+            device: q.device.as_deref(),
         };
         return match q.sort {
             SortOrder::Newest => crate::search::query::list_newest(conn, &page, q.limit),
@@ -206,7 +228,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
     let rows = stmt.query_map(
         named_params! {
             ":low": low, ":below": below, ":category": category,
-            ":uncategorized": uncategorized,
+            ":uncategorized": uncategorized, ":device": q.device,
         },
         read_row,
     )?;
@@ -346,6 +368,7 @@ pub(crate) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
         category: r.get("category")?,
         category_source: r.get("category_source")?,
         category_confidence: r.get("category_confidence")?,
+        device: r.get("device")?,
     })
 }
 

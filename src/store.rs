@@ -55,6 +55,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "title_judging",
         include_str!("../migrations/0009_title_judging.sql"),
     ),
+    (10, "sync", include_str!("../migrations/0010_sync.sql")),
     (
         11,
         "extension_contact",

@@ -30,7 +30,7 @@ use crate::secret::KeyStore;
 use crate::state::{AppPaths, AppState};
 
 /// Optional features this build has; the UI shows "not available yet" for the others.
-pub const FEATURES: &[&str] = &["settings", "import", "capture"];
+pub const FEATURES: &[&str] = &["settings", "import", "capture", "sync"];
 
 /// Registers the commands on any runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -81,6 +81,12 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::capture::unlink_browser,
             cmd::capture::get_time_summary,
             cmd::capture::get_visit_times,
+            cmd::sync::get_sync_status,
+            cmd::sync::sync_setup,
+            cmd::sync::sync_join,
+            cmd::sync::sync_now,
+            cmd::sync::sync_devices,
+            cmd::sync::sync_leave,
         ])
 }
 
@@ -120,7 +126,34 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     tauri::async_runtime::spawn(events::forward_changes(app.clone(), changes));
     tauri::async_runtime::spawn(import::schedule(app.clone()));
     tauri::async_runtime::spawn(upkeep::run(app.clone()));
+    tauri::async_runtime::spawn(sync_in_background(app.clone()));
     Ok(())
+}
+
+/// Syncs on its own while the app runs (when this device is linked): soon after a local change,
+/// every two minutes for the others', at once when the worker's claims ask. Each outcome is told
+/// to the UI (`sync-status`).
+async fn sync_in_background<R: Runtime>(app: AppHandle<R>) {
+    use tauri::Emitter;
+    let Some(state) = app.try_state::<AppState>().map(|s| s.inner().clone()) else {
+        return;
+    };
+    // The app's background tasks end with the process.
+    let (_keep, stop) = tokio::sync::watch::channel(false);
+    sitetrail::sync::background::run(
+        state.store.clone(),
+        state.sync_keys.clone(),
+        sitetrail::sync::background::Pace::default(),
+        state.sync_wake.clone(),
+        stop,
+        move |last| {
+            let _ = app.emit(
+                "sync-status",
+                serde_json::json!({ "report": last.report, "error": last.error }),
+            );
+        },
+    )
+    .await;
 }
 
 /// Stops the worker, waiting for the job in flight (or its grace period).

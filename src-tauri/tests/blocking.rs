@@ -179,6 +179,19 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("block_domain", json!({"domain": "ads.example"})),
         ("list_blocked", json!({})),
         ("unblock_domain", json!({"domain": "ads.example"})),
+        // Sync against a hub that cannot be reached (port 9 on the loopback: nothing listens).
+        ("get_sync_status", json!({})),
+        (
+            "sync_setup",
+            json!({"hub": "http://127.0.0.1:9", "deviceName": "test"}),
+        ),
+        (
+            "sync_join",
+            json!({"hub": "http://127.0.0.1:9", "deviceName": null, "recoveryKey": "abandon"}),
+        ),
+        ("sync_now", json!({})),
+        ("sync_devices", json!({})),
+        ("sync_leave", json!({"force": true})),
     ];
     for (cmd, args) in calls {
         // Success or a {kind, message} error: either way the command ran to its end.

@@ -28,6 +28,10 @@ mod scenarios;
 mod screenshots;
 #[path = "e2e/settings.rs"]
 mod settings;
+#[path = "e2e/sync.rs"]
+mod sync;
+#[path = "../../tests/sync_support.rs"]
+mod sync_support;
 #[path = "e2e/time_spent.rs"]
 mod time_spent;
 

@@ -5,6 +5,7 @@ import { $, el, fmtNumber, categoryName, toast } from './dom.js';
 import { refreshQueue } from './overview.js';
 import { renderLinks } from './capture.js';
 import { showBlocked } from './forget.js';
+import { renderSync } from './sync.js';
 
 let features = [];
 let current = null;
@@ -83,6 +84,8 @@ async function load() {
   renderImport(imp);
   if (features.includes('capture')) renderLinks($('#s-ext-body'));
   else $('#s-ext-body').replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
+  if (features.includes('sync')) renderSync($('#s-sync-body'));
+  else $('#s-sync-body').replaceChildren(el('p', { class: 'note', text: 'Sync is not available in this build.' }));
 }
 
 /** Display names for the provider choices (the choices themselves come from the schema). */

@@ -15,6 +15,7 @@ pub mod overview;
 pub mod period;
 pub mod review;
 pub mod settings;
+pub mod sync;
 pub mod website;
 
 use sitetrail::Timestamp;
