@@ -139,7 +139,9 @@ fn total_of(conn: &Connection, since: Timestamp, until: Timestamp, key: String) 
         key,
         ..TimeRow::default()
     };
-    for_each_visit(conn, Some(since), Some(until), |_, _, _, times| total.add(times))?;
+    for_each_visit(conn, Some(since), Some(until), |_, _, _, times, _| {
+        total.add(times)
+    })?;
     Ok(total)
 }
 
@@ -191,7 +193,7 @@ pub fn get_overview<Tz: TimeZone>(
     };
     let mut categories: HashMap<String, TimeRow> = HashMap::new();
     let mut websites: HashMap<String, TimeRow> = HashMap::new();
-    for_each_visit(conn, Some(since), Some(until), |_, domain, category, times| {
+    for_each_visit(conn, Some(since), Some(until), |_, domain, category, times, _| {
         total.add(times);
         let key = category_key(category);
         categories
@@ -329,7 +331,7 @@ pub fn list_website_days<Tz: TimeZone>(
 ) -> Result<Vec<TimeRow>> {
     let (since, until) = period.bounds(tz)?;
     let mut per_day: HashMap<NaiveDate, TimeRow> = HashMap::new();
-    for_each_visit(conn, Some(since), Some(until), |at, d, _, times| {
+    for_each_visit(conn, Some(since), Some(until), |at, d, _, times, _| {
         if d == domain {
             per_day.entry(day_of(at, tz)).or_default().add(times);
         }
