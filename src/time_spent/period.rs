@@ -140,7 +140,7 @@ fn total_of(conn: &Connection, since: Timestamp, until: Timestamp, key: String) 
         ..TimeRow::default()
     };
     for_each_visit(conn, Some(since), Some(until), |_, _, _, times, _| {
-        total.add(times)
+        total.add(times);
     })?;
     Ok(total)
 }
