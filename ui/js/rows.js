@@ -175,6 +175,7 @@ export function openDetails(tr) {
     ...dd('Time spent', spent && spent.textContent ? `${spent.textContent}${spent.classList.contains('est') ? ' (estimated)' : ''}` : 'Not known'),
     ...dd('Category', categoryCell(...tr._cat)),
     ...dd('Recorded by', sourceText(r.source)),
+    ...(r.device ? dd('Device', r.device) : []),
   ));
   $('#visit-dialog').showModal();
   $('#vd-open').focus();

@@ -72,6 +72,12 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
         .map(str::to_owned)
     });
     assert_eq!(device, "desktop");
+    // The visit's details say which device recorded it.
+    h.exec(
+        "[...document.querySelectorAll('tr.visit')].find(t => t.dataset.domain === 'from-the-desktop.example').click();",
+        serde_json::json!([]),
+    );
+    h.wait_for(WAIT, || h.try_text("#vd-body").filter(|t| t.contains("Device") && t.contains("desktop")).map(|_| ()));
     h.screenshot("sync-history-device.png");
     h.assert_no_csp_violations();
 }
