@@ -304,13 +304,15 @@ pub fn list_website_visits(
             "ask for 1 to {MAX_WEBSITE_VISITS} visits, not {limit}"
         )));
     }
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = conn.prepare_cached(concat!(
         r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-                  w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
+                  w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
+        device_name_of_v!(),
+        r#" AS device
            FROM visit v JOIN website w ON w.id = v.website_id
            WHERE v.id >= :low AND w.domain = :domain
-           ORDER BY v.id DESC"#,
-    )?;
+           ORDER BY v.id DESC"#
+    ))?;
     let rows = stmt.query_map(
         named_params! { ":low": VisitId::lower_bound(since), ":domain": domain },
         read_row,

@@ -77,7 +77,11 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
         "[...document.querySelectorAll('tr.visit')].find(t => t.dataset.domain === 'from-the-desktop.example').click();",
         serde_json::json!([]),
     );
-    h.wait_for(WAIT, || h.try_text("#vd-body").filter(|t| t.contains("Device") && t.contains("desktop")).map(|_| ()));
+    h.wait_for(WAIT, || {
+        h.try_text("#vd-body")
+            .filter(|t| t.contains("Device") && t.contains("desktop"))
+            .map(|_| ())
+    });
     h.screenshot("sync-history-device.png");
     h.assert_no_csp_violations();
 }
