@@ -60,3 +60,9 @@ mod capture_host;
 mod capture_link;
 mod extension_unit;
 mod time_spent;
+
+mod sync_claims;
+mod sync_devices;
+mod sync_faults;
+mod sync_model;
+mod sync_support;

@@ -7,7 +7,9 @@
 //! - [`events`]: storing a batch of events in one transaction, idempotently.
 //! - [`host`]: the host loop; acknowledges a batch only after it committed.
 //! - [`link`]: `browser-link install|uninstall|status`: the host manifest and its launcher.
+//! - [`contact`]: which browsers' extensions have talked to this database, and when.
 
+pub mod contact;
 pub mod events;
 pub mod host;
 pub mod link;
