@@ -48,10 +48,11 @@ export function init(categories) {
     e.preventDefault();
     reload();
   });
-  for (const id of ['#h-category', '#h-from', '#h-to']) $(id).addEventListener('change', reload);
+  for (const id of ['#h-category', '#h-device', '#h-from', '#h-to']) $(id).addEventListener('change', reload);
   $('#h-clear').addEventListener('click', () => {
     $('#h-search').value = '';
     $('#h-category').value = '';
+    $('#h-device').value = '';
     $('#h-from').value = '';
     $('#h-to').value = '';
     reload();
@@ -98,6 +99,7 @@ export function init(categories) {
 
 export function show() {
   visible = true;
+  loadDevices();
   if (shown === 0 || staleTop) reload();
 }
 
@@ -112,6 +114,7 @@ let wanted = null;
 export function open({ category = '', first = '', last = '', search = '', visit = null } = {}) {
   $('#h-search').value = search || '';
   $('#h-category').value = category || '';
+  $('#h-device').value = '';
   $('#h-from').value = first || '';
   $('#h-to').value = last || '';
   wanted = visit;
@@ -174,10 +177,27 @@ function dayBound(value, end) {
   return t.toISOString();
 }
 
+/** The device filter: shown once this device syncs with others, listing their names. */
+async function loadDevices() {
+  let v;
+  try {
+    v = await call('get_sync_status');
+  } catch {
+    return;
+  }
+  const sel = $('#h-device');
+  const chosen = sel.value;
+  const names = [...new Set(v.devices.map((d) => d.name).filter(Boolean))].sort();
+  sel.replaceChildren(el('option', { value: '', text: 'All' }), ...names.map((n) => el('option', { value: n, text: n })));
+  sel.value = names.includes(chosen) ? chosen : '';
+  $('#h-device-label').hidden = names.length < 2;
+}
+
 function query() {
   return {
     search: $('#h-search').value.trim() || null,
     category: $('#h-category').value || null,
+    device: $('#h-device').value || null,
     from: dayBound($('#h-from').value, false),
     to: dayBound($('#h-to').value, true),
     before: cursor,
@@ -245,7 +265,7 @@ async function loadMore() {
 
 /** True while no search, category or date narrows the list. */
 function unfiltered() {
-  return !$('#h-search').value.trim() && !$('#h-category').value && !$('#h-from').value && !$('#h-to').value;
+  return !$('#h-search').value.trim() && !$('#h-category').value && !$('#h-device').value && !$('#h-from').value && !$('#h-to').value;
 }
 
 function status() {

@@ -31,6 +31,8 @@ pub struct HistoryArgs {
     pub before: Option<String>,
     /// Rows per page (1..=500).
     pub limit: Option<usize>,
+    /// Only visits recorded on the device of this name (sync).
+    pub device: Option<String>,
 }
 
 impl HistoryArgs {
@@ -67,6 +69,10 @@ impl HistoryArgs {
                 return Err(CmdError::invalid("The date range ends before it starts."));
             }
         }
+        let device = self.device.as_deref().map(str::trim).filter(|d| !d.is_empty());
+        if device.is_some_and(|d| d.chars().count() > sitetrail::sync::engine::MAX_DEVICE_NAME) {
+            return Err(CmdError::invalid("That device name is too long."));
+        }
         Ok(HistoryQuery {
             search: search.map(str::to_owned),
             category,
@@ -74,6 +80,7 @@ impl HistoryArgs {
             to,
             before,
             limit,
+            device: device.map(str::to_owned),
             ..HistoryQuery::default()
         })
     }

@@ -39,6 +39,7 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
     assert!(!String::from_utf8_lossy(&db).contains(&words));
 
     // A second device joins with the words and records a visit.
+    super::visit(&dirs.store(), "on-the-laptop.example", "", "On the laptop", 5);
     let desktop = Device::new();
     desktop.join(&hub, "desktop", &words);
     desktop.visit_at("https://from-the-desktop.example/", "Visited on the desktop", 60);
@@ -72,6 +73,42 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
         .map(str::to_owned)
     });
     assert_eq!(device, "desktop");
+    // History filters by device: the desktop's visit only, then this device's only.
+    h.wait_for(WAIT, || {
+        (!h.exec(
+            "return document.querySelector('#h-device-label').hidden;",
+            serde_json::json!([]),
+        )
+        .as_bool()
+        .unwrap_or(true))
+        .then_some(())
+    });
+    h.exec(
+        "const s = document.querySelector('#h-device'); s.value = 'desktop'; s.dispatchEvent(new Event('change'));",
+        serde_json::json!([]),
+    );
+    let domains = || {
+        h.exec(
+            "return [...document.querySelectorAll('tr.visit')].map(t => t.dataset.domain).join(' ');",
+            serde_json::json!([]),
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+    };
+    h.wait_for(WAIT, || (domains() == "from-the-desktop.example").then_some(()));
+    h.exec(
+        "const s = document.querySelector('#h-device'); s.value = 'e2e laptop'; s.dispatchEvent(new Event('change'));",
+        serde_json::json!([]),
+    );
+    h.wait_for(WAIT, || (domains() == "on-the-laptop.example").then_some(()));
+    h.exec(
+        "const s = document.querySelector('#h-device'); s.value = ''; s.dispatchEvent(new Event('change'));",
+        serde_json::json!([]),
+    );
+    h.wait_for(WAIT, || {
+        domains().contains("from-the-desktop.example").then_some(())
+    });
     // The visit's details say which device recorded it.
     h.exec(
         "[...document.querySelectorAll('tr.visit')].find(t => t.dataset.domain === 'from-the-desktop.example').click();",
