@@ -114,6 +114,9 @@ pub struct PeriodOverview {
     pub previous: TimeRow,
     /// Per category (`uncategorized` for none yet), most time first, then most visits.
     pub categories: Vec<TimeRow>,
+    /// Per device that recorded the visits (sync; `key` and `device` are its name), most time
+    /// first; empty on a device that does not sync.
+    pub devices: Vec<TimeRow>,
     /// The websites with the most time; none without any known time.
     pub top_by_time: Vec<WebsiteTime>,
     /// The most visited websites.
@@ -193,26 +196,44 @@ pub fn get_overview<Tz: TimeZone>(
     };
     let mut categories: HashMap<String, TimeRow> = HashMap::new();
     let mut websites: HashMap<String, TimeRow> = HashMap::new();
-    for_each_visit(conn, Some(since), Some(until), |_, domain, category, times, _| {
-        total.add(times);
-        let key = category_key(category);
-        categories
-            .entry(key.to_owned())
-            .or_insert_with(|| TimeRow {
-                key: key.to_owned(),
-                ..TimeRow::default()
-            })
-            .add(times);
-        websites
-            .entry(domain.to_owned())
-            .or_insert_with(|| TimeRow {
-                key: domain.to_owned(),
-                ..TimeRow::default()
-            })
-            .add(times);
-    })?;
+    let mut devices: HashMap<String, TimeRow> = HashMap::new();
+    for_each_visit(
+        conn,
+        Some(since),
+        Some(until),
+        |_, domain, category, times, device| {
+            total.add(times);
+            if let Some(d) = device {
+                devices
+                    .entry(d.to_owned())
+                    .or_insert_with(|| TimeRow {
+                        key: d.to_owned(),
+                        device: Some(d.to_owned()),
+                        ..TimeRow::default()
+                    })
+                    .add(times);
+            }
+            let key = category_key(category);
+            categories
+                .entry(key.to_owned())
+                .or_insert_with(|| TimeRow {
+                    key: key.to_owned(),
+                    ..TimeRow::default()
+                })
+                .add(times);
+            websites
+                .entry(domain.to_owned())
+                .or_insert_with(|| TimeRow {
+                    key: domain.to_owned(),
+                    ..TimeRow::default()
+                })
+                .add(times);
+        },
+    )?;
     let mut categories: Vec<TimeRow> = categories.into_values().collect();
     categories.sort_by(by_time);
+    let mut devices: Vec<TimeRow> = devices.into_values().collect();
+    devices.sort_by(by_time);
     let mut sites: Vec<TimeRow> = websites.into_values().collect();
     sites.sort_by(by_time);
     let top_by_time = sites
@@ -236,6 +257,7 @@ pub fn get_overview<Tz: TimeZone>(
         total,
         previous,
         categories,
+        devices,
         top_by_time,
         top_by_visits,
         per_day: list_days(conn, period.first, period.days, tz)?,

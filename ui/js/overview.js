@@ -217,6 +217,21 @@ function drawSplit(o) {
     el('span', { class: 'n', text: fmtValue(s.value, measure) }),
     el('span', { class: 'pct', text: pct(s.value, sum) }))));
   if (slices.length === 0) list.append(el('li', { class: 'muted', text: 'Nothing to split yet.' }));
+  drawDevices(o, measure);
+}
+
+/** The period split by the device that recorded it (once this device syncs with others). */
+function drawDevices(o, measure) {
+  const rows = (o.devices || []).map((d) => ({ name: d.key, value: valueOf(d, measure) })).filter((d) => d.value > 0);
+  const sum = rows.reduce((a, d) => a + d.value, 0);
+  const show = rows.length > 1;
+  $('#split-devices-title').hidden = !show;
+  const list = $('#split-devices');
+  list.hidden = !show;
+  list.replaceChildren(...(show ? rows.map((d) => el('li', { 'data-device': d.name },
+    el('span', { class: 'd', text: d.name }),
+    el('span', { class: 'n', text: fmtValue(d.value, measure) }),
+    el('span', { class: 'pct', text: pct(d.value, sum) }))) : []));
 }
 
 function siteRow(w, figure, titleText) {

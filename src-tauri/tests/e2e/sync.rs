@@ -42,7 +42,7 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
     super::visit(&dirs.store(), "on-the-laptop.example", "", "On the laptop", 5);
     let desktop = Device::new();
     desktop.join(&hub, "desktop", &words);
-    desktop.visit_at("https://from-the-desktop.example/", "Visited on the desktop", 60);
+    super::visit(&desktop.store, "from-the-desktop.example", "", "Visited on the desktop", 10);
     desktop.sync();
 
     h.click("#sync-now");
@@ -62,6 +62,14 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
         h.text("#s-sync-body")
     );
     h.screenshot("sync-linked.png");
+    // The overview splits the day's visits by device (no time is known: by visits).
+    h.click("#tab-overview");
+    let split = h.wait_for(WAIT, || {
+        h.try_text("#split-devices")
+            .filter(|t| t.contains("desktop") && t.contains("e2e laptop"))
+    });
+    assert!(split.contains("50"), "{split}");
+    h.screenshot("sync-overview-devices.png");
     h.click("#tab-history");
     let device = h.wait_for(WAIT, || {
         h.exec(
