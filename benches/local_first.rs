@@ -7,7 +7,9 @@
 //! (d) the review list at 1,000,000 visits over 20,000 websites (median and worst of 10 runs);
 //! (e) the remote calls saved on the typical-browsing list: its 188 websites visited, the real
 //!     worker draining them against a fake OpenAI-compatible server on 127.0.0.1 that counts the
-//!     hosts it is asked about.
+//!     hosts it is asked about;
+//! (f) `sitetrail classify --provider builtin --json` on 50,000 domains, the whole process timed
+//!     (`CLI_BENCH_BASELINE=path/to/an/older/sitetrail` measures that build too, alternating).
 //!
 //! Run: `cargo bench --bench local_first` (`-- --visits N` for another history size in (d)).
 
@@ -212,23 +214,36 @@ fn cli_throughput() {
         let b = words[rng.below(words.len())];
         domains.push(format!("{a}{b}{i}.example-{}.de", i % 13));
     }
-    let mut rates = Vec::new();
-    for _ in 0..3 {
-        let t = Instant::now();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitetrail"))
-            .args(["classify", "--provider", "builtin", "--json"])
-            .args(&domains)
-            .env("SITETRAIL_SETTINGS", "/nonexistent/sitetrail-bench-settings.json")
-            .output()
-            .expect("run sitetrail");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        rates.push(domains.len() as f64 / t.elapsed().as_secs_f64());
+    // CLI_BENCH_BASELINE=path/to/an/older/sitetrail measures it too, in alternating rounds, so
+    // both are measured under the same load.
+    let mut builds = vec![("this build", env!("CARGO_BIN_EXE_sitetrail").to_owned())];
+    if let Some(b) = std::env::var("CLI_BENCH_BASELINE").ok().filter(|b| !b.is_empty()) {
+        builds.push(("baseline", b));
     }
-    println!(
-        "(f) `sitetrail classify --provider builtin --json`, {} domains in one process (start, decoding and JSON included): {:.0} domains/s (median of 3)",
-        domains.len(),
-        median(rates)
-    );
+    let mut rates = vec![Vec::new(); builds.len()];
+    for _ in 0..5 {
+        for ((_, bin), rates) in builds.iter().zip(&mut rates) {
+            let t = Instant::now();
+            let out = std::process::Command::new(bin)
+                .args(["classify", "--provider", "builtin", "--json"])
+                .args(&domains)
+                .env("SITETRAIL_SETTINGS", "/nonexistent/sitetrail-bench-settings.json")
+                .output()
+                .expect("run sitetrail");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            rates.push(domains.len() as f64 / t.elapsed().as_secs_f64());
+        }
+    }
+    let medians: Vec<f64> = rates.into_iter().map(median).collect();
+    for ((label, _), rate) in builds.iter().zip(&medians) {
+        println!(
+            "(f) `sitetrail classify --provider builtin --json`, {} domains in one process (start, decoding and JSON included), {label}: {rate:.0} domains/s (median of 5)",
+            domains.len(),
+        );
+    }
+    if let [this, baseline] = medians[..] {
+        println!("(f) this build / baseline: {:.2}x", this / baseline);
+    }
 }
 
 fn table_decoding() {
@@ -258,7 +273,8 @@ fn local_pass(dir: &tempfile::TempDir) -> sitetrail::Result<()> {
         store.record_visit(&NewVisit {
             url: &format!("https://site{i}.example-{}.com/", i % 11),
             title: None,
-            visited_at: now,
+            // A millisecond each: a visit's id tells apart at most 4,096 in one millisecond.
+            visited_at: now.minus(Duration::from_millis(i as u64)),
             source: "bench",
             source_visit_id: None,
         })?;

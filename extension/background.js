@@ -200,6 +200,11 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 
 chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
+  if (msg && msg.type === 'site-info' && typeof msg.url === 'string') {
+    // Not on the serial chain: the host's answer comes through it.
+    link.askSite(msg.url).then(reply);
+    return true;
+  }
   if (msg && msg.type === 'reconnect') {
     run(async () => {
       link.ensure();

@@ -3,6 +3,7 @@
 // worker reacts to the change.
 import { normalize, siteOfUrl } from './lib/settings.js';
 import { openOptionsAndClose } from './lib/popup-actions.js';
+import { siteLine } from './lib/format.js';
 
 const $ = (id) => document.getElementById(id);
 const storage = chrome.storage.local;
@@ -65,6 +66,15 @@ async function init() {
   });
   chrome.storage.onChanged.addListener((_c, area) => area === 'local' && render());
   await render();
+  // What Sitetrail knows of this site: its category and today's time on it.
+  if (site) {
+    chrome.runtime.sendMessage({ type: 'site-info', url: tab.url }, (info) => {
+      if (chrome.runtime.lastError) return; // the worker is starting: nothing to show
+      const line = siteLine(info);
+      $('site-info').hidden = !line;
+      $('site-info').textContent = line;
+    });
+  }
 }
 
 init();

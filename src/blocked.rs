@@ -116,6 +116,19 @@ fn list_websites_under(conn: &Connection, domain: &str) -> Result<Vec<(WebsiteId
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Queues the (un)blocking of `domain` for the other devices.
+fn queue_block_in(tx: &Transaction<'_>, domain: &Domain, blocked: bool) -> Result<()> {
+    crate::sync::local::queue_register_in(
+        tx,
+        &crate::sync::local::block_key(domain.as_str()),
+        Some(if blocked { "1" } else { "0" }),
+        &crate::sync::ops::Op::Block {
+            domain: domain.as_str().to_owned(),
+            blocked,
+        },
+    )
+}
+
 /// Adds `domain` to the list (true if it was not on it) and settles the live jobs of its websites
 /// and their subdomains' in the same transaction, so none is classified from now on.
 pub fn block_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Result<bool> {
@@ -129,6 +142,9 @@ pub fn block_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Result
     for (id, _, _) in list_websites_under(tx, domain.as_str())? {
         outbox::settle_job_for_website(tx, id)?;
     }
+    if added {
+        queue_block_in(tx, domain, true)?;
+    }
     Ok(added)
 }
 
@@ -140,6 +156,7 @@ pub fn unblock_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Resu
         .execute(named_params! { ":d": domain.as_str() })?
         == 1;
     if removed {
+        queue_block_in(tx, domain, false)?;
         for (id, site, uncategorized) in list_websites_under(tx, domain.as_str())? {
             if uncategorized && get_blocking_entry(tx, &site)?.is_none() {
                 outbox::requeue_job_for_website(tx, id, now)?;

@@ -91,6 +91,17 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // Which websites the local pass judges again from their titles (migration 0009): counters
     // bumped by visit triggers, read by the worker alone.
     ("website_title_judging", None),
+    // Sync (migration 0010): the link, the operations and records waiting for the hub, and what
+    // was applied from other devices. The names of the devices show in history.
+    ("sync_link", None),
+    ("sync_op", None),
+    ("sync_sealed", None),
+    ("sync_applied", None),
+    ("sync_register", None),
+    ("sync_device", Some(Change::Visits)),
+    // When each browser's extension last talked to the host (migration 0011): the settings view
+    // reads it when shown and after new visits (the first page an extension sends).
+    ("extension_contact", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

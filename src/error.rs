@@ -213,6 +213,14 @@ pub enum Error {
     /// A blocking task panicked or was cancelled.
     #[error("background task failed: {0}")]
     Task(String),
+    /// Sync with a hub failed; `kind` says how (offline, the key does not open the account, ...).
+    #[error("sync: {message}")]
+    Sync {
+        /// What kind of failure it is.
+        kind: ErrorKind,
+        /// A sentence for the user (never a key, a login or a record's contents).
+        message: String,
+    },
 }
 
 /// The library's result type.
@@ -233,6 +241,7 @@ impl Error {
         match self {
             Error::Sql(e) => is_busy(e),
             Error::Pool(_) | Error::Task(_) | Error::Busy(_) => true,
+            Error::Sync { kind, .. } => matches!(kind, ErrorKind::Offline | ErrorKind::Busy),
             Error::Classify(e) => !e.consumes_attempt() || e.is_transient(),
             _ => false,
         }
@@ -263,6 +272,7 @@ impl Error {
             Error::Classify(C::Transient(_)) => ErrorKind::ProviderFailed,
             Error::Classify(C::Permanent(_)) => ErrorKind::ProviderRefused,
             Error::Task(_) => ErrorKind::Internal,
+            Error::Sync { kind, .. } => *kind,
         }
     }
 }

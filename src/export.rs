@@ -55,6 +55,9 @@ struct VisitRecord {
     source: String,
     // Added last, so CSV columns that scripts read by position keep their place.
     category_confidence: Option<crate::confidence::Confidence>,
+    /// The domain as people read it (Unicode for an internationalised name); `domain` stays the
+    /// stored form.
+    domain_display: String,
 }
 
 #[derive(serde::Serialize)]
@@ -66,6 +69,8 @@ struct WebsiteRecord {
     classified_at: Option<Timestamp>,
     created_at: Timestamp,
     category_confidence: Option<crate::confidence::Confidence>,
+    /// The domain as people read it (added last, like `category_confidence`).
+    domain_display: String,
 }
 
 /// A row of an export: serialised as is for JSON, as its text cells for CSV.
@@ -87,6 +92,7 @@ impl ExportRow for VisitRecord {
         "category_source",
         "source",
         "category_confidence",
+        "domain_display",
     ];
     fn cells(&self) -> Vec<String> {
         vec![
@@ -103,6 +109,7 @@ impl ExportRow for VisitRecord {
             self.category_confidence
                 .map(|c| c.as_str().to_owned())
                 .unwrap_or_default(),
+            self.domain_display.clone(),
         ]
     }
 }
@@ -116,6 +123,7 @@ impl ExportRow for WebsiteRecord {
         "classified_at",
         "created_at",
         "category_confidence",
+        "domain_display",
     ];
     fn cells(&self) -> Vec<String> {
         vec![
@@ -130,6 +138,7 @@ impl ExportRow for WebsiteRecord {
             self.category_confidence
                 .map(|c| c.as_str().to_owned())
                 .unwrap_or_default(),
+            self.domain_display.clone(),
         ]
     }
 }
@@ -231,12 +240,14 @@ fn write_history<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result<
     let mut rows = stmt.query([])?;
     let mut n = 0;
     while let Some(r) = rows.next()? {
+        let domain: String = r.get("domain")?;
         out.write(&VisitRecord {
             visit_id: r.get("id")?,
             visited_at: r.get("visited_at")?,
             url: r.get("url")?,
             title: r.get("title")?,
-            domain: r.get("domain")?,
+            domain_display: crate::domain::unicode_form(&domain).into_owned(),
+            domain,
             category: r.get("category")?,
             category_source: r.get("category_source")?,
             source: r.get("source")?,
@@ -255,9 +266,11 @@ fn write_websites<W: Write>(conn: &Connection, out: &mut RowWriter<W>) -> Result
     let mut rows = stmt.query([])?;
     let mut n = 0;
     while let Some(r) = rows.next()? {
+        let domain: String = r.get("domain")?;
         out.write(&WebsiteRecord {
             website_id: r.get("id")?,
-            domain: r.get("domain")?,
+            domain_display: crate::domain::unicode_form(&domain).into_owned(),
+            domain,
             category: r.get("category")?,
             category_source: r.get("category_source")?,
             classified_at: r.get("classified_at")?,
@@ -372,6 +385,7 @@ mod tests {
             category_source: None,
             source: "s".into(),
             category_confidence: None,
+            domain_display: "d".into(),
         };
         assert_eq!(fields(&visit), VisitRecord::HEADER);
         assert_eq!(visit.cells().len(), VisitRecord::HEADER.len());
@@ -383,8 +397,35 @@ mod tests {
             classified_at: None,
             created_at: Timestamp(0),
             category_confidence: None,
+            domain_display: "d".into(),
         };
         assert_eq!(fields(&site), WebsiteRecord::HEADER);
         assert_eq!(site.cells().len(), WebsiteRecord::HEADER.len());
+    }
+
+    #[test]
+    fn exports_keep_the_stored_domain_and_add_the_one_people_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("t.db")).unwrap();
+        store
+            .record_visit(&crate::NewVisit {
+                url: "https://xn--mnchen-3ya.example/stadt",
+                title: Some("Stadt"),
+                visited_at: store.now(),
+                source: "test",
+                source_visit_id: None,
+            })
+            .unwrap();
+        for kind in [ExportKind::History, ExportKind::Categories] {
+            let path = dir.path().join("out.csv");
+            store.export(kind, ExportFormat::Csv, &path).unwrap();
+            let mut reader = csv::Reader::from_path(&path).unwrap();
+            let header = reader.headers().unwrap().clone();
+            let row = reader.records().next().unwrap().unwrap();
+            let col = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_owned();
+            assert_eq!(col("domain"), "xn--mnchen-3ya.example");
+            assert_eq!(col("domain_display"), "münchen.example");
+            assert_eq!(header.iter().next_back(), Some("domain_display"), "added last");
+        }
     }
 }

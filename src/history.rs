@@ -60,6 +60,8 @@ pub struct HistoryQuery {
     pub sort: SortOrder,
     /// Rows to skip (best-first pages only: the `next_offset` of the previous page).
     pub offset: usize,
+    /// Only visits recorded on the device of this name (sync).
+    pub device: Option<String>,
 }
 
 /// One visit with its website.
@@ -79,13 +81,27 @@ pub struct HistoryRow {
     pub website_id: WebsiteId,
     /// Its domain.
     pub domain: String,
+    /// Its domain as people read it (Unicode for an internationalised name).
+    pub display: String,
     /// Its category id, once classified.
     pub category: Option<Category>,
     /// Who set the category.
     pub category_source: Option<CategorySource>,
     /// How sure the category is (`high`, `medium`, `low`).
     pub category_confidence: Option<crate::confidence::Confidence>,
+    /// The name of the device that recorded the visit, once this device syncs (this device's
+    /// own name for its own visits); `None` without sync.
+    pub device: Option<String>,
 }
+
+/// The name of the device that recorded visit `v` (SQL, for the history queries): a synced
+/// visit's device, else this device (the linked one); NULL without sync.
+macro_rules! device_name_of_v {
+    () => {
+        "(SELECT d.name FROM sync_device d WHERE d.device_id = coalesce(v.device_id, (SELECT l.device_id FROM sync_link l)))"
+    };
+}
+pub(crate) use device_name_of_v;
 
 /// A page of history, newest first.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -131,13 +147,20 @@ pub struct TopWebsite {
 /// page's cursor and the date range are folded into one id range `[:low, :below)`, so a page deep
 /// in the history starts its index search at the cursor instead of stepping over every newer visit
 /// (a test counts the steps).
-pub const HISTORY_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
+pub const HISTORY_SQL: &str = concat!(
+    r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
+    device_name_of_v!(),
+    r#" AS device
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= :low AND v.id < :below
       AND (:category IS NULL OR w.category = :category)
       AND (:uncategorized = 0 OR w.category IS NULL)
-    ORDER BY v.id DESC"#;
+      AND (:device IS NULL OR "#,
+    device_name_of_v!(),
+    r#" = :device)
+    ORDER BY v.id DESC"#
+);
 
 /// The exclusive upper end of a page's id range: just past the range's last id, or the cursor if
 /// that comes first.
@@ -193,6 +216,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
             below,
             category,
             uncategorized,
+            device: q.device.as_deref(),
         };
         return match q.sort {
             SortOrder::Newest => crate::search::query::list_newest(conn, &page, q.limit),
@@ -204,7 +228,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
     let rows = stmt.query_map(
         named_params! {
             ":low": low, ":below": below, ":category": category,
-            ":uncategorized": uncategorized,
+            ":uncategorized": uncategorized, ":device": q.device,
         },
         read_row,
     )?;
@@ -264,6 +288,38 @@ pub fn list_top_websites(conn: &Connection, since: Timestamp, n: usize) -> Resul
     Ok(rows.take(n).collect::<rusqlite::Result<_>>()?)
 }
 
+/// Most visits [`list_website_visits`] returns.
+pub const MAX_WEBSITE_VISITS: usize = 500;
+
+/// The newest visits (at most `limit`) to the website `domain` since `since`, newest first: the
+/// website page's list. Served by the visit key's range, newest first, so it stops at `limit`.
+pub fn list_website_visits(
+    conn: &Connection,
+    domain: &str,
+    since: Timestamp,
+    limit: usize,
+) -> Result<Vec<HistoryRow>> {
+    if limit == 0 || limit > MAX_WEBSITE_VISITS {
+        return Err(Error::InvalidInput(format!(
+            "ask for 1 to {MAX_WEBSITE_VISITS} visits, not {limit}"
+        )));
+    }
+    let mut stmt = conn.prepare_cached(concat!(
+        r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+                  w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
+        device_name_of_v!(),
+        r#" AS device
+           FROM visit v JOIN website w ON w.id = v.website_id
+           WHERE v.id >= :low AND w.domain = :domain
+           ORDER BY v.id DESC"#
+    ))?;
+    let rows = stmt.query_map(
+        named_params! { ":low": VisitId::lower_bound(since), ":domain": domain },
+        read_row,
+    )?;
+    Ok(rows.take(limit).collect::<rusqlite::Result<_>>()?)
+}
+
 /// Counts visits.
 pub fn count_visits(conn: &Connection) -> Result<i64> {
     Ok(conn
@@ -287,6 +343,11 @@ impl Store {
         self.with_conn(|c| list_top_websites(c, since, n))
     }
 
+    /// The newest visits to `domain` since `since` (at most `limit`).
+    pub fn website_visits(&self, domain: &str, since: Timestamp, limit: usize) -> Result<Vec<HistoryRow>> {
+        self.with_conn(|c| list_website_visits(c, domain, since, limit))
+    }
+
     /// Number of visits.
     pub fn visit_count(&self) -> Result<i64> {
         self.with_conn(count_visits)
@@ -296,16 +357,62 @@ impl Store {
 /// A history row from a query that selects the visit's columns with its website's `domain`,
 /// `category`, `category_source` and `category_confidence` (the history page and the search).
 pub(crate) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
+    let domain: String = r.get("domain")?;
     Ok(HistoryRow {
+        display: crate::domain::unicode_form(&domain).into_owned(),
+        domain,
         visit_id: r.get("id")?,
         url: r.get("url")?,
         title: r.get("title")?,
         visited_at: r.get("visited_at")?,
         source: r.get("source")?,
         website_id: r.get("website_id")?,
-        domain: r.get("domain")?,
         category: r.get("category")?,
         category_source: r.get("category_source")?,
         category_confidence: r.get("category_confidence")?,
+        device: r.get("device")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::visits::NewVisit;
+
+    #[test]
+    fn a_websites_visits_are_its_own_newest_first_within_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("t.db")).unwrap();
+        let base = Timestamp::parse_rfc3339("2026-11-30T08:00:00Z").unwrap();
+        for (i, domain) in ["a.test", "b.test", "a.test", "a.test"].iter().enumerate() {
+            store
+                .record_visit(&NewVisit {
+                    url: &format!("https://{domain}/{i}"),
+                    title: None,
+                    visited_at: Timestamp(base.0 + i as i64 * 60_000_000),
+                    source: "test",
+                    source_visit_id: Some(&i.to_string()),
+                })
+                .unwrap();
+        }
+        let urls = |since: Timestamp, limit: usize| -> Vec<String> {
+            store
+                .website_visits("a.test", since, limit)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.url)
+                .collect()
+        };
+        assert_eq!(
+            urls(base, 10),
+            ["https://a.test/3", "https://a.test/2", "https://a.test/0"]
+        );
+        assert_eq!(urls(base, 2), ["https://a.test/3", "https://a.test/2"]);
+        assert_eq!(
+            urls(Timestamp(base.0 + 60_000_000), 10),
+            ["https://a.test/3", "https://a.test/2"]
+        );
+        assert!(store.website_visits("a.test", base, 0).is_err());
+        assert!(store.website_visits("absent.test", base, 10).unwrap().is_empty());
+    }
 }

@@ -32,6 +32,7 @@ pub mod settings;
 pub mod signal;
 pub mod sql_enum;
 pub mod store;
+pub mod sync;
 pub mod time;
 pub mod time_spent;
 pub mod title_judging;

@@ -342,6 +342,9 @@ pub fn complete_with_verdict(
             None,
             now,
         )?;
+        if verdict.source == CategorySource::Ai {
+            crate::sync::apply::queue_ai_category_in(tx, job.website_id, verdict.category)?;
+        }
     }
     Ok(outcome)
 }

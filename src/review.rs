@@ -47,6 +47,8 @@ pub struct ReviewItem {
     pub website_id: WebsiteId,
     /// Its domain.
     pub domain: String,
+    /// Its domain as people read it (Unicode for an internationalised name).
+    pub display: String,
     /// Its category.
     pub category: Category,
     /// Who set it (`builtin` or `ai`).
@@ -86,9 +88,11 @@ pub fn list_review(conn: &Connection, q: &ReviewQuery) -> Result<Vec<ReviewItem>
     let rows = stmt.query_map(named_params! { ":confidence": q.confidence }, |r| {
         let source: CategorySource = r.get("category_source")?;
         let open: Option<bool> = r.get("open")?;
+        let domain: String = r.get("domain")?;
         Ok(ReviewItem {
             website_id: r.get("id")?,
-            domain: r.get("domain")?,
+            display: crate::domain::unicode_form(&domain).into_owned(),
+            domain,
             category: r.get("category")?,
             waiting_for_ai: open.unwrap_or(false) && source == CategorySource::Builtin,
             category_source: source,

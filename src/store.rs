@@ -55,6 +55,12 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "title_judging",
         include_str!("../migrations/0009_title_judging.sql"),
     ),
+    (10, "sync", include_str!("../migrations/0010_sync.sql")),
+    (
+        11,
+        "extension_contact",
+        include_str!("../migrations/0011_extension_contact.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

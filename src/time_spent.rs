@@ -25,6 +25,8 @@ use crate::ids::VisitId;
 use crate::store::Store;
 use crate::time::Timestamp;
 
+pub mod period;
+
 /// Largest estimate taken from an imported duration (10 minutes). Chromium's `visit_duration`
 /// runs until the next navigation in the tab or its closing, background time included: a tab left
 /// open overnight would otherwise count as a night of reading.
@@ -44,15 +46,20 @@ pub fn set_active_ms_in(tx: &Transaction<'_>, visit: VisitId, active_ms: i64, no
             "an active time of {active_ms} ms is outside 0..={MAX_ACTIVE_MS}"
         )));
     }
-    tx.prepare_cached(
-        r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
+    let changed = tx
+        .prepare_cached(
+            r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
            VALUES (:visit, :ms, NULL, :now)
            ON CONFLICT (visit_id) DO UPDATE
               SET active_ms = max(coalesce(active_ms, 0), excluded.active_ms),
                   updated_at = excluded.updated_at
               WHERE active_ms IS NULL OR active_ms < excluded.active_ms"#,
-    )?
-    .execute(named_params! { ":visit": visit, ":ms": active_ms, ":now": now })?;
+        )?
+        .execute(named_params! { ":visit": visit, ":ms": active_ms, ":now": now })?;
+    if changed == 1 && !crate::sync::local::is_applying() {
+        let id = crate::sync::local::global_visit_id(tx, visit)?;
+        crate::sync::local::queue_in(tx, &crate::sync::ops::Op::ActiveTime { id, ms: active_ms })?;
+    }
     Ok(())
 }
 
@@ -67,13 +74,18 @@ pub fn set_estimated_ms_in(
     if duration_ms <= 0 {
         return Ok(());
     }
+    let ms = duration_ms.min(MAX_ESTIMATE_MS);
     tx.prepare_cached(
         r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
            VALUES (:visit, NULL, :ms, :now)
            ON CONFLICT (visit_id) DO UPDATE SET estimated_ms = excluded.estimated_ms,
                                                 updated_at = excluded.updated_at"#,
     )?
-    .execute(named_params! { ":visit": visit, ":ms": duration_ms.min(MAX_ESTIMATE_MS), ":now": now })?;
+    .execute(named_params! { ":visit": visit, ":ms": ms, ":now": now })?;
+    if !crate::sync::local::is_applying() {
+        let id = crate::sync::local::global_visit_id(tx, visit)?;
+        crate::sync::local::queue_in(tx, &crate::sync::ops::Op::EstimatedTime { id, ms })?;
+    }
     Ok(())
 }
 
@@ -86,7 +98,13 @@ pub enum GroupBy {
     Category,
     /// By calendar day: the key is `YYYY-MM-DD`.
     Day,
+    /// By the device that recorded the visit (sync): the key is its name (`this device` for
+    /// visits recorded here without sync).
+    Device,
 }
+
+/// The key of the visits of this device without sync, grouped by device.
+pub const THIS_DEVICE: &str = "this device";
 
 impl std::str::FromStr for GroupBy {
     type Err = Error;
@@ -95,8 +113,9 @@ impl std::str::FromStr for GroupBy {
             "website" => Ok(GroupBy::Website),
             "category" => Ok(GroupBy::Category),
             "day" => Ok(GroupBy::Day),
+            "device" => Ok(GroupBy::Device),
             other => Err(Error::InvalidInput(format!(
-                "group by website, category or day, not {other:?}"
+                "group by website, category, day or device, not {other:?}"
             ))),
         }
     }
@@ -128,6 +147,8 @@ pub struct TimeRow {
     pub measured_visits: i64,
     /// Visits with only an estimate.
     pub estimated_visits: i64,
+    /// Grouped by device: the device's name (the key); else `None`.
+    pub device: Option<String>,
 }
 
 impl TimeRow {
@@ -176,16 +197,18 @@ fn for_each_visit(
     conn: &Connection,
     since: Option<Timestamp>,
     until: Option<Timestamp>,
-    mut f: impl FnMut(Timestamp, &str, Option<&str>, VisitTimes),
+    mut f: impl FnMut(Timestamp, &str, Option<&str>, VisitTimes, Option<&str>),
 ) -> Result<()> {
     let (low, below) = id_range(since, until);
-    let mut stmt = conn.prepare_cached(
-        r#"SELECT v.visited_at, w.domain, w.category, t.active_ms, t.estimated_ms
+    let mut stmt = conn.prepare_cached(concat!(
+        r#"SELECT v.visited_at, w.domain, w.category, t.active_ms, t.estimated_ms, "#,
+        crate::history::device_name_of_v!(),
+        r#" AS device
            FROM visit v
            JOIN website w ON w.id = v.website_id
            LEFT JOIN visit_time t ON t.visit_id = v.id
-           WHERE v.id >= :low AND v.id < :below"#,
-    )?;
+           WHERE v.id >= :low AND v.id < :below"#
+    ))?;
     let mut rows = stmt.query(named_params! { ":low": low, ":below": below })?;
     while let Some(r) = rows.next()? {
         let at: Timestamp = r.get("visited_at")?;
@@ -200,7 +223,8 @@ fn for_each_visit(
             active: r.get("active_ms")?,
             estimated: r.get("estimated_ms")?,
         };
-        f(at, &domain, category.as_deref(), times);
+        let device: Option<String> = r.get("device")?;
+        f(at, &domain, category.as_deref(), times, device.as_deref());
     }
     Ok(())
 }
@@ -222,6 +246,14 @@ fn category_key(category: Option<&str>) -> &str {
     category.unwrap_or("uncategorized")
 }
 
+/// Most time first, then most visits, then by key: the order of every "by time" list.
+fn by_time(a: &TimeRow, b: &TimeRow) -> std::cmp::Ordering {
+    b.total_ms()
+        .cmp(&a.total_ms())
+        .then(b.visits.cmp(&a.visits))
+        .then(a.key.cmp(&b.key))
+}
+
 /// Time spent per website, category or day (`tz`'s calendar days) on the visits `q` selects.
 /// Websites and categories come most time first (then most visits, then key); days in order.
 pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Result<Vec<TimeRow>> {
@@ -231,16 +263,18 @@ pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Res
         }
     }
     let mut groups: HashMap<String, TimeRow> = HashMap::new();
-    for_each_visit(conn, q.since, q.until, |at, domain, category, times| {
+    for_each_visit(conn, q.since, q.until, |at, domain, category, times, device| {
         let key = match q.by {
             GroupBy::Website => domain.to_owned(),
             GroupBy::Category => category_key(category).to_owned(),
             GroupBy::Day => day_key(day_of(at, tz)),
+            GroupBy::Device => device.unwrap_or(THIS_DEVICE).to_owned(),
         };
         groups
             .entry(key)
             .or_insert_with_key(|k| TimeRow {
                 key: k.clone(),
+                device: (q.by == GroupBy::Device).then(|| k.clone()),
                 ..TimeRow::default()
             })
             .add(times);
@@ -248,12 +282,7 @@ pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Res
     let mut rows: Vec<TimeRow> = groups.into_values().collect();
     match q.by {
         GroupBy::Day => rows.sort_by(|a, b| a.key.cmp(&b.key)),
-        _ => rows.sort_by(|a, b| {
-            b.total_ms()
-                .cmp(&a.total_ms())
-                .then(b.visits.cmp(&a.visits))
-                .then(a.key.cmp(&b.key))
-        }),
+        _ => rows.sort_by(by_time),
     }
     Ok(rows)
 }
@@ -288,28 +317,28 @@ pub fn list_days<Tz: TimeZone>(
         .ok_or_else(|| Error::InvalidInput("that day range is outside the calendar".into()))?;
     let end = start_of_day(last, tz)?;
     let mut per_day: HashMap<NaiveDate, (TimeRow, HashMap<String, TimeRow>)> = HashMap::new();
-    for_each_visit(conn, Some(start), Some(end), |at, _domain, category, times| {
-        let (total, cats) = per_day.entry(day_of(at, tz)).or_default();
-        total.add(times);
-        let key = category_key(category);
-        cats.entry(key.to_owned())
-            .or_insert_with(|| TimeRow {
-                key: key.to_owned(),
-                ..TimeRow::default()
-            })
-            .add(times);
-    })?;
+    for_each_visit(
+        conn,
+        Some(start),
+        Some(end),
+        |at, _domain, category, times, _device| {
+            let (total, cats) = per_day.entry(day_of(at, tz)).or_default();
+            total.add(times);
+            let key = category_key(category);
+            cats.entry(key.to_owned())
+                .or_insert_with(|| TimeRow {
+                    key: key.to_owned(),
+                    ..TimeRow::default()
+                })
+                .add(times);
+        },
+    )?;
     let mut out = Vec::with_capacity(days as usize);
     for day in first.iter_days().take(days as usize) {
         let (mut total, cats) = per_day.remove(&day).unwrap_or_default();
         total.key = day_key(day);
         let mut categories: Vec<TimeRow> = cats.into_values().collect();
-        categories.sort_by(|a, b| {
-            b.total_ms()
-                .cmp(&a.total_ms())
-                .then(b.visits.cmp(&a.visits))
-                .then(a.key.cmp(&b.key))
-        });
+        categories.sort_by(by_time);
         out.push(DayTime {
             day: day_key(day),
             total,

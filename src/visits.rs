@@ -153,6 +153,8 @@ pub fn get_or_insert_website_in(
            VALUES (:id, :website_id, 'PENDING', 0, NULL, :now, 0)"#,
     )?
     .execute(named_params! { ":id": OutboxId::new(), ":website_id": new_id, ":now": now })?;
+    // Another device may have categorised this domain already (synced, waiting here).
+    crate::sync::apply::on_new_website_in(tx, new_id, domain.as_str(), now)?;
     Ok((new_id, true))
 }
 
@@ -186,6 +188,21 @@ pub fn insert_visit_in(
     if inserted {
         let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
         crate::search::index_visit_in(tx, visit_id, &text)?;
+        let queued = crate::sync::local::queue_in(
+            tx,
+            &crate::sync::ops::Op::Visit {
+                id: visit_id,
+                url: visit.url.trim().to_owned(),
+                title,
+                at: visit.visited_at.as_micros(),
+                source: visit.source.to_owned(),
+                active_ms: None,
+                estimated_ms: None,
+            },
+        )?;
+        if let Some((hlc, _)) = queued {
+            crate::sync::local::set_visit_hlc_in(tx, visit_id, hlc)?;
+        }
         return Ok((Some(visit_id), true));
     }
     let existing = tx
@@ -196,6 +213,40 @@ pub fn insert_visit_in(
         )
         .optional()?;
     Ok((existing, false))
+}
+
+/// Inserts another device's visit under its own id (or, when its search key is taken here by a
+/// visit of the same millisecond, the next free one), recording which device made it and its id
+/// there (`sync_id`: the visit's id on every device). Returns the local id.
+pub fn insert_synced_visit_in(
+    tx: &Transaction<'_>,
+    id: VisitId,
+    visit: &NewVisit<'_>,
+    website_id: WebsiteId,
+    domain: &Domain,
+    (device, hlc): (uuid::Uuid, i64),
+) -> Result<VisitId> {
+    let visit_id = crate::search::free_id_from(tx, id)?;
+    let title = clean_title(visit.title);
+    tx.prepare_cached(
+        r#"INSERT INTO visit (id, website_id, url, title, visited_at, source, source_visit_id, device_id, sync_id,
+                              sync_hlc)
+           VALUES (:id, :website_id, :url, :title, :visited_at, :source, NULL, :device, :sync_id, :hlc)"#,
+    )?
+    .execute(named_params! {
+        ":id": visit_id,
+        ":sync_id": id,
+        ":hlc": hlc,
+        ":website_id": website_id,
+        ":url": visit.url.trim(),
+        ":title": &title,
+        ":visited_at": visit.visited_at,
+        ":source": visit.source,
+        ":device": device.as_bytes().as_slice(),
+    })?;
+    let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
+    crate::search::index_visit_in(tx, visit_id, &text)?;
+    Ok(visit_id)
 }
 
 /// Sets the title of visit `id` (cleaned as [`insert_visit_in`] cleans it), inside the caller's
@@ -224,6 +275,17 @@ pub fn update_title_in(tx: &Transaction<'_>, id: VisitId, title: Option<&str>) -
         crate::search::unindex_visit_in(tx, id, &old)?;
         let new = crate::search::IndexedText::new(&domain, &url, title.as_deref());
         crate::search::index_visit_in(tx, id, &new)?;
+    }
+    if changed == 1 && !crate::sync::local::is_applying() {
+        let id = crate::sync::local::global_visit_id(tx, id)?;
+        let key = crate::sync::local::title_key(id);
+        let value = title.clone();
+        crate::sync::local::queue_register_in(
+            tx,
+            &key,
+            value.as_deref(),
+            &crate::sync::ops::Op::Title { id, title },
+        )?;
     }
     Ok(changed == 1)
 }

@@ -131,6 +131,16 @@ pub fn set_user_category_in(
     .execute(named_params! {
         ":id": site.id, ":category": category, ":source": CategorySource::User, ":now": now,
     })?;
+    crate::sync::local::queue_register_in(
+        tx,
+        &crate::sync::local::user_key(&site.domain),
+        Some(category.id()),
+        &crate::sync::ops::Op::Category {
+            domain: site.domain.clone(),
+            category: category.id().to_owned(),
+            source: CategorySource::User.as_str().to_owned(),
+        },
+    )?;
     outbox::settle_job_for_website(tx, site.id)
 }
 

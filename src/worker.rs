@@ -35,6 +35,7 @@
 //! replaces the provisional category.
 
 mod config;
+mod gate;
 mod heartbeat;
 mod local;
 mod narrowing;
@@ -43,6 +44,7 @@ pub mod state;
 mod supervisor;
 
 pub use config::{RetryPolicy, WorkerConfig};
+pub use gate::{ClaimGate, GateDecision};
 pub use local::{LocalFirst, LOCAL_INTERVAL};
 pub use pacing::{Backoff, RequestPacer};
 pub use supervisor::PanicsOn;
@@ -105,6 +107,8 @@ pub struct Worker {
     careful_claims: AtomicUsize,
     /// True once this worker waited on a pause of its provider: its next answered call lifts it.
     saw_pause: AtomicBool,
+    /// Shares remote calls with the user's other devices (sync), if set.
+    gate: Option<Arc<dyn ClaimGate>>,
 }
 
 /// Returns once the worker state (a pause) was announced to have changed, or notifications were
@@ -149,7 +153,16 @@ impl Worker {
             held: Mutex::new(Vec::new()),
             careful_claims: AtomicUsize::new(0),
             saw_pause: AtomicBool::new(false),
+            gate: None,
         })
+    }
+
+    /// This worker, asking `gate` before each remote call (one call per website for all of a
+    /// person's devices: see [`ClaimGate`]).
+    #[must_use]
+    pub fn with_gate(mut self, gate: Arc<dyn ClaimGate>) -> Worker {
+        self.gate = Some(gate);
+        self
     }
 
     /// This worker's id, as recorded in the `worker_id` of the jobs it holds.
@@ -230,6 +243,26 @@ impl Worker {
     ) -> Result<(Option<ClassifyError>, bool)> {
         let (settled, to_classify): (Vec<ClaimedJob>, Vec<ClaimedJob>) =
             jobs.into_iter().partition(|j| j.existing_category.is_some());
+        // Another device may be asking about some of these domains, or have answered already.
+        let mut deferred = Vec::new();
+        let to_classify = match &self.gate {
+            Some(gate) if !to_classify.is_empty() => {
+                let domains: Vec<String> = to_classify.iter().map(|j| j.domain.clone()).collect();
+                let decisions = gate.decide(&domains).await;
+                let mut ask = Vec::with_capacity(to_classify.len());
+                for (i, job) in to_classify.into_iter().enumerate() {
+                    match decisions.get(i).copied().unwrap_or(GateDecision::Ask) {
+                        GateDecision::Ask => ask.push(job),
+                        GateDecision::Wait(d) => {
+                            debug!(domain = %job.domain, wait_ms = d.as_millis(), "another device is asking; waiting for its answer");
+                            deferred.push((job, d));
+                        }
+                    }
+                }
+                ask
+            }
+            _ => to_classify,
+        };
         let domains: Vec<String> = to_classify.iter().map(|j| j.domain.clone()).collect();
         let (settles, blocked, answered) = if domains.is_empty() {
             (Vec::new(), None, false)
@@ -257,6 +290,16 @@ impl Worker {
         } else if settles.iter().any(|s| matches!(s, Settle::Fail(_))) {
             self.failed_batches.fetch_add(1, Ordering::Relaxed);
         }
+        let gate_settle = self.gate.as_ref().filter(|_| !domains.is_empty()).map(|g| {
+            let (mut yes, mut no) = (Vec::new(), Vec::new());
+            for (d, s) in domains.iter().zip(&settles) {
+                match s {
+                    Settle::Outcome(_) => yes.push(d.clone()),
+                    Settle::Fail(_) | Settle::Release => no.push(d.clone()),
+                }
+            }
+            (g.clone(), yes, no)
+        });
 
         let config = self.config.clone();
         self.store
@@ -274,10 +317,17 @@ impl Worker {
                             Settle::Release => log_stale(job, outbox::release_job(tx, job)?),
                         }
                     }
+                    for (job, wait) in &deferred {
+                        log_stale(job, outbox::defer_job(tx, job, now.plus(*wait))?);
+                    }
                     Ok(())
                 })
             })
             .await?;
+        // The answers are written (and queued for the other devices): the claims are done.
+        if let Some((gate, yes, no)) = gate_settle {
+            gate.settle(&yes, &no).await;
+        }
         Ok((blocked, answered))
     }
 

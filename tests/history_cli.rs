@@ -60,6 +60,7 @@ fn history_lists_searches_filters_and_pages() {
         [
             "category",
             "category_source",
+            "device",
             "domain",
             "id",
             "source",

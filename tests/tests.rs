@@ -31,6 +31,7 @@ mod classify_cli;
 mod classify_providers;
 mod worker_failures;
 
+mod builtin_answers;
 mod local_first;
 mod local_first_user;
 mod local_titles;
@@ -45,6 +46,8 @@ mod provider_answers;
 mod provider_leaks;
 mod provider_tls;
 
+#[path = "support/builtin_answer.rs"]
+mod builtin_answer;
 mod import_bad_input;
 mod import_cli;
 mod import_detect;
@@ -57,3 +60,9 @@ mod capture_host;
 mod capture_link;
 mod extension_unit;
 mod time_spent;
+
+mod sync_claims;
+mod sync_devices;
+mod sync_faults;
+mod sync_model;
+mod sync_support;

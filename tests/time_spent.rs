@@ -60,6 +60,7 @@ fn row(key: &str, active: i64, estimated: i64, visits: i64, measured: i64, est_v
         visits,
         measured_visits: measured,
         estimated_visits: est_visits,
+        device: None,
     }
 }
 
@@ -284,7 +285,7 @@ fn the_time_command_prints_rows_with_their_keys() {
     assert_eq!(
         json[0],
         serde_json::json!({"key": "dev_tech", "active_ms": 600000, "estimated_ms": 0, "visits": 1,
-                           "measured_visits": 1, "estimated_visits": 0})
+                           "measured_visits": 1, "estimated_visits": 0, "device": null})
     );
     let text = run_ok(cli(&db.path).env("TZ", "UTC").args(["time", "--by", "day"]));
     let rows = crate::common::table_rows(&text);

@@ -13,6 +13,8 @@ export const BATCH_EVENTS = 200;
 export const BATCH_BYTES = 256 * 1024;
 /** A batch not answered within this time counts as lost: reconnect and send it again. */
 export const ACK_TIMEOUT_MS = 30_000;
+/** How long the popup waits for what Sitetrail knows of a site before showing nothing. */
+export const SITE_TIMEOUT_MS = 3_000;
 /** Waits before reconnecting after consecutive failures. */
 export const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
 
@@ -93,6 +95,37 @@ export class HostLink {
     this.lastAttempt = -Infinity;
     this.batchBytes = BATCH_BYTES;
     this.status = { connected: false, reason: 'Not connected yet.', host: null, rejected: 0, lastStoredAt: null };
+    this.siteNo = 0;
+    /** query number -> resolve, for the site questions waiting for their answer. */
+    this.siteAsked = new Map();
+  }
+
+  /**
+   * What Sitetrail knows of the site of `url` ({domain, display, category, category_name,
+   * today_active_ms, today_estimated_ms, today_visits}), or null: not connected, not a website
+   * Sitetrail has recorded, or no answer within SITE_TIMEOUT_MS. Never waits on the worker's
+   * serial chain (the answer arrives through it).
+   */
+  askSite(url) {
+    if (this.state !== 'connected' || !this.port) return Promise.resolve(null);
+    this.siteNo += 1;
+    const query = this.siteNo;
+    return new Promise((resolve) => {
+      const timer = this.timers.setTimeout(() => {
+        this.siteAsked.delete(query);
+        resolve(null);
+      }, SITE_TIMEOUT_MS);
+      this.siteAsked.set(query, (site) => {
+        this.timers.clearTimeout(timer);
+        resolve(site || null);
+      });
+      try {
+        this.port.postMessage({ type: 'site', query, url });
+      } catch {
+        this.siteAsked.delete(query);
+        resolve(null);
+      }
+    });
   }
 
   setStatus(patch) {
@@ -171,6 +204,12 @@ export class HostLink {
       this.failures = 0;
       await this.setStatus({ connected: true, reason: null, detail: null, host: { version: msg.host_version, db: msg.db, browser: msg.browser } });
       await this.flush();
+      return;
+    }
+    if (msg.type === 'site') {
+      const answer = this.siteAsked.get(msg.query);
+      this.siteAsked.delete(msg.query);
+      if (answer) answer(msg.site);
       return;
     }
     if (!this.sent || msg.batch !== this.sent) return; // an answer to a batch we gave up on

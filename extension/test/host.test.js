@@ -211,3 +211,26 @@ test('firefox: a host that exits after answering is a closed connection, retried
   assert.equal(t.ports.length, 2, 'reconnects after the backoff');
   assert.equal(t.queue.size, 1, 'the event waits');
 });
+
+test("the popup's site question is answered by its number, and not at all when not connected", async () => {
+  const t = await setup();
+  assert.equal(await t.link.askSite('https://news.test/'), null, 'not connected: no question');
+  t.link.connect();
+  const port = t.ports[0];
+  port.answer({ type: 'hello', ok: true, db: '/x.db', host_version: '1', browser: 'chromium' });
+  await t.settle();
+  const first = t.link.askSite('https://news.test/a');
+  const second = t.link.askSite('https://never.test/');
+  const asked = port.sent.filter((m) => m.type === 'site');
+  assert.deepEqual(asked.map((m) => m.url), ['https://news.test/a', 'https://never.test/']);
+  // Answers in any order find their question.
+  port.answer({ type: 'site', query: asked[1].query, site: null });
+  port.answer({ type: 'site', query: asked[0].query, site: { domain: 'news.test', category_name: 'News' } });
+  await t.settle();
+  assert.deepEqual(await first, { domain: 'news.test', category_name: 'News' });
+  assert.equal(await second, null);
+  // No answer: nothing after the timeout, and the batches are not disturbed.
+  const late = t.link.askSite('https://slow.test/');
+  await t.advance(3_000);
+  assert.equal(await late, null);
+});

@@ -30,49 +30,64 @@ use crate::secret::KeyStore;
 use crate::state::{AppPaths, AppState};
 
 /// Optional features this build has; the UI shows "not available yet" for the others.
-pub const FEATURES: &[&str] = &["settings", "import", "capture"];
+pub const FEATURES: &[&str] = &["settings", "import", "capture", "sync"];
 
 /// Registers the commands on any runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![
-        cmd::overview::get_queue,
-        cmd::overview::get_summary,
-        cmd::overview::list_categories,
-        cmd::overview::get_app_info,
-        cmd::history::list_history,
-        cmd::history::set_category,
-        cmd::history::reclassify_website,
-        cmd::review::list_review,
-        cmd::review::confirm_category,
-        cmd::history::get_favicons,
-        cmd::history::get_search_index,
-        cmd::forget::forget_visits,
-        cmd::forget::forget_website,
-        cmd::forget::forget_recent,
-        cmd::forget::list_blocked,
-        cmd::forget::block_domain,
-        cmd::forget::unblock_domain,
-        cmd::jobs::list_failed_jobs,
-        cmd::jobs::retry_jobs,
-        cmd::jobs::retry_all_failed,
-        cmd::jobs::get_jobs,
-        cmd::export::export_data,
-        cmd::settings::get_settings,
-        cmd::settings::save_settings,
-        cmd::settings::test_connection,
-        cmd::settings::set_api_key,
-        cmd::settings::delete_api_key,
-        cmd::settings::resume_worker,
-        cmd::import::detect_browsers,
-        cmd::import::import_browsers,
-        cmd::import::get_import_settings,
-        cmd::import::save_import_settings,
-        cmd::capture::get_browser_links,
-        cmd::capture::link_browser,
-        cmd::capture::unlink_browser,
-        cmd::capture::get_time_summary,
-        cmd::capture::get_visit_times,
-    ])
+    // The opener is used from Rust only (`open_url` checks the address first): the capability
+    // grants the page none of its commands.
+    builder
+        .plugin(tauri_plugin_opener::init())
+        .invoke_handler(tauri::generate_handler![
+            cmd::overview::get_queue,
+            cmd::overview::get_summary,
+            cmd::period::get_period_overview,
+            cmd::period::get_timeline,
+            cmd::website::get_website_page,
+            cmd::overview::list_categories,
+            cmd::overview::get_app_info,
+            cmd::history::list_history,
+            cmd::history::set_category,
+            cmd::history::reclassify_website,
+            cmd::review::list_review,
+            cmd::review::confirm_category,
+            cmd::history::get_favicons,
+            cmd::history::get_search_index,
+            cmd::history::open_url,
+            cmd::forget::forget_visits,
+            cmd::forget::forget_website,
+            cmd::forget::forget_recent,
+            cmd::forget::list_blocked,
+            cmd::forget::block_domain,
+            cmd::forget::unblock_domain,
+            cmd::jobs::list_failed_jobs,
+            cmd::jobs::retry_jobs,
+            cmd::jobs::retry_all_failed,
+            cmd::jobs::get_jobs,
+            cmd::export::export_data,
+            cmd::settings::get_settings,
+            cmd::settings::save_settings,
+            cmd::settings::test_connection,
+            cmd::settings::set_api_key,
+            cmd::settings::delete_api_key,
+            cmd::settings::resume_worker,
+            cmd::import::detect_browsers,
+            cmd::import::import_browsers,
+            cmd::import::import_history_file,
+            cmd::import::get_import_settings,
+            cmd::import::save_import_settings,
+            cmd::capture::get_browser_links,
+            cmd::capture::link_browser,
+            cmd::capture::unlink_browser,
+            cmd::capture::get_time_summary,
+            cmd::capture::get_visit_times,
+            cmd::sync::get_sync_status,
+            cmd::sync::sync_setup,
+            cmd::sync::sync_join,
+            cmd::sync::sync_now,
+            cmd::sync::sync_devices,
+            cmd::sync::sync_leave,
+        ])
 }
 
 /// The real context: config, capabilities and the embedded UI, for any runtime.
@@ -88,6 +103,8 @@ pub struct Startup {
     pub keys: KeyStore,
     /// The save dialog.
     pub picker: SavePicker,
+    /// The open dialog for a browser's history file.
+    pub open_picker: crate::cmd::import::OpenPicker,
 }
 
 /// Opens the database, starts the worker and the change forwarder, and manages the state.
@@ -97,6 +114,7 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     tracing::info!(db = %state.paths.db.display(), "database open");
     app.manage(state.clone());
     app.manage(startup.picker);
+    app.manage(startup.open_picker);
     // The worker is built from the settings file, the keyring and the database: blocking work
     // that must not hold up the window, so it starts on the async runtime.
     tauri::async_runtime::spawn(async move {
@@ -108,7 +126,34 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     tauri::async_runtime::spawn(events::forward_changes(app.clone(), changes));
     tauri::async_runtime::spawn(import::schedule(app.clone()));
     tauri::async_runtime::spawn(upkeep::run(app.clone()));
+    tauri::async_runtime::spawn(sync_in_background(app.clone()));
     Ok(())
+}
+
+/// Syncs on its own while the app runs (when this device is linked): soon after a local change,
+/// every two minutes for the others', at once when the worker's claims ask. Each outcome is told
+/// to the UI (`sync-status`).
+async fn sync_in_background<R: Runtime>(app: AppHandle<R>) {
+    use tauri::Emitter;
+    let Some(state) = app.try_state::<AppState>().map(|s| s.inner().clone()) else {
+        return;
+    };
+    // The app's background tasks end with the process.
+    let (_keep, stop) = tokio::sync::watch::channel(false);
+    sitetrail::sync::background::run(
+        state.store.clone(),
+        state.sync_keys.clone(),
+        sitetrail::sync::background::Pace::default(),
+        state.sync_wake.clone(),
+        stop,
+        move |last| {
+            let _ = app.emit(
+                "sync-status",
+                serde_json::json!({ "report": last.report, "error": last.error }),
+            );
+        },
+    )
+    .await;
 }
 
 /// Stops the worker, waiting for the job in flight (or its grace period).
@@ -129,6 +174,21 @@ fn dialog_picker<R: Runtime>(app: AppHandle<R>) -> SavePicker {
             .set_file_name(req.file_name)
             .add_filter(req.filter, &[req.extension])
             .save_file(move |path| {
+                let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+            });
+        rx
+    }))
+}
+
+/// The native open dialog, for a browser's history file.
+fn open_dialog_picker<R: Runtime>(app: AppHandle<R>) -> crate::cmd::import::OpenPicker {
+    use tauri_plugin_dialog::DialogExt;
+    crate::cmd::import::OpenPicker(Box::new(move || {
+        let (tx, rx) = oneshot::channel();
+        app.dialog()
+            .file()
+            .set_title("A browser's history file (History, places.sqlite or History.db)")
+            .pick_file(move |path| {
                 let _ = tx.send(path.and_then(|p| p.into_path().ok()));
             });
         rx
@@ -164,6 +224,7 @@ pub fn run() {
                 paths,
                 keys: KeyStore::system(),
                 picker: dialog_picker(handle.clone()),
+                open_picker: open_dialog_picker(handle.clone()),
             };
             setup(&handle, startup)?;
             tauri::async_runtime::spawn(exit_on_signal(handle));

@@ -120,6 +120,10 @@ pub struct Inner {
     pub keys: KeyStore,
     /// The drain-rate meter behind the overview's ETA.
     pub rate: Mutex<RateMeter>,
+    /// Where the sync key file is (beside the settings file, as for the CLI).
+    pub sync_keys: PathBuf,
+    /// Asks the background sync to run now (a claim's answer to pull or push, a new link).
+    pub sync_wake: Arc<tokio::sync::Notify>,
     /// At most one browser import at a time.
     pub imports: crate::import::ImportSlot,
     /// The running worker. An async mutex: a restart holds it from stopping the old worker to
@@ -150,11 +154,14 @@ impl AppState {
     /// (`SITETRAIL_SYNCHRONOUS`). Blocking: called once, in setup, before the window shows.
     pub fn open(paths: AppPaths, keys: KeyStore) -> sitetrail::Result<AppState> {
         let store = Store::open_with(&paths.db, sitetrail::StoreOptions::from_env()?)?;
+        let sync_keys = sitetrail::sync::engine::key_dir(Some(&paths.settings_file))?;
         Ok(AppState(Arc::new(Inner {
             store,
             paths,
             keys,
             rate: Mutex::new(RateMeter::default()),
+            sync_keys,
+            sync_wake: Arc::new(tokio::sync::Notify::new()),
             imports: crate::import::ImportSlot::default(),
             worker: tokio::sync::Mutex::new(None),
             closing: std::sync::atomic::AtomicBool::new(false),
@@ -188,7 +195,15 @@ impl AppState {
             return Ok(());
         }
         let plan = self.blocking(|s| Ok(s.plan_worker())).await?;
-        let worker = Worker::new(self.store.clone(), plan.classifier, plan.running.config.clone())?;
+        // Remote calls are shared with the user's other devices through the hub's claims.
+        let claims = sitetrail::sync::claims::HubClaims::new(
+            self.store.clone(),
+            self.sync_keys.clone(),
+            plan.running.config.processing_timeout,
+            self.sync_wake.clone(),
+        );
+        let worker = Worker::new(self.store.clone(), plan.classifier, plan.running.config.clone())?
+            .with_gate(Arc::new(claims));
         if let Ok(mut r) = self.running.lock() {
             *r = plan.running;
         }

@@ -96,12 +96,19 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         let _ = tx.send(Some(export_to.clone()));
         rx
     }));
+    let open_picker = sitetrail_app::cmd::import::OpenPicker(Box::new(|| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/chromium-History");
+        let _ = tx.send(Some(std::path::PathBuf::from(fixture)));
+        rx
+    }));
     sitetrail_app::setup(
         app.handle(),
         sitetrail_app::Startup {
             paths,
             keys: KeyStore::memory_only("no keyring in tests"),
             picker,
+            open_picker,
         },
     )
     .unwrap();
@@ -119,6 +126,9 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("list_categories", json!({})),
         ("get_queue", json!({})),
         ("get_summary", json!({})),
+        ("get_period_overview", json!({"first": "2026-11-30", "days": 7})),
+        ("get_timeline", json!({"day": "2026-11-30"})),
+        ("get_website_page", json!({"domain": "shop.example"})),
         ("list_history", json!({"query": {"search": "shop"}})),
         (
             "set_category",
@@ -140,6 +150,7 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("export_data", json!({"kind": "history", "format": "csv"})),
         ("detect_browsers", json!({})),
         ("import_browsers", json!({"ids": []})),
+        ("import_history_file", json!({})),
         ("get_import_settings", json!({})),
         (
             "save_import_settings",
@@ -155,6 +166,8 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ),
         ("get_favicons", json!({"domains": ["shop.example"]})),
         ("get_search_index", json!({})),
+        // Refused before anything is opened: no browser starts in this test.
+        ("open_url", json!({"url": "file:///etc/passwd"})),
         (
             "forget_visits",
             json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),
@@ -166,6 +179,19 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("block_domain", json!({"domain": "ads.example"})),
         ("list_blocked", json!({})),
         ("unblock_domain", json!({"domain": "ads.example"})),
+        // Sync against a hub that cannot be reached (port 9 on the loopback: nothing listens).
+        ("get_sync_status", json!({})),
+        (
+            "sync_setup",
+            json!({"hub": "http://127.0.0.1:9", "deviceName": "test"}),
+        ),
+        (
+            "sync_join",
+            json!({"hub": "http://127.0.0.1:9", "deviceName": null, "recoveryKey": "abandon"}),
+        ),
+        ("sync_now", json!({})),
+        ("sync_devices", json!({})),
+        ("sync_leave", json!({"force": true})),
     ];
     for (cmd, args) in calls {
         // Success or a {kind, message} error: either way the command ran to its end.

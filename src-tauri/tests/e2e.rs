@@ -16,12 +16,22 @@ mod first_run;
 mod harness;
 #[path = "e2e/history.rs"]
 mod history;
+#[path = "e2e/overview.rs"]
+mod overview;
 #[path = "e2e/review.rs"]
 mod review;
+#[path = "e2e/rows.rs"]
+mod rows;
 #[path = "e2e/scenarios.rs"]
 mod scenarios;
+#[path = "e2e/screenshots.rs"]
+mod screenshots;
 #[path = "e2e/settings.rs"]
 mod settings;
+#[path = "e2e/sync.rs"]
+mod sync;
+#[path = "../../tests/sync_support.rs"]
+mod sync_support;
 #[path = "e2e/time_spent.rs"]
 mod time_spent;
 

@@ -82,6 +82,8 @@ pub struct Host {
     config: HostConfig,
     source: String,
     store: Option<Store>,
+    /// When this host last recorded that the extension is there (`capture::contact`).
+    contact_at: Option<std::time::Instant>,
 }
 
 /// How [`serve`] ended.
@@ -101,6 +103,27 @@ impl Host {
             config,
             source,
             store: None,
+            contact_at: None,
+        }
+    }
+
+    /// Records that the extension talked to this database: at a hello, and while it sends pages
+    /// at most every [`CONTACT_EVERY`](super::contact::CONTACT_EVERY). A failure is only logged:
+    /// the pages matter more than the bookkeeping.
+    fn record_contact(&mut self, extension_version: Option<&str>, force: bool) {
+        let due = self
+            .contact_at
+            .is_none_or(|t| t.elapsed() >= super::contact::CONTACT_EVERY);
+        if !(force || due) {
+            return;
+        }
+        let browser = self.config.browser.clone();
+        let result = self
+            .store()
+            .and_then(|s| s.record_extension_contact(&browser, extension_version));
+        match result {
+            Ok(()) => self.contact_at = Some(std::time::Instant::now()),
+            Err(e) => tracing::warn!(error = %e, "could not record the extension's contact"),
         }
     }
 
@@ -158,6 +181,20 @@ impl Host {
         };
         match request {
             Request::Ping => Reply::Pong,
+            Request::Site { query, url } => {
+                let site = self.store().and_then(|s| site_info(s, &url));
+                Reply::Site {
+                    query,
+                    // A page that is not a website, a website never recorded, or a database that
+                    // cannot be read all mean "nothing to show"; the last is logged.
+                    site: site.unwrap_or_else(|e| {
+                        if !matches!(e, crate::Error::InvalidInput(_) | crate::Error::NotFound { .. }) {
+                            tracing::warn!(error = %e, "could not look the site up");
+                        }
+                        None
+                    }),
+                }
+            }
             Request::Hello {
                 protocol,
                 extension_version,
@@ -169,6 +206,9 @@ impl Host {
                     "extension connected"
                 );
                 let problem = self.store().err().map(|e| e.to_string());
+                if problem.is_none() {
+                    self.record_contact(extension_version.as_deref(), true);
+                }
                 Reply::Hello {
                     protocol: PROTOCOL_VERSION,
                     host_version: env!("CARGO_PKG_VERSION"),
@@ -203,6 +243,7 @@ impl Host {
                         for r in &outcome.rejected {
                             tracing::info!(id = ?r.id, reason = %r.reason, "event refused");
                         }
+                        self.record_contact(None, false);
                         if !self.config.ack_delay.is_zero() {
                             std::thread::sleep(self.config.ack_delay);
                         }
@@ -228,6 +269,27 @@ impl Host {
             }
         }
     }
+}
+
+/// What `store` knows of the site of `url`: its category and today's time on it (local day).
+fn site_info(store: &Store, url: &str) -> Result<Option<super::protocol::SiteInfo>> {
+    let domain = crate::domain::Domain::parse(url)?;
+    let website = match store.website(domain.as_str()) {
+        Ok(w) => w,
+        Err(crate::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let today = store.website_days(&website.domain, store.recent_period(1)?)?;
+    let row = today.into_iter().next().unwrap_or_default();
+    Ok(Some(super::protocol::SiteInfo {
+        display: crate::domain::unicode_form(&website.domain).into_owned(),
+        category_name: website.category.map(crate::category::Category::name),
+        category: website.category,
+        domain: website.domain,
+        today_active_ms: row.active_ms,
+        today_estimated_ms: row.estimated_ms,
+        today_visits: row.visits,
+    }))
 }
 
 /// Serves the browser on `input`/`output` until it closes the connection. Returns an error only
@@ -370,6 +432,84 @@ mod tests {
             (r[1]["kind"].as_str(), r[1]["batch"].as_u64()),
             (Some("database"), Some(9))
         );
+    }
+
+    #[test]
+    fn a_hello_records_that_the_browsers_extension_talked_to_this_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let mut h = Host::new(HostConfig {
+            browser: "brave".into(),
+            db: db.clone(),
+            store_options: StoreOptions::default(),
+            ack_delay: Duration::ZERO,
+        });
+        // Nothing before the extension says hello.
+        assert!(Store::open(&db).unwrap().extension_contacts().unwrap().is_empty());
+        let input = framed(br#"{"type":"hello","protocol":1,"extension_version":"0.1.0"}"#);
+        let mut out = Vec::new();
+        serve(&mut h, &input[..], &mut out).unwrap();
+        assert_eq!(replies(&out)[0]["ok"], true);
+        let contacts = Store::open(&db).unwrap().extension_contacts().unwrap();
+        assert_eq!(contacts.len(), 1);
+        assert_eq!(contacts[0].browser, "brave");
+        assert_eq!(contacts[0].extension_version.as_deref(), Some("0.1.0"));
+    }
+
+    #[test]
+    fn a_site_question_is_answered_with_its_category_and_todays_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        {
+            let store = Store::open(&db).unwrap();
+            let rec = store
+                .record_visit(&crate::NewVisit {
+                    url: "https://news.test/a",
+                    title: None,
+                    visited_at: store.now(),
+                    source: "test",
+                    source_visit_id: None,
+                })
+                .unwrap();
+            let id = rec.visit_id.unwrap();
+            store
+                .write(None, |tx| {
+                    crate::time_spent::set_active_ms_in(tx, id, 90_000, store.now())
+                })
+                .unwrap();
+            store
+                .set_user_category("news.test", crate::Category::News)
+                .unwrap();
+        }
+        let mut h = Host::new(HostConfig {
+            browser: "chromium".into(),
+            db,
+            store_options: StoreOptions::default(),
+            ack_delay: Duration::ZERO,
+        });
+        let mut input = framed(br#"{"type":"site","query":7,"url":"https://www.news.test/page"}"#);
+        input.extend(framed(
+            br#"{"type":"site","query":8,"url":"https://never.test/"}"#,
+        ));
+        input.extend(framed(br#"{"type":"site","query":9,"url":"chrome://settings"}"#));
+        let mut out = Vec::new();
+        serve(&mut h, &input[..], &mut out).unwrap();
+        let r = replies(&out);
+        assert_eq!(
+            (r[0]["type"].as_str(), r[0]["query"].as_u64()),
+            (Some("site"), Some(7))
+        );
+        let site = &r[0]["site"];
+        assert_eq!(site["domain"], "news.test");
+        assert_eq!(site["category"], "news");
+        assert_eq!(site["category_name"], "News");
+        // Today's time (just recorded, so today unless midnight passed in between).
+        assert!(
+            site["today_active_ms"] == 90_000 || site["today_visits"] == 0,
+            "{site}"
+        );
+        assert_eq!((r[1]["query"].as_u64(), r[1]["site"].is_null()), (Some(8), true));
+        assert_eq!((r[2]["query"].as_u64(), r[2]["site"].is_null()), (Some(9), true));
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! - [`events`]: storing a batch of events in one transaction, idempotently.
 //! - [`host`]: the host loop; acknowledges a batch only after it committed.
 //! - [`link`]: `browser-link install|uninstall|status`: the host manifest and its launcher.
+//! - [`contact`]: which browsers' extensions have talked to this database, and when.
 //! - [`system_link`]: the same links for every user, written into a package's files.
 
+pub mod contact;
 pub mod events;
 pub mod host;
 pub mod link;

@@ -141,6 +141,14 @@ pub enum Request {
     },
     /// Liveness check; answered by [`Reply::Pong`].
     Ping,
+    /// What Sitetrail knows of the site of `url` (the popup's "News · 25 min today"); answered by
+    /// [`Reply::Site`] with the same `query`.
+    Site {
+        /// The extension's number for this question, echoed in the answer.
+        query: u64,
+        /// The page's URL (only its site is looked up).
+        url: String,
+    },
 }
 
 /// What an event is.
@@ -240,6 +248,33 @@ pub enum Reply {
     },
     /// The answer to [`Request::Ping`].
     Pong,
+    /// The answer to [`Request::Site`]: `site` is `None` for a page that is not a website or a
+    /// website never recorded.
+    Site {
+        /// The question's number.
+        query: u64,
+        /// What is known of the site.
+        site: Option<SiteInfo>,
+    },
+}
+
+/// A website as the extension's popup shows it: its category and today's time on it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct SiteInfo {
+    /// The domain, as stored.
+    pub domain: String,
+    /// The domain as people read it (Unicode).
+    pub display: String,
+    /// Its category id, once classified.
+    pub category: Option<crate::category::Category>,
+    /// The category's name (`News`).
+    pub category_name: Option<&'static str>,
+    /// Today's measured time on it (ms, local calendar day).
+    pub today_active_ms: i64,
+    /// Today's estimated time on it (ms; imported durations).
+    pub today_estimated_ms: i64,
+    /// Today's visits to it.
+    pub today_visits: i64,
 }
 
 impl Reply {

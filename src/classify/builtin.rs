@@ -25,10 +25,11 @@
 //! 11. the learned model's best guess (low), else `other` (low).
 //!
 //! A `high` answer is certain: the worker does not ask a remote provider about it (unless the
-//! user asks to classify again with the AI). Rules 6 to 8 and 10 live in [`super::hints`]. The
-//! order was chosen by measurement (docs/BENCHMARKS.md): the vocabulary's words are more often
-//! right than the model's `medium` answers on hand-labelled long-tail sites, and without the
-//! model ([`RuleOptions::WITHOUT_MODEL`]) the order is the rules' as before.
+//! user asks to classify again with the AI). Rules 6, 8 and 10 live in [`super::hints`], rule 7 in
+//! [`super::vocabulary`]. The order was chosen by measurement (docs/BENCHMARKS.md): the
+//! vocabulary's words are more often right than the model's `medium` answers on hand-labelled
+//! long-tail sites, and without the model ([`RuleOptions::WITHOUT_MODEL`]) the order is the
+//! rules' as before.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -37,7 +38,7 @@ use async_trait::async_trait;
 
 use super::model::features::TitleWords;
 use super::user_rules::{self, UserCategories};
-use super::{hints, model, open_table, Classifier, ClassifyError, DomainOutcome, Verdict};
+use super::{hints, model, open_table, vocabulary, Classifier, ClassifyError, DomainOutcome, Verdict};
 use crate::category::{Category, CategorySource};
 use crate::confidence::Confidence;
 
@@ -263,6 +264,15 @@ pub fn judge_with_titles(
         (None, Some(j)) => j,
         (None, None) => Judgement::new(Category::Other, Confidence::Low, Rule::Nothing),
     }
+}
+
+/// Decodes and compiles everything the rules read (the open table, the learned model and its
+/// word list, the vocabulary) now, once per process; they are otherwise made ready on first use.
+/// Call before taking a lock that judgements run under.
+pub fn warm() {
+    open_table::warm();
+    model::warm();
+    vocabulary::warm();
 }
 
 /// Judges one domain by the bundled rules (without any user categories). Always answers.

@@ -4,82 +4,13 @@
 //! `other`, so short or ambiguous words only count as whole tokens, and words that contain a
 //! misleading one (`alphabet`, `essex`) are masked out first.
 //!
-//! The vocabulary is data (`data/words.tsv`); the rules were tuned on
-//! `benches/data/dev_domains.tsv` and measured on a separate list (see docs/BENCHMARKS.md).
-
-use std::sync::LazyLock;
+//! The vocabulary's word rules live in [`super::vocabulary`] (re-exported here); the rules were
+//! tuned on `benches/data/dev_domains.tsv` and measured on a separate list (see
+//! docs/BENCHMARKS.md).
 
 use crate::category::Category;
 
-/// The bundled vocabulary, as shipped.
-pub const WORDS_TSV: &str = include_str!("data/words.tsv");
-
-/// Where in a label a vocabulary word must appear.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    /// Anywhere in the label.
-    Anywhere,
-    /// As a whole token.
-    Token,
-    /// At the start of a token.
-    TokenStart,
-    /// At the end of a token.
-    TokenEnd,
-}
-
-/// One line of the vocabulary.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WordRule<'a> {
-    /// `word` at `place` says `category`.
-    Word(&'a str, Place, Category),
-    /// `word` is masked out of a label before any word is looked for.
-    Mask(&'a str),
-}
-
-/// Parses the vocabulary (format in the header of `data/words.tsv`).
-pub fn parse_words(text: &str) -> Result<Vec<WordRule<'_>>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|(n, l)| {
-            if let Some(masked) = l.strip_prefix('!') {
-                return Ok(WordRule::Mask(masked.trim()));
-            }
-            let (pattern, c) = l
-                .split_once('\t')
-                .ok_or_else(|| format!("words line {}: no tab in {l:?}", n + 1))?;
-            let category = c
-                .trim()
-                .parse()
-                .map_err(|e| format!("words line {}: {e}", n + 1))?;
-            let (word, place) = if let Some(w) = pattern.strip_prefix('=') {
-                (w, Place::Token)
-            } else if let Some(w) = pattern.strip_prefix('^') {
-                (w, Place::TokenStart)
-            } else if let Some(w) = pattern.strip_suffix('$') {
-                (w, Place::TokenEnd)
-            } else {
-                (pattern, Place::Anywhere)
-            };
-            if word.is_empty() || !word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-                return Err(format!(
-                    "words line {}: {pattern:?} is not a lower-case word",
-                    n + 1
-                ));
-            }
-            Ok(WordRule::Word(word, place, category))
-        })
-        .collect()
-}
-
-static WORDS: LazyLock<Vec<WordRule<'static>>> = LazyLock::new(|| {
-    // A unit test checks the bundled file; were it ever broken, the word rules would be missing,
-    // never the process.
-    parse_words(WORDS_TSV).unwrap_or_else(|e| {
-        tracing::error!(error = %e, "src/classify/data/words.tsv is broken; word rules are off");
-        Vec::new()
-    })
-});
+pub use super::vocabulary::{parse_words, tokens, word_hint, Place, WordRule, WORDS_TSV};
 
 /// Leftmost labels that say what a site is for (`mail.example.org`).
 const SUBDOMAIN_HINTS: &[(&str, Category)] = &[
@@ -317,31 +248,6 @@ pub fn subdomain_hint(names: &[&str]) -> Option<Category> {
         .map(|(_, c)| *c)
 }
 
-/// Rule 4: words in the site's name; the longest word found wins.
-pub fn word_hint(names: &[&str]) -> Option<Category> {
-    let masked: Vec<String> = names.iter().map(|l| mask(l)).collect();
-    let tokens: Vec<&str> = masked.iter().flat_map(|l| tokens(l)).collect();
-    let mut best: Option<(usize, Category)> = None;
-    for rule in WORDS.iter() {
-        let WordRule::Word(word, place, category) = rule else {
-            continue;
-        };
-        if best.is_some_and(|(len, _)| len >= word.len()) {
-            continue;
-        }
-        let found = match place {
-            Place::Anywhere => masked.iter().any(|l| l.contains(word)),
-            Place::Token => tokens.iter().any(|t| t == word),
-            Place::TokenStart => tokens.iter().any(|t| t.starts_with(word)),
-            Place::TokenEnd => tokens.iter().any(|t| t.ends_with(word)),
-        };
-        if found {
-            best = Some((word.len(), *category));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
 /// Rule 5: the domain's ending (`.edu`, `.ac.uk`, `.gouv.fr`, `.bank`, `.nhs.uk`).
 pub fn ending_hint(labels: &[&str]) -> Option<Category> {
     ending(labels).map(|e| e.category)
@@ -361,13 +267,15 @@ pub struct Ending {
 /// Top-level domains whose registrations are vetted (see [`Ending::restricted`]).
 const RESTRICTED_TLDS: &[&str] = &["edu", "gov", "mil", "int", "bank", "insurance"];
 
+/// True if the domain of `labels` ends in `.` + `ending` (one more label at least before it).
+fn ends_with_labels(labels: &[&str], ending: &str) -> bool {
+    let mut ours = labels.iter().rev();
+    ending.rsplit('.').all(|e| ours.next() == Some(&e)) && ours.next().is_some()
+}
+
 /// Rule 5 with how much the ending can be trusted.
 pub fn ending(labels: &[&str]) -> Option<Ending> {
-    let domain = labels.join(".");
-    if let Some((_, c)) = ENDING_HINTS
-        .iter()
-        .find(|(e, _)| domain.ends_with(&format!(".{e}")))
-    {
+    if let Some((_, c)) = ENDING_HINTS.iter().find(|(e, _)| ends_with_labels(labels, e)) {
         // Every whole ending listed is a government or health-service zone.
         return Some(Ending {
             category: *c,
@@ -390,72 +298,12 @@ pub fn ending(labels: &[&str]) -> Option<Ending> {
     })
 }
 
-/// The label with every masked word (`alphabet`, `essex`, ...) replaced by dots.
-fn mask(label: &str) -> String {
-    let mut out = label.to_owned();
-    for rule in WORDS.iter() {
-        if let WordRule::Mask(word) = rule {
-            while let Some(at) = out.find(word) {
-                out.replace_range(at..at + word.len(), &".".repeat(word.len()));
-            }
-        }
-    }
-    out
-}
-
-/// Splits a label at `-`, `_`, `.` and letter/digit boundaries: `bet365-live` → `bet`, `365`,
-/// `live`.
-pub fn tokens(label: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = None;
-    let mut prev_digit = false;
-    for (i, ch) in label.char_indices() {
-        if matches!(ch, '-' | '_' | '.') {
-            if let Some(s) = start.take() {
-                out.push(&label[s..i]);
-            }
-            continue;
-        }
-        let digit = ch.is_ascii_digit();
-        match start {
-            Some(s) if digit != prev_digit => {
-                out.push(&label[s..i]);
-                start = Some(i);
-            }
-            None => start = Some(i),
-            _ => {}
-        }
-        prev_digit = digit;
-    }
-    if let Some(s) = start {
-        out.push(&label[s..]);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn labels(domain: &str) -> Vec<&str> {
         domain.split('.').collect()
-    }
-
-    #[test]
-    fn the_bundled_vocabulary_is_valid_and_without_duplicates() {
-        let rules = parse_words(WORDS_TSV).unwrap();
-        assert!(rules.len() >= 400, "only {} rules", rules.len());
-        let mut seen = std::collections::HashSet::new();
-        for rule in &rules {
-            let key = match rule {
-                WordRule::Word(w, p, _) => format!("{w} {p:?}"),
-                WordRule::Mask(w) => format!("!{w}"),
-            };
-            assert!(seen.insert(key.clone()), "{key} is listed twice");
-        }
-        assert!(parse_words("shop\tnot_a_category").is_err());
-        assert!(parse_words("Shop\tshopping").is_err());
-        assert!(parse_words("shop shopping").is_err());
     }
 
     #[test]
@@ -475,26 +323,6 @@ mod tests {
         assert_eq!(subdomain_hint(&["careers", "example"]), Some(Category::Jobs));
         assert_eq!(subdomain_hint(&["mail"]), None);
         assert_eq!(subdomain_hint(&["www2", "example"]), None);
-    }
-
-    #[test]
-    fn words_match_at_their_place_and_the_longest_wins() {
-        // Anywhere in a label.
-        assert_eq!(word_hint(&["mybankonline"]), Some(Category::Finance));
-        // Whole tokens only: `tv` in `my-tv`, not in `atvrepair`-like words.
-        assert_eq!(word_hint(&["my-tv"]), Some(Category::VideoStreaming));
-        assert_eq!(word_hint(&["atvquad"]), None);
-        // At the start or the end of a token.
-        assert_eq!(word_hint(&["betfoo"]), Some(Category::Gambling));
-        assert_eq!(word_hint(&["foobet"]), Some(Category::Gambling));
-        assert_eq!(word_hint(&["foobetbar"]), None);
-        // Masked words say nothing: `alphabet` is not `bet`, `essex` is not adult.
-        assert_eq!(word_hint(&["alphabet"]), None);
-        assert_eq!(word_hint(&["essex-county"]), Some(Category::GovernmentLaw));
-        // The longest word wins: `sportsbook` over `sport`, `newspaper` over `news`.
-        assert_eq!(word_hint(&["bestsportsbook"]), Some(Category::Gambling));
-        assert_eq!(word_hint(&["career-care"]), Some(Category::Jobs));
-        assert_eq!(word_hint(&["example"]), None);
     }
 
     #[test]
@@ -522,12 +350,5 @@ mod tests {
         // `go` means government only as a second level under a country code.
         assert_eq!(ending_hint(&labels("go.example.com")), None);
         assert_eq!(ending_hint(&labels("example.com")), None);
-    }
-
-    #[test]
-    fn labels_split_into_tokens() {
-        assert_eq!(tokens("bet365-live"), ["bet", "365", "live"]);
-        assert_eq!(tokens("alphabet"), ["alphabet"]);
-        assert_eq!(tokens("a..b_c"), ["a", "b", "c"]);
     }
 }

@@ -179,20 +179,9 @@ impl Endpoint {
         } else {
             MAX_ERROR_BODY_BYTES
         };
-        let mut body = Vec::new();
-        let mut truncated = resp.content_length().is_some_and(|n| n > cap as u64);
-        while !truncated {
-            let Some(chunk) = resp.chunk().await.map_err(|e| body_error(&ctx, &e))? else {
-                break;
-            };
-            let room = cap - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                truncated = true;
-            } else {
-                body.extend_from_slice(&chunk);
-            }
-        }
+        let (body, truncated) = read_capped(&mut resp, cap)
+            .await
+            .map_err(|e| body_error(&ctx, &e))?;
         // Dropping `resp` here closes a connection whose answer was not read to its end.
         Ok(Received {
             status,
@@ -570,6 +559,29 @@ fn parse_go_duration(s: &str) -> Option<f64> {
         rest = rest.get(unit_end..)?;
     }
     Some(total)
+}
+
+/// Reads at most `cap` bytes of `resp`'s body: the bytes, and whether there was more (then the
+/// rest is not read: a body announced larger than `cap` is not read at all).
+pub(crate) async fn read_capped(
+    resp: &mut reqwest::Response,
+    cap: usize,
+) -> std::result::Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    let mut truncated = resp.content_length().is_some_and(|n| n > cap as u64);
+    while !truncated {
+        let Some(chunk) = resp.chunk().await? else {
+            break;
+        };
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            truncated = true;
+        } else {
+            body.extend_from_slice(&chunk);
+        }
+    }
+    Ok((body, truncated))
 }
 
 #[cfg(test)]

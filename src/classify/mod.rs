@@ -19,6 +19,7 @@ pub mod privacy;
 pub mod prompt;
 pub mod secret;
 pub mod user_rules;
+pub mod vocabulary;
 
 use std::time::Duration;
 

@@ -12,6 +12,7 @@
 //! it. If the embedded file could not be read (a broken build), the table is empty and says so
 //! in the log; classification goes on without it.
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::sync::LazyLock;
 
@@ -83,7 +84,8 @@ impl OpenTable {
 
     /// Parses the decompressed text (see [`OpenTable::decode`]).
     pub fn parse(text: &str) -> Result<OpenTable, String> {
-        let mut rows: Vec<(String, u8)> = Vec::with_capacity(text.len() / 24);
+        // The shipped table is lower case already: its rows are borrowed, not copied.
+        let mut rows: Vec<(Cow<'_, str>, u8)> = Vec::with_capacity(text.len() / 24);
         for (n, line) in text.lines().enumerate() {
             let line = line.trim_end_matches('\r');
             if line.trim().is_empty() || line.starts_with('#') {
@@ -92,7 +94,12 @@ impl OpenTable {
             let (domain, category) = line
                 .split_once('\t')
                 .ok_or_else(|| format!("line {}: no tab", n + 1))?;
-            let domain = domain.trim().to_ascii_lowercase();
+            let domain = domain.trim();
+            let domain = if domain.bytes().any(|b| b.is_ascii_uppercase()) {
+                Cow::Owned(domain.to_ascii_lowercase())
+            } else {
+                Cow::Borrowed(domain)
+            };
             if domain.is_empty() || domain.len() > 253 || !domain.contains('.') {
                 return Err(format!("line {}: {domain:?} is not a domain", n + 1));
             }

@@ -6,14 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use serde_json::json;
-
 use sitetrail::classify::builtin::{judge_with_titles, RuleOptions};
 use sitetrail::classify::model::features::TitleWords;
 use sitetrail::classify::{Classifier, Verdict};
 use sitetrail::domain::Domain;
 use sitetrail::settings::Provider;
-use sitetrail::{CategorySource, Error, Result};
+use sitetrail::{Category, CategorySource, Confidence, Error, Result};
 
 use super::out::{self, Align, Cell, Style, Table};
 use super::settings::SettingFlags;
@@ -78,10 +76,20 @@ pub(crate) fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Res
         };
         for (domain, outcome) in chunk.iter().zip(outcomes) {
             rows.push(match outcome {
-                Ok(v) => json!({"domain": domain, "category": v.category, "source": v.source,
-                                "confidence": v.confidence, "error": null}),
-                Err(e) => json!({"domain": domain, "category": null, "source": null,
-                                 "confidence": null, "error": e}),
+                Ok(v) => Row {
+                    category: Some(v.category),
+                    confidence: Some(v.confidence),
+                    domain,
+                    error: None,
+                    source: Some(v.source),
+                },
+                Err(error) => Row {
+                    category: None,
+                    confidence: None,
+                    domain,
+                    error: Some(error),
+                    source: None,
+                },
             });
         }
     }
@@ -93,23 +101,30 @@ pub(crate) fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Res
         .column("CATEGORY", Align::Left)
         .flex("BY");
     for r in &rows {
-        let domain = sitetrail::domain::unicode_form(r["domain"].as_str().unwrap_or("")).into_owned();
-        match r["category"].as_str() {
-            Some(c) => t.row(vec![
+        let domain = sitetrail::domain::unicode_form(r.domain).into_owned();
+        match (r.category, r.source) {
+            (Some(c), Some(source)) => t.row(vec![
                 domain.into(),
-                human::category_name(c.parse().ok()).into(),
-                r["source"]
-                    .as_str()
-                    .map(|s| CategorySource::parse(s).map_or(s, |src| human::source_name(src)))
-                    .unwrap_or("")
-                    .into(),
+                human::category_name(Some(c)).into(),
+                human::source_name(source).into(),
             ]),
-            None => t.row(vec![
+            _ => t.row(vec![
                 domain.into(),
                 Cell::styled("-", Style::Dim),
-                Cell::styled(r["error"].as_str().unwrap_or(""), Style::Red),
+                Cell::styled(r.error.as_deref().unwrap_or(""), Style::Red),
             ]),
         }
     }
     out::table(&t)
+}
+
+/// One domain's answer, as `--json` prints it: every key always present (`null` where it does
+/// not apply), in alphabetical order as the JSON has always had them.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    category: Option<Category>,
+    confidence: Option<Confidence>,
+    domain: &'a str,
+    error: Option<String>,
+    source: Option<CategorySource>,
 }

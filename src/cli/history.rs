@@ -67,7 +67,11 @@ pub(crate) struct HistoryArgs {
     /// Also print each visit's id (what `sitetrail forget visit` takes).
     #[arg(long)]
     ids: bool,
-    /// Print JSON: an array of {id, url, title, domain, category, category_source, visited_at, source}.
+    /// Only visits recorded on the device of this name (see `sitetrail sync status`).
+    #[arg(long, value_name = "NAME")]
+    device: Option<String>,
+    /// Print JSON: an array of {id, url, title, domain, category, category_source, visited_at,
+    /// source, device}.
     #[arg(long)]
     json: bool,
 }
@@ -122,6 +126,7 @@ impl HistoryArgs {
             limit: self.limit.min(MAX_PAGE),
             sort,
             offset: self.offset.unwrap_or(0),
+            device: self.device.clone(),
         })
     }
 }
@@ -179,7 +184,7 @@ pub(crate) fn run_history(store: &Store, args: HistoryArgs) -> Result<()> {
                 json!({
                     "id": r.visit_id, "url": r.url, "title": r.title, "domain": r.domain,
                     "category": r.category, "category_source": r.category_source,
-                    "visited_at": r.visited_at, "source": r.source,
+                    "visited_at": r.visited_at, "source": r.source, "device": r.device,
                 })
             })
             .collect();

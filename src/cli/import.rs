@@ -87,6 +87,13 @@ pub(crate) struct DaemonArgs {
     /// Milliseconds between imports; overrides --import-interval-min (for tests and demos).
     #[arg(long, value_name = "N", hide = true)]
     import_interval_ms: Option<u64>,
+    /// Seconds between syncs for the other devices' changes, when this device is linked to a hub
+    /// (`sitetrail sync setup`/`join`); this device's own changes are pushed within seconds.
+    #[arg(long, value_name = "N", default_value_t = 120)]
+    sync_interval_s: u64,
+    /// Milliseconds between syncs; overrides --sync-interval-s (for tests and benchmarks).
+    #[arg(long, value_name = "N", hide = true)]
+    sync_interval_ms: Option<u64>,
 }
 
 /// Runs `sitetrail import`.
@@ -256,7 +263,16 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
             "the import interval must be at least 1 minute".into(),
         ));
     }
-    let worker = build_worker(store.clone(), settings, &args.worker)?;
+    let sync_pace = sitetrail::sync::background::Pace {
+        interval: match args.sync_interval_ms {
+            Some(ms) => Duration::from_millis(ms.max(1)),
+            None => Duration::from_secs(args.sync_interval_s.max(1)),
+        },
+        ..sitetrail::sync::background::Pace::default()
+    };
+    let key_dir = sitetrail::sync::engine::key_dir(settings.as_deref())?;
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let worker = build_worker(store.clone(), settings, &args.worker, wake.clone())?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -270,9 +286,18 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
             sitetrail::signal::stop_requested().await;
             std::process::exit(130);
         });
+        let syncer = tokio::spawn(sitetrail::sync::background::run(
+            store.clone(),
+            key_dir,
+            sync_pace,
+            wake,
+            stop_rx.clone(),
+            |_| {},
+        ));
         let importer = tokio::spawn(auto_import_loop(store, interval, stop_rx.clone(), cancel));
         let worked = worker.run(stop_rx, false).await;
         importer.await.map_err(|e| Error::Task(e.to_string()))?;
+        syncer.await.map_err(|e| Error::Task(e.to_string()))?;
         worked
     })
 }

@@ -15,6 +15,7 @@ mod package;
 mod review;
 mod settings;
 mod status;
+mod sync;
 mod time;
 mod visit;
 mod websites;
@@ -101,6 +102,8 @@ enum Command {
     Forget(forget::ForgetArgs),
     /// Lists the domains never recorded, or adds or removes one.
     Blocked(forget::BlockedArgs),
+    /// Syncs this history with your other devices through a hub, end-to-end encrypted.
+    Sync(sync::SyncArgs),
 }
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
@@ -171,6 +174,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::History(args) => history::run_history(&store()?, args),
         Command::Forget(args) => forget::run_forget(&store()?, args),
         Command::Blocked(args) => forget::run_blocked(&store()?, args),
+        Command::Sync(args) => sync::run_sync(&store()?, cli.settings, args),
         Command::Status(args) => status::run_status(&store()?, cli.settings, args),
         Command::Resume => status::run_resume(&store()?),
         Command::Failed(args) => failed::run_failed(&store()?, args),

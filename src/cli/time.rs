@@ -21,6 +21,8 @@ pub(crate) enum TimeBy {
     Category,
     /// Per local calendar day.
     Day,
+    /// Per device that recorded the visits (when this device syncs).
+    Device,
 }
 
 impl TimeBy {
@@ -29,6 +31,7 @@ impl TimeBy {
             TimeBy::Website => GroupBy::Website,
             TimeBy::Category => GroupBy::Category,
             TimeBy::Day => GroupBy::Day,
+            TimeBy::Device => GroupBy::Device,
         }
     }
 
@@ -37,6 +40,7 @@ impl TimeBy {
             TimeBy::Website => "WEBSITE",
             TimeBy::Category => "CATEGORY",
             TimeBy::Day => "DAY",
+            TimeBy::Device => "DEVICE",
         }
     }
 
@@ -48,6 +52,7 @@ impl TimeBy {
             TimeBy::Day => NaiveDate::parse_from_str(key, "%Y-%m-%d")
                 .map(|d| human::day(d, today))
                 .unwrap_or_else(|_| key.to_owned()),
+            TimeBy::Device => out::escape(key).into_owned(),
         }
     }
 }
@@ -65,7 +70,7 @@ pub(crate) struct TimeArgs {
     #[arg(long, value_enum, default_value = "website")]
     by: TimeBy,
     /// Print JSON: rows with key, active_ms, estimated_ms, visits, measured_visits,
-    /// estimated_visits.
+    /// estimated_visits, device (the device's name with --by device).
     #[arg(long)]
     json: bool,
 }

@@ -32,7 +32,7 @@ pub(crate) struct WorkerArgs {
 }
 
 pub(crate) fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
-    let worker = build_worker(store, settings, &args)?;
+    let worker = build_worker(store, settings, &args, Arc::new(tokio::sync::Notify::new()))?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -48,7 +48,15 @@ pub(crate) fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerAr
 }
 
 /// The worker the `worker` and `daemon` commands run, from the settings and the worker options.
-pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &WorkerArgs) -> Result<Worker> {
+/// Its remote calls are shared with the user's other devices through the hub's claims when this
+/// device is linked (`wake` hears when a sync should run at once).
+pub(crate) fn build_worker(
+    store: Store,
+    settings: Option<PathBuf>,
+    args: &WorkerArgs,
+    wake: Arc<tokio::sync::Notify>,
+) -> Result<Worker> {
+    let key_dir = sitetrail::sync::engine::key_dir(settings.as_deref())?;
     let resolved = resolve_settings(settings, &args.settings.overrides)?;
     // No user categories for the classifier: the worker judges every website with the built-in
     // rules and the user's categories as they are at each pass (worker::local), and asks its
@@ -75,5 +83,7 @@ pub(crate) fn build_worker(store: Store, settings: Option<PathBuf>, args: &Worke
     if let Some(domain) = &args.simulate_panic_on {
         classifier = Arc::new(sitetrail::worker::PanicsOn::new(classifier, domain.clone()));
     }
-    Worker::new(store, classifier, config)
+    let lease = config.processing_timeout;
+    let claims = sitetrail::sync::claims::HubClaims::new(store.clone(), key_dir, lease, wake);
+    Ok(Worker::new(store, classifier, config)?.with_gate(Arc::new(claims)))
 }

@@ -32,7 +32,7 @@
 
 mod delete;
 mod space;
-mod steps;
+pub(crate) mod steps;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,7 +54,7 @@ pub use space::Reclaimed;
 pub const DEFAULT_FORGET_BATCH: usize = 1_000;
 
 /// The largest first batch: later ones grow towards [`TARGET_BATCH_TIME`].
-const FIRST_BATCH: usize = 200;
+pub(crate) const FIRST_BATCH: usize = 200;
 
 /// How long one batch should hold the write lock: later batches are sized from the last one's
 /// time to stay near it, whatever the machine's speed or load.
@@ -238,7 +238,7 @@ pub fn list_tombstones(conn: &Connection) -> Result<Vec<Tombstone>> {
 
 /// What a forgetting's transactions touch: visits, websites and their jobs (announced to every
 /// process after each commit).
-fn forgetting() -> crate::store::Changes {
+pub(crate) fn forgetting() -> crate::store::Changes {
     Change::Visits | Change::Websites | Change::Outbox
 }
 
@@ -248,7 +248,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The connection a forgetting runs on: `secure_delete = ON` (deleted content is zeroed) and
 /// foreign keys off (see the module doc). Its own, not a pooled one, so these settings never
 /// reach other code; closed when the forgetting ends.
-fn open_connection(path: &Path) -> Result<Connection> {
+pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     crate::blocking::note("database");
     let conn = Connection::open_with_flags(
         path,
@@ -307,6 +307,11 @@ impl Store {
         let now = self.now();
         let started = Instant::now();
         let mut report = self.write_on(&mut conn, forgetting(), |tx| {
+            let mut global = Vec::with_capacity(ids.len());
+            for &id in ids {
+                global.push(crate::sync::local::global_visit_id(tx, id)?);
+            }
+            crate::sync::local::queue_in(tx, &crate::sync::ops::Op::ForgetVisits { ids: global })?;
             steps::forget_visits_in(tx, ids, now)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
@@ -332,7 +337,17 @@ impl Store {
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
-            steps::start_website_in(tx, &domain, block, now, budget)
+            let started = steps::start_website_in(tx, &domain, block, now, budget)?;
+            if started.0.is_some() || started.1.visits > 0 || started.1.websites > 0 {
+                let op = crate::sync::ops::Op::ForgetWebsite {
+                    domain: domain.as_str().to_owned(),
+                    at: now.as_micros(),
+                };
+                if let Some((hlc, _)) = crate::sync::local::queue_in(tx, &op)? {
+                    steps::set_website_tombstone_hlc_in(tx, &domain_sha256(domain.as_str()), now, hlc)?;
+                }
+            }
+            Ok(started)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
         self.finish(&mut conn, tombstone, &mut report, opts, progress)?;
@@ -358,6 +373,11 @@ impl Store {
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
+            let op = crate::sync::ops::Op::ForgetRange {
+                since: since.as_micros(),
+                until: until.as_micros(),
+            };
+            crate::sync::local::queue_in(tx, &op)?;
             steps::start_range_in(tx, since, until, now, budget)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());

@@ -38,15 +38,15 @@ fn insert_tombstone(
     let id = TombstoneId::new();
     tx.prepare_cached(
         r#"INSERT INTO tombstone (id, kind, visit_id, domain_sha256, website_id, since, until, blocked,
-                                  visits, resume_at, forgotten_at, completed_at)
+                                  visits, resume_at, forgotten_at, completed_at, sync_hlc)
            VALUES (:id, :kind, :visit_id, :hash, :website_id, :since, :until, :blocked,
-                   :visits, :resume_at, :now, :completed_at)"#,
+                   :visits, :resume_at, :now, :completed_at, :sync_hlc)"#,
     )?
     .execute(named_params! {
         ":id": id, ":kind": kind, ":visit_id": fields.visit_id, ":hash": fields.domain_sha256,
         ":website_id": fields.website_id, ":since": fields.since, ":until": fields.until,
         ":blocked": fields.blocked, ":visits": fields.visits, ":resume_at": fields.resume_at,
-        ":now": now, ":completed_at": fields.completed_at,
+        ":now": now, ":completed_at": fields.completed_at, ":sync_hlc": fields.sync_hlc,
     })?;
     Ok(id)
 }
@@ -62,10 +62,11 @@ struct TombstoneFields<'a> {
     visits: i64,
     resume_at: Option<VisitId>,
     completed_at: Option<Timestamp>,
+    sync_hlc: Option<i64>,
 }
 
 /// Forgets the visits `ids` (one tombstone each) and the websites left without visits.
-pub(super) fn forget_visits_in(
+pub(crate) fn forget_visits_in(
     tx: &Transaction<'_>,
     ids: &[VisitId],
     now: Timestamp,
@@ -156,6 +157,88 @@ pub(super) fn start_website_in(
 
 /// A range forgetting that takes more than half of the history, and at least this many visits,
 /// empties the search index and rebuilds what is left instead of deleting index rows one by one.
+/// Another device's forgetting of the website of `domain`, made at `at` with clock `hlc`: the
+/// visits recorded before it (by the clock) are forgotten here (a visit recorded later, here or
+/// elsewhere, is kept everywhere), and the tombstone drops any such visit that arrives later. The
+/// website itself goes once it has no visit left. Like [`start_website_in`], the rest continues
+/// in later batches.
+pub(crate) fn start_synced_website_in(
+    tx: &Transaction<'_>,
+    domain: &Domain,
+    (at, hlc): (Timestamp, i64),
+    now: Timestamp,
+    budget: usize,
+) -> Result<Option<TombstoneId>> {
+    let website: Option<WebsiteId> = tx
+        .prepare_cached(r#"SELECT id FROM website WHERE domain = :d"#)?
+        .query_row(named_params! { ":d": domain.as_str() }, |r| r.get("id"))
+        .optional()?;
+    let hash = super::domain_sha256(domain.as_str());
+    let id = insert_tombstone(
+        tx,
+        "website",
+        TombstoneFields {
+            domain_sha256: Some(&hash),
+            website_id: website,
+            completed_at: website.is_none().then_some(now),
+            sync_hlc: Some(hlc),
+            ..TombstoneFields::default()
+        },
+        at,
+    )?;
+    if website.is_none() {
+        return Ok(None);
+    }
+    let step = advance_in(tx, id, now, budget)?;
+    Ok((!step.done).then_some(id))
+}
+
+/// Remembers that the visits `ids` were forgotten (by another device), for those not yet
+/// remembered: a copy that arrives later is dropped.
+pub(crate) fn remember_forgotten_visits_in(
+    tx: &Transaction<'_>,
+    ids: &[VisitId],
+    now: Timestamp,
+) -> Result<()> {
+    for &id in ids {
+        let known: bool = tx
+            .prepare_cached(
+                r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_visit_idx
+                                  WHERE kind = 'visit' AND visit_id = :v)"#,
+            )?
+            .query_row(named_params! { ":v": id }, |r| r.get(0))?;
+        if !known {
+            insert_tombstone(
+                tx,
+                "visit",
+                TombstoneFields {
+                    visit_id: Some(id),
+                    completed_at: Some(now),
+                    ..TombstoneFields::default()
+                },
+                now,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Gives this device's website forgetting just started in `tx` (tombstone by `hash` at `now`)
+/// the clock it was queued with: from then on it is bounded by it, like another device's.
+pub(crate) fn set_website_tombstone_hlc_in(
+    tx: &Transaction<'_>,
+    hash: &[u8],
+    now: Timestamp,
+    hlc: i64,
+) -> Result<()> {
+    tx.prepare_cached(
+        r#"UPDATE tombstone SET sync_hlc = :h
+           WHERE kind = 'website' AND domain_sha256 = :hash AND forgotten_at = :now AND sync_hlc IS NULL"#,
+    )?
+    .execute(named_params! { ":h": hlc, ":hash": hash, ":now": now })?;
+    Ok(())
+}
+
 const REBUILD_MIN_VISITS: i64 = 2_000;
 
 /// Visits indexed in a batch that would delete one: indexing costs about a twentieth of it.
@@ -163,7 +246,7 @@ const REBUILD_PER_VISIT: usize = 20;
 
 /// The first transaction of a range forgetting: the tombstone (from its commit on, no visit in the
 /// range is recorded) and the first batch. Returns the tombstone if batches are left.
-pub(super) fn start_range_in(
+pub(crate) fn start_range_in(
     tx: &Transaction<'_>,
     since: Timestamp,
     until: Timestamp,
@@ -211,6 +294,7 @@ struct Pending {
     until: Option<Timestamp>,
     resume_at: Option<VisitId>,
     completed: bool,
+    sync_hlc: Option<i64>,
 }
 
 /// Runs the next batch of the forgetting `id`: at most `budget` visits deleted (or, for a website
@@ -223,7 +307,8 @@ pub(super) fn advance_in(
 ) -> Result<Step> {
     let t: Option<Pending> = tx
         .prepare_cached(
-            r#"SELECT kind, website_id, since, until, resume_at, completed_at IS NOT NULL AS completed
+            r#"SELECT kind, website_id, since, until, resume_at, completed_at IS NOT NULL AS completed,
+                      sync_hlc
                FROM tombstone WHERE id = :id"#,
         )?
         .query_row(named_params! { ":id": id }, |r| {
@@ -232,6 +317,7 @@ pub(super) fn advance_in(
                 website_id: r.get("website_id")?,
                 since: r.get("since")?,
                 until: r.get("until")?,
+                sync_hlc: r.get("sync_hlc")?,
                 resume_at: r.get("resume_at")?,
                 completed: r.get("completed")?,
             })
@@ -244,7 +330,9 @@ pub(super) fn advance_in(
         });
     };
     match (t.kind.as_str(), t.website_id, t.since, t.until) {
-        ("website", Some(website), _, _) => advance_website(tx, id, website, t.resume_at, now, budget),
+        ("website", Some(website), _, _) => {
+            advance_website(tx, id, website, (t.resume_at, t.sync_hlc), now, budget)
+        }
         ("range", _, Some(since), Some(until)) => {
             advance_range(tx, id, (since, until), t.resume_at, now, budget)
         }
@@ -279,7 +367,7 @@ fn advance_website(
     tx: &Transaction<'_>,
     id: TombstoneId,
     website: WebsiteId,
-    below: Option<VisitId>,
+    (below, bound): (Option<VisitId>, Option<i64>),
     now: Timestamp,
     budget: usize,
 ) -> Result<Step> {
@@ -295,8 +383,21 @@ fn advance_website(
         });
     };
     let found = delete::find_website_visits(tx, website, &domain, below, budget)?;
-    delete_visits_in(tx, &found.visits.iter().collect::<Vec<_>>())?;
-    let visits = found.visits.len() as u64;
+    let mut doomed: Vec<&delete::Doomed> = found.visits.iter().collect();
+    if let Some(bound) = bound {
+        // Only the visits recorded before the forgetting, by the sync clock.
+        let mut clock = tx.prepare_cached(r#"SELECT coalesce(sync_hlc, 0) FROM visit WHERE id = :v"#)?;
+        let mut kept = Vec::with_capacity(doomed.len());
+        for v in doomed {
+            let hlc: i64 = clock.query_row(named_params! { ":v": v.id }, |r| r.get(0))?;
+            if hlc < bound {
+                kept.push(v);
+            }
+        }
+        doomed = kept;
+    }
+    delete_visits_in(tx, &doomed)?;
+    let visits = doomed.len() as u64;
     if found.next_below.is_some() {
         save(tx, id, found.next_below, visits)?;
         return Ok(Step {
@@ -305,8 +406,18 @@ fn advance_website(
         });
     }
     // This pass reached the oldest visit. Visits recorded meanwhile may have joined the website:
-    // then another pass from the newest.
-    if has_visits_in(tx, website, &domain)? {
+    // then another pass from the newest. A bounded forgetting (with a sync clock) keeps the
+    // visits recorded after it, and the website with them.
+    let left = has_visits_in(tx, website, &domain)?;
+    if left && bound.is_some() {
+        complete(tx, id, visits, now)?;
+        return Ok(Step {
+            visits,
+            done: true,
+            ..Step::default()
+        });
+    }
+    if left {
         save(tx, id, None, visits)?;
         return Ok(Step {
             visits,

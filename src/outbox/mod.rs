@@ -32,7 +32,7 @@ pub use queries::{
     get_job, get_next_due_at, get_queue_status, has_live_jobs, list_failed_jobs, FailedJob, JobView,
     QueueStatus,
 };
-pub use settle::{complete_job, fail_job, release_job, FailOutcome, WriteOutcome};
+pub use settle::{complete_job, defer_job, fail_job, release_job, FailOutcome, WriteOutcome};
 
 use std::time::Duration;
 

@@ -36,6 +36,8 @@ pub struct FailedJob {
     pub website_id: WebsiteId,
     /// The website's domain.
     pub domain: String,
+    /// The domain as people read it (Unicode for an internationalised name).
+    pub display: String,
     /// Attempts made.
     pub attempt_count: i64,
     /// When the last attempt ended.
@@ -113,10 +115,12 @@ pub fn list_failed_jobs(conn: &Connection) -> Result<Vec<FailedJob>> {
            ORDER BY o.attempted_at DESC"#,
     )?;
     let rows = stmt.query_map([], |r| {
+        let domain: String = r.get("domain")?;
         Ok(FailedJob {
             id: r.get("id")?,
             website_id: r.get("website_id")?,
-            domain: r.get("domain")?,
+            display: crate::domain::unicode_form(&domain).into_owned(),
+            domain,
             attempt_count: r.get("attempt_count")?,
             attempted_at: r.get("attempted_at")?,
             last_error_message: r.get("last_error_message")?,

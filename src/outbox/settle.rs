@@ -99,6 +99,29 @@ pub fn fail_job(
     })
 }
 
+/// Puts a claimed job back without an attempt, due again at `until` (another device is asking
+/// the provider about its website: its answer, arriving by sync, settles the job first). A job
+/// never attempted keeps its place among the retries (its `attempted_at` is the claim's time).
+pub fn defer_job(tx: &Transaction<'_>, job: &ClaimedJob, until: Timestamp) -> Result<WriteOutcome> {
+    let n = tx
+        .prepare_cached(
+            r#"UPDATE website_category_classification_outbox
+               SET status = 'PENDING', attempt_count = max(attempt_count - 1, 0),
+                   attempted_at = coalesce(:attempted_at, attempted_at), next_attempt_at = :until,
+                   lease_until = NULL, worker_id = NULL, version = version + 1
+               WHERE id = :id AND version = :version AND status = 'PROCESSING'"#,
+        )?
+        .execute(named_params! {
+            ":id": job.id, ":version": job.version,
+            ":attempted_at": job.previous_attempted_at, ":until": until,
+        })?;
+    Ok(if n == 1 {
+        WriteOutcome::Applied
+    } else {
+        WriteOutcome::Stale
+    })
+}
+
 /// Gives a claimed job back untouched, as if it had never been claimed: `PENDING`, its previous
 /// `attempt_count`, `attempted_at` and `next_attempt_at`. For failures that are not the job's
 /// fault (offline, rate limited, bad credentials): they must not burn attempts.

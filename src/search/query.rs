@@ -83,8 +83,11 @@ pub fn match_expression(text: &str) -> Option<String> {
 /// The newest-first search page. The join order is fixed (`CROSS JOIN`): the index drives, in
 /// rowid order, and each match is joined to its visit (a primary-key range: the visits whose id
 /// starts with the rowid's 8 bytes, of which there is one) and its website.
-pub const SEARCH_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
+pub const SEARCH_SQL: &str = concat!(
+    r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
+    crate::history::device_name_of_v!(),
+    r#" AS device
     FROM visit_fts CROSS JOIN visit v CROSS JOIN website w
     WHERE visit_fts MATCH :match
       AND visit_fts.rowid >= :low AND visit_fts.rowid < :below
@@ -93,7 +96,11 @@ pub const SEARCH_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.sou
       AND w.id = v.website_id
       AND (:category IS NULL OR w.category = :category)
       AND (:uncategorized = 0 OR w.category IS NULL)
-    ORDER BY visit_fts.rowid DESC"#;
+      AND (:device IS NULL OR "#,
+    crate::history::device_name_of_v!(),
+    r#" = :device)
+    ORDER BY visit_fts.rowid DESC"#
+);
 
 /// Best first, step one: the newest [`RANK_CANDIDATES`] (10,000) matches' keys, ranked. Only the
 /// index is read (no join), so ranking costs the bm25 of each candidate and one sort.
@@ -106,13 +113,20 @@ pub const RANK_SQL: &str = r#"SELECT key, score FROM (
     ORDER BY score, key DESC"#;
 
 /// Best first, step two: the visit of one ranked key, if it passes the filters.
-const RANKED_ROW_SQL: &str = r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
-           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence
+const RANKED_ROW_SQL: &str = concat!(
+    r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
+           w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
+    crate::history::device_name_of_v!(),
+    r#" AS device
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= unhex(printf('%016X0000000000000000', :key))
       AND v.id <= unhex(printf('%016XFFFFFFFFFFFFFFFF', :key))
       AND (:category IS NULL OR w.category = :category)
-      AND (:uncategorized = 0 OR w.category IS NULL)"#;
+      AND (:uncategorized = 0 OR w.category IS NULL)
+      AND (:device IS NULL OR "#,
+    crate::history::device_name_of_v!(),
+    r#" = :device)"#
+);
 
 /// Where a search page may look, as index keys: `[low, below)`.
 pub(crate) fn key_range(low: VisitId, below: VisitId) -> (i64, i64) {
@@ -134,6 +148,7 @@ pub(crate) struct SearchPage<'a> {
     pub(crate) below: i64,
     pub(crate) category: Option<crate::Category>,
     pub(crate) uncategorized: bool,
+    pub(crate) device: Option<&'a str>,
 }
 
 /// One newest-first page of matches.
@@ -142,7 +157,7 @@ pub(crate) fn list_newest(conn: &Connection, p: &SearchPage<'_>, limit: usize) -
     let rows = stmt.query_map(
         named_params! {
             ":match": p.expression, ":low": p.low, ":below": p.below,
-            ":category": p.category, ":uncategorized": p.uncategorized,
+            ":category": p.category, ":uncategorized": p.uncategorized, ":device": p.device,
         },
         crate::history::read_row,
     )?;
@@ -183,6 +198,7 @@ pub(crate) fn list_ranked(
             .query_map(
                 named_params! {
                     ":key": key, ":category": p.category, ":uncategorized": p.uncategorized,
+                    ":device": p.device,
                 },
                 crate::history::read_row,
             )?

@@ -26,7 +26,7 @@ use crate::category::CategorySource;
 use crate::classify::builtin::{self, Judgement, Rule, RuleOptions};
 use crate::classify::model::features::TitleWords;
 use crate::classify::user_rules::UserCategories;
-use crate::classify::{open_table, Classifier};
+use crate::classify::Classifier;
 use crate::error::{Error, Result};
 use crate::outbox::{ClaimPolicy, ClaimedJob};
 use crate::provisional::{self, Judged, PassOutcome, LOCAL_BATCH};
@@ -105,9 +105,9 @@ impl LocalFirst {
             .pass_lock
             .lock()
             .map_err(|_| Error::Task("the local pass lock is poisoned".into()))?;
-        // Decode the open table (once per process) before any write lock is taken: the claim
-        // judges under one too.
-        open_table::warm();
+        // Decode the lists and the model (once per process) before any write lock is taken: the
+        // claim judges under one too.
+        crate::classify::builtin::warm();
         for _ in 0..3 {
             let sites = store.with_conn(|c| provisional::list_unjudged(c, LOCAL_BATCH))?;
             if sites.is_empty() {
@@ -165,7 +165,7 @@ impl LocalFirst {
         if due.is_empty() {
             return Ok(0);
         }
-        crate::classify::model::warm();
+        crate::classify::builtin::warm();
         let (version, user) = store.with_conn(|c| self.user_categories(c))?;
         let mut judged: Vec<(title_judging::Due, i64, Option<Judgement>)> = Vec::with_capacity(due.len());
         for site in due {

@@ -11,15 +11,21 @@ import * as review from './review.js';
 import * as settings from './settings.js';
 import * as firstRun from './firstrun.js';
 import * as forget from './forget.js';
+import * as website from './website.js';
+import { onNavigate } from './nav.js';
 
-const views = { overview, history, review, failed, settings };
+const views = { overview, history, review, failed, settings, website };
+/** The views with a tab (Alt+1..5), in tab order; the website page has none. */
+const TABS = ['overview', 'history', 'review', 'failed', 'settings'];
 let current = null;
 
 function showView(name) {
   if (!views[name]) name = 'overview';
   if (current && current !== name) views[current].hide();
+  // The website page belongs to the view it was opened from.
+  const tabView = name === 'website' ? null : name;
   for (const tab of document.querySelectorAll('.tab')) {
-    if (tab.dataset.view === name) tab.setAttribute('aria-current', 'page');
+    if (tab.dataset.view === tabView) tab.setAttribute('aria-current', 'page');
     else tab.removeAttribute('aria-current');
   }
   for (const key of Object.keys(views)) $(`#view-${key}`).hidden = key !== name;
@@ -45,6 +51,13 @@ async function start() {
   review.init(categories);
   failed.init();
   settings.init(info);
+  website.init();
+  onNavigate((name, what) => {
+    const from = current;
+    if (name === 'website' && !what.from) what.from = from === 'website' ? 'overview' : from;
+    showView(name);
+    if (views[name].open) views[name].open(what);
+  });
 
   for (const tab of document.querySelectorAll('.tab')) {
     tab.addEventListener('click', () => showView(tab.dataset.view));
@@ -52,10 +65,19 @@ async function start() {
   // Alt+1..5 switch views from anywhere.
   document.addEventListener('keydown', (e) => {
     const n = Number(e.key);
-    const count = Object.keys(views).length;
-    if (e.altKey && n >= 1 && n <= count) {
+    if (e.altKey && n >= 1 && n <= TABS.length) {
       e.preventDefault();
-      showView(Object.keys(views)[n - 1]);
+      showView(TABS[n - 1]);
+    }
+    // "/" and Ctrl/Cmd+F: the history's search, from any view.
+    const typing = e.target.closest && e.target.closest('input, select, textarea');
+    const find = (e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'f';
+    const slash = e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey;
+    if ((find || slash) && !document.querySelector('dialog[open]')) {
+      e.preventDefault();
+      if (current !== 'history') showView('history');
+      $('#h-search').focus();
+      $('#h-search').select();
     }
   });
 

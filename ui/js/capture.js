@@ -2,12 +2,33 @@
 // linked, Link/Unlink, and how to load the extension. The linking itself is the backend's (the
 // same as `sitetrail browser-link install`).
 import { call, describe } from './api.js';
-import { el, toast } from './dom.js';
+import { el, fmtWhen, toast } from './dom.js';
+
+/** True when this browser's extension has talked to this database (not just a manifest file). */
+function live(l) {
+  return l.linked && l.this_db && !l.problem && Boolean(l.heard_at);
+}
 
 function stateText(l) {
-  if (!l.linked) return 'not linked';
+  if (!l.linked) return l.heard_at ? `not linked (its extension last wrote here ${fmtWhen(l.heard_at)})` : 'not linked';
   if (l.problem) return `linked, but: ${l.problem}`;
-  return l.this_db ? 'linked: recording live' : `linked to another database (${l.db})`;
+  if (!l.this_db) return `linked to another database (${l.db})`;
+  if (!l.heard_at) return 'set up; the extension has not connected yet (load it in this browser)';
+  return `connected: recording live (last heard from ${fmtWhen(l.heard_at)})`;
+}
+
+const names = (list) => list.map((l) => l.product).join(' or ');
+
+/** The one step left, said plainly: link a browser, load the extension, or wait for a page. */
+function nextStep(v, firstRun) {
+  if (v.problem) return null;
+  const set = v.links.filter((l) => l.linked && l.this_db && !l.problem);
+  const heard = set.filter((l) => l.heard_at);
+  if (set.length === 0) return 'Step left: link your browser (Link, below).';
+  if (heard.length === 0) return `Step left: load the extension in ${names(set)} (step 2 below). Sitetrail has not heard from it yet.`;
+  return firstRun
+    ? `${names(heard)}: connected. Waiting for the first page: open any website there.`
+    : null;
 }
 
 function steps(v) {
@@ -22,7 +43,7 @@ function steps(v) {
 }
 
 /** Renders the browser list with Link/Unlink buttons and the steps into `container`. */
-export async function renderLinks(container) {
+export async function renderLinks(container, { firstRun = false } = {}) {
   let v;
   try {
     v = await call('get_browser_links');
@@ -30,10 +51,10 @@ export async function renderLinks(container) {
     container.replaceChildren(el('p', { class: 'err', text: `Could not read the browser links: ${describe(e)}` }));
     return;
   }
-  draw(container, v);
+  draw(container, v, firstRun);
 }
 
-function draw(container, v) {
+function draw(container, v, firstRun) {
   const list = el('ul', { class: 'links' });
   for (const l of v.links) {
     const button = el('button', {
@@ -47,7 +68,7 @@ function draw(container, v) {
       try {
         const next = await call(l.linked ? 'unlink_browser' : 'link_browser', { browser: l.browser });
         toast(l.linked ? `${l.product} unlinked.` : `${l.product} linked. Now load the extension in it (see the steps).`);
-        draw(container, next);
+        draw(container, next, firstRun);
       } catch (e) {
         toast(`Could not ${l.linked ? 'unlink' : 'link'} ${l.product}: ${describe(e)}`, true);
         button.disabled = false;
@@ -55,10 +76,12 @@ function draw(container, v) {
     });
     list.append(el('li', { 'data-browser': l.browser, class: l.linked ? 'linked' : null },
       el('span', { class: 'd', text: l.product }),
-      el('span', { class: `state ${l.linked && l.this_db && !l.problem ? 'done' : l.linked ? 'pending' : ''}`, text: stateText(l) }),
+      el('span', { class: `state ${live(l) ? 'done' : l.linked ? 'pending' : ''}`, title: l.extension_version ? `Extension ${l.extension_version}` : null, text: stateText(l) }),
       button));
   }
   const parts = [list, steps(v)];
+  const step = nextStep(v, firstRun);
+  if (step) parts.unshift(el('p', { class: 'note next-step', text: step }));
   if (v.problem) parts.unshift(el('p', { class: 'note warn', text: v.problem }));
   container.replaceChildren(...parts);
 }

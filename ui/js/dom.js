@@ -1,4 +1,5 @@
 // Small DOM and formatting helpers shared by the views.
+import { swatch } from './colours.js';
 
 /** Creates an element: el('td', {class: 'x', title: 't'}, child, 'text', ...). */
 export function el(tag, attrs = {}, ...children) {
@@ -42,15 +43,24 @@ export function fmtNumber(n) {
   return n === null || n === undefined ? '–' : number.format(n);
 }
 
-/** "about 3 min", "about 2 h", "under a minute". */
+/**
+ * A duration as people read it, the one format of the whole UI: "45 s", "12 min", "1 h 05 min"
+ * ("0 s" for zero). Never "0:50", which reads as minutes or hours.
+ */
+export function fmtSpent(ms) {
+  const s = Math.round(Math.max(0, ms) / 1000);
+  if (s < 60) return `${s} s`;
+  const min = Math.round(s / 60);
+  if (min < 60) return `${min} min`;
+  return `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')} min`;
+}
+
+/** A forecast ("about 3 min", "about 1 h 05 min", "under a minute"): fmtSpent with "about". */
 export function fmtDuration(seconds) {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '';
   if (seconds < 60) return 'under a minute';
-  const min = Math.round(seconds / 60);
-  if (min < 90) return `about ${min} min`;
-  const h = seconds / 3600;
-  if (h < 48) return `about ${Math.round(h)} h`;
-  return `about ${Math.round(h / 24)} days`;
+  if (seconds >= 48 * 3600) return `about ${Math.round(seconds / 86400)} days`;
+  return `about ${fmtSpent(seconds * 1000)}`;
 }
 
 let categoryNames = new Map();
@@ -59,7 +69,7 @@ export function setCategories(list) {
   categoryNames = new Map(list.map((c) => [c.id, c.name]));
 }
 export function categoryName(id) {
-  if (!id) return 'Not classified yet';
+  if (!id || id === 'uncategorized') return 'Not classified yet';
   return categoryNames.get(id) || id;
 }
 
@@ -96,7 +106,7 @@ export function categoryCell(category, source, confidence) {
   return el(
     'span',
     { class: 'cat' },
-    el('span', { class: category ? 'badge' : 'badge none', text: categoryName(category) }),
+    el('span', { class: category ? 'badge' : 'badge none', 'data-category': category || 'uncategorized' }, swatch(category), categoryName(category)),
     source ? el('span', { class: `src ${source}`, text: sourceLabel(source) }) : null,
     conf,
   );

@@ -36,6 +36,8 @@ function summary() {
     : `${fmtNumber(failed)} website${failed === 1 ? '' : 's'} could not be classified.`;
   $('#f-retry-all').disabled = failed === 0;
   $('#f-empty').hidden = rows.size > 0;
+  // Nothing failed: the words alone, no empty table.
+  $('#f-table').closest('.table-wrap').hidden = rows.size === 0;
 }
 
 /** Adds FAILED jobs not shown yet; keeps rows that are being followed. */
@@ -70,7 +72,7 @@ export async function refresh() {
 
 function row(j) {
   const tr = el('tr', { 'data-id': j.id, 'data-state': 'failed' },
-    el('td', { class: 'domain', title: j.domain, text: j.domain }),
+    el('td', { class: 'domain', title: j.display === j.domain ? j.domain : `${j.display} (${j.domain})`, text: j.display }),
     el('td', { class: 'num attempts', text: String(j.attempt_count) }),
     el('td', {},
       el('div', { class: 'err', text: j.last_error_message || '' }),

@@ -12,6 +12,20 @@ export function setFeatures(list) {
   features = list;
 }
 
+/** Imports a browser history file the user picks in the system's open dialog. */
+export async function importFile() {
+  let r;
+  try {
+    r = await call('import_history_file');
+  } catch (e) {
+    toast(`Could not import it: ${describe(e)}`, true);
+    return;
+  }
+  if (!r) return; // cancelled
+  toast(`Imported ${fmtNumber(r.imported)} visits from the ${{ chrome: 'Chrome-family', firefox: 'Firefox', safari: 'Safari' }[r.browser] || r.browser} history file; classifying their websites now.`);
+  document.dispatchEvent(new CustomEvent('sitetrail:imported'));
+}
+
 /** Shows the welcome card while there are no visits. */
 export function update(visits) {
   const card = $('#first-run');
@@ -19,7 +33,7 @@ export function update(visits) {
   if (visits !== 0 || rendered) return;
   rendered = true;
   const ext = $('#first-run-extension');
-  if (features.includes('capture')) renderLinks(ext);
+  if (features.includes('capture')) renderLinks(ext, { firstRun: true });
   else ext.replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
   const body = $('#first-run-body');
   if (!features.includes('import')) {
@@ -43,7 +57,10 @@ async function offerImport(body) {
     return;
   }
   if (profiles.length === 0) {
-    body.replaceChildren(el('p', { class: 'note', text: 'No browser history was found on this computer (Chrome, Chromium, Edge, Brave, Vivaldi, Opera, Firefox, LibreWolf, Waterfox, Safari).' }));
+    body.replaceChildren(
+      el('p', { class: 'note', text: 'No browser history was found where browsers keep it on this computer (Chrome, Chromium, Edge, Brave, Vivaldi, Opera, Firefox, LibreWolf, Waterfox, Safari). If yours is elsewhere, or copied from another computer, pick its history file: History (Chrome family), places.sqlite (Firefox) or History.db (Safari).' }),
+      el('div', { class: 'actions' }, el('button', { type: 'button', id: 'first-run-file', onclick: importFile }, 'Import a history file…')),
+    );
     return;
   }
   const boxes = profiles.map((p) => el('label', {}, el('input', { type: 'checkbox', value: p.id, checked: true }), p.name));

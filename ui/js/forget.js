@@ -50,7 +50,8 @@ export function forgetRow(visit) {
   const choiceVisits = el('input', { type: 'radio', name: 'fg-what', value: 'visits', checked: true });
   const choiceSite = el('input', { type: 'radio', name: 'fg-what', value: 'site' });
   const block = el('input', { type: 'checkbox', id: 'fg-block' });
-  const blockLabel = el('label', { class: 'check' }, block, ` Never record ${visit.domain} again (nor its subdomains)`);
+  const name = visit.display || visit.domain;
+  const blockLabel = el('label', { class: 'check' }, block, ` Never record ${name} again (nor its subdomains)`);
   blockLabel.hidden = true;
   for (const r of [choiceVisits, choiceSite]) {
     r.addEventListener('change', () => (blockLabel.hidden = !choiceSite.checked));
@@ -60,7 +61,7 @@ export function forgetRow(visit) {
     [
       el('div', { class: 'choices' },
         el('label', { class: 'check' }, choiceVisits, n === 1 ? ' This visit' : ` These ${n} visits to this page`),
-        el('label', { class: 'check' }, choiceSite, ` Everything from ${visit.domain}`)),
+        el('label', { class: 'check' }, choiceSite, ` Everything from ${name}`)),
       blockLabel,
       warning(),
     ],
@@ -73,23 +74,62 @@ export function forgetRow(visit) {
   );
 }
 
+/** Most ids one forget_visits call takes (the command's limit). */
+const MAX_IDS = 1000;
+
+/** Several history rows at once (a selection): one confirmation that says how many. */
+export function forgetVisits(list) {
+  const ids = list.flatMap((v) => v.ids);
+  const domains = [...new Set(list.map((v) => v.domain))];
+  const n = ids.length;
+  const sites = domains.length === 1 ? (list[0].display || domains[0]) : `${fmtNumber(domains.length)} websites`;
+  open(
+    `Forget ${fmtNumber(n)} visit${n === 1 ? '' : 's'}?`,
+    [el('p', { id: 'fg-count', text: `The ${fmtNumber(n)} selected visit${n === 1 ? '' : 's'} to ${sites}.` }), warning()],
+    `Forget ${fmtNumber(n)} visit${n === 1 ? '' : 's'}`,
+    async () => {
+      const total = { visits: 0, websites: 0, blocked: null };
+      for (let i = 0; i < ids.length; i += MAX_IDS) {
+        const report = await call('forget_visits', { ids: ids.slice(i, i + MAX_IDS) });
+        total.visits += report.visits;
+        total.websites += report.websites || 0;
+      }
+      announce('visits', { ids, domain: domains[0], domains }, total);
+    },
+  );
+}
+
 async function forgetWebsiteNow(domain, block) {
   const report = await call('forget_website', { domain, block });
   announce('website', { domain }, report);
 }
 
 /** Every visit to a website (from the overview's top list, say). */
-export function forgetWebsite(domain) {
+export function forgetWebsite(domain, name = domain) {
   const block = el('input', { type: 'checkbox', id: 'fg-block' });
   open(
-    `Forget ${domain}?`,
+    `Forget ${name}?`,
     [
-      el('p', { text: `Every visit to ${domain}, its category and its icon.` }),
-      el('label', { class: 'check' }, block, ` Never record ${domain} again (nor its subdomains)`),
+      el('p', { text: `Every visit to ${name}, its category and its icon.` }),
+      el('label', { class: 'check' }, block, ` Never record ${name} again (nor its subdomains)`),
       warning(),
     ],
     'Forget website',
     () => forgetWebsiteNow(domain, block.checked),
+  );
+}
+
+/** Puts a website on the never-record list (its past visits stay until forgotten). */
+export function neverRecord(domain, name = domain) {
+  open(
+    `Never record ${name}?`,
+    [el('p', { text: `Visits to ${name} and its subdomains will not be recorded or classified from now on. Its past visits stay until you forget them; Never recorded… in History takes it off the list.` })],
+    'Never record',
+    async () => {
+      const r = await call('block_domain', { domain });
+      document.dispatchEvent(new CustomEvent('sitetrail:blocked', { detail: { domain: r.domain } }));
+      toast(`${r.domain} will never be recorded again.`);
+    },
   );
 }
 

@@ -7,6 +7,9 @@ import { $, el, fmtNumber, fmtTime, categoryCell, categoryName, confidenceLabel,
 import * as forget from './forget.js';
 import { currentProvider } from './overview.js';
 import { annotate } from './timecharts.js';
+import * as rows from './rows.js';
+import { go } from './nav.js';
+import { importFile } from './firstrun.js';
 
 const PAGE = 100;
 /** Rows kept in the page (visit rows and day headings): older pages push the oldest-loaded
@@ -45,10 +48,11 @@ export function init(categories) {
     e.preventDefault();
     reload();
   });
-  for (const id of ['#h-category', '#h-from', '#h-to']) $(id).addEventListener('change', reload);
+  for (const id of ['#h-category', '#h-device', '#h-from', '#h-to']) $(id).addEventListener('change', reload);
   $('#h-clear').addEventListener('click', () => {
     $('#h-search').value = '';
     $('#h-category').value = '';
+    $('#h-device').value = '';
     $('#h-from').value = '';
     $('#h-to').value = '';
     reload();
@@ -56,6 +60,14 @@ export function init(categories) {
   $('#h-more').addEventListener('click', loadMore);
   $('#h-top').addEventListener('click', reload);
   $('#h-forget').addEventListener('click', forget.forgetRecent);
+  // The first-run card on the overview imports; Settings links the extension.
+  $('#h-empty-import').addEventListener('click', () => go('overview'));
+  $('#h-empty-file').addEventListener('click', importFile);
+  document.addEventListener('sitetrail:imported', () => reload());
+  $('#h-empty-link').addEventListener('click', () => {
+    go('settings');
+    $('#s-ext-title').scrollIntoView();
+  });
   $('#h-blocked').addEventListener('click', forget.showBlocked);
   new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) loadMore();
@@ -80,12 +92,49 @@ export function init(categories) {
   $('#cat-reclassify').addEventListener('click', () => reclassify(false));
   $('#cat-reclassify-ai').addEventListener('click', () => reclassify(true));
   document.addEventListener('sitetrail:forgotten', (e) => forgotten(e.detail));
+  rows.init();
+  rows.initDetails();
   watchIndex();
 }
 
 export function show() {
   visible = true;
+  loadDevices();
   if (shown === 0 || staleTop) reload();
+}
+
+/** A visit to bring into view once its page is loaded (opened from the day timeline). */
+let wanted = null;
+
+/**
+ * Opens the history filtered from another view: `category` (an id or `uncategorized`), the days
+ * `first`..`last` (yyyy-mm-dd), `search` words (a website's domain), and `visit`, a visit to show
+ * and mark. Every other filter is cleared, so the list is exactly what was clicked.
+ */
+export function open({ category = '', first = '', last = '', search = '', visit = null } = {}) {
+  $('#h-search').value = search || '';
+  $('#h-category').value = category || '';
+  $('#h-device').value = '';
+  $('#h-from').value = first || '';
+  $('#h-to').value = last || '';
+  wanted = visit;
+  visible = true;
+  reload();
+}
+
+/** Marks and scrolls to the wanted visit's row once it is in the page. */
+function reveal() {
+  if (!wanted) return;
+  const tr = [...document.querySelectorAll('#h-rows tr.visit')].find((r) => r._v.ids.includes(wanted));
+  if (!tr) {
+    if (done) wanted = null;
+    return;
+  }
+  wanted = null;
+  for (const old of document.querySelectorAll('#h-rows tr.marked')) old.classList.remove('marked');
+  tr.classList.add('marked');
+  tr.scrollIntoView({ block: 'center' });
+  tr.querySelector('button.edit').focus({ preventScroll: true });
 }
 
 export function hide() {
@@ -128,10 +177,27 @@ function dayBound(value, end) {
   return t.toISOString();
 }
 
+/** The device filter: shown once this device syncs with others, listing their names. */
+async function loadDevices() {
+  let v;
+  try {
+    v = await call('get_sync_status');
+  } catch {
+    return;
+  }
+  const sel = $('#h-device');
+  const chosen = sel.value;
+  const names = [...new Set(v.devices.map((d) => d.name).filter(Boolean))].sort();
+  sel.replaceChildren(el('option', { value: '', text: 'All' }), ...names.map((n) => el('option', { value: n, text: n })));
+  sel.value = names.includes(chosen) ? chosen : '';
+  $('#h-device-label').hidden = names.length < 2;
+}
+
 function query() {
   return {
     search: $('#h-search').value.trim() || null,
     category: $('#h-category').value || null,
+    device: $('#h-device').value || null,
     from: dayBound($('#h-from').value, false),
     to: dayBound($('#h-to').value, true),
     before: cursor,
@@ -139,7 +205,17 @@ function query() {
   };
 }
 
+/** Marks empty date boxes, so they show no placeholder date (style.css). */
+function markDates() {
+  for (const id of ['#h-from', '#h-to']) {
+    const box = $(id);
+    box.classList.toggle('unset', !box.value);
+    box.title = box.value ? '' : 'Any day';
+  }
+}
+
 export function reload() {
+  markDates();
   generation += 1;
   cursor = null;
   done = false;
@@ -149,6 +225,7 @@ export function reload() {
   trimmed = 0;
   $('#h-top-row').hidden = true;
   rowsByDomain.clear();
+  rows.clearSelection();
   $('#h-rows').replaceChildren();
   $('#h-scroll').scrollTop = 0;
   loadMore();
@@ -178,13 +255,24 @@ async function loadMore() {
   loading = false;
   $('#h-more').hidden = done;
   status();
+  reveal();
+  if (wanted && !done) requestAnimationFrame(loadMore);
   loadIcons(page.rows.map((r) => r.domain));
   // The observer only reports changes: if the end of the list is still in sight (the user kept
   // scrolling while this page loaded, or the window is tall), load the next page now.
   if (!done && nearEnd()) requestAnimationFrame(loadMore);
 }
 
+/** True while no search, category or date narrows the list. */
+function unfiltered() {
+  return !$('#h-search').value.trim() && !$('#h-category').value && !$('#h-device').value && !$('#h-from').value && !$('#h-to').value;
+}
+
 function status() {
+  // An empty history (not an empty search) says where history comes from, instead of a table.
+  const empty = shown === 0 && done && unfiltered();
+  $('#h-empty').hidden = !empty;
+  $('#h-table').hidden = empty;
   $('#h-status').textContent = shown === 0
     ? 'No visits match.'
     : `${fmtNumber(shown)} visit${shown === 1 ? '' : 's'} loaded${trimmed ? ' (the newest scrolled out)' : ''}${done ? '' : ', newest first — scroll for more'}.`;
@@ -235,6 +323,10 @@ function append(rows) {
     frag.append(last);
   }
   body.append(frag);
+  if (!body.querySelector('tr.visit[tabindex="0"]')) {
+    const first = body.querySelector('tr.visit');
+    if (first) first.setAttribute('tabindex', '0');
+  }
 }
 
 function merge(tr, r) {
@@ -267,6 +359,7 @@ function trim() {
 
 /** Removes a row (and its bookkeeping); `alone`: without tidying the day headings. */
 function forgetRowState(tr, alone = false) {
+  rows.dropped(tr);
   const list = rowsByDomain.get(tr.dataset.domain);
   if (list && list.includes(tr)) list.splice(list.indexOf(tr), 1);
   const prev = tr.previousElementSibling;
@@ -287,11 +380,16 @@ function row(r, key, at) {
   const url = icons.get(r.domain);
   if (url) icon.src = url;
   else icon.hidden = true;
-  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key },
+  const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key, 'data-visit': r.visit_id, tabindex: '-1', 'aria-selected': 'false' });
+  const domainTitle = r.display === r.domain ? r.url : `${r.url} (${r.domain})`;
+  tr.append(
     el('td', {},
-      el('div', { class: 'site' },
-        el('span', { class: 'd', title: r.url }, icon, el('span', { class: 'dn', text: r.domain })),
-        el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }))),
+      el('div', { class: 'row-sel' },
+        rows.checkbox(tr, `Select this visit to ${r.display}`),
+        el('div', { class: 'site' },
+          el('span', { class: 'd', title: domainTitle }, icon, el('span', { class: 'dn', text: r.display })),
+          el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }),
+          r.device ? el('span', { class: 'dev muted small', title: 'Recorded on this device', text: r.device }) : null))),
     el('td', { class: 'c' }, categoryCell(r.category, r.category_source, r.category_confidence)),
     el('td', { class: 'time', title: fmtTime(r.visited_at) },
       el('span', { class: 'at', text: timeOnly.format(at) }),
@@ -299,14 +397,15 @@ function row(r, key, at) {
       el('span', { class: 'spent', 'data-visit': r.visit_id })),
     el('td', {}, el('div', { class: 'acts' },
       el('button', {
-        type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.domain}`,
-        onclick: () => openDialog(r.domain, tr),
+        type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.display}`,
+        onclick: () => editCategory(r.domain, tr._cat),
       }, 'Edit'),
       el('button', {
-        type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.domain}`,
+        type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.display}`,
         onclick: () => forget.forgetRow(tr._v),
       }, 'Forget'))));
-  tr._v = { ids: [r.visit_id], times: [r.visited_at], url: r.url, domain: r.domain, day: key };
+  tr._v = { ids: [r.visit_id], times: [r.visited_at], url: r.url, domain: r.domain, display: r.display, day: key };
+  tr._row = r;
   let list = rowsByDomain.get(r.domain);
   if (!list) rowsByDomain.set(r.domain, (list = []));
   list.push(tr);
@@ -341,11 +440,13 @@ function forgotten(detail) {
     reload();
     return;
   }
-  const rows = [...(rowsByDomain.get(detail.domain) || [])];
-  for (const tr of rows) {
-    if (detail.kind === 'website' || tr._v.ids.some((id) => detail.ids.includes(id))) {
-      forgetRowState(tr);
-      shown -= tr._v.ids.length;
+  const ids = new Set(detail.ids || []);
+  for (const domain of detail.domains || [detail.domain]) {
+    for (const tr of [...(rowsByDomain.get(domain) || [])]) {
+      if (detail.kind === 'website' || tr._v.ids.some((id) => ids.has(id))) {
+        forgetRowState(tr);
+        shown -= tr._v.ids.length;
+      }
     }
   }
   if (detail.kind === 'website') icons.delete(detail.domain);
@@ -360,9 +461,9 @@ function updateDomain(domain, category, source, confidence) {
 }
 
 let editing = null;
-function openDialog(domain, tr) {
+/** Opens the category dialog of `domain`, whose category is now [category, source, confidence]. */
+export function editCategory(domain, [category, source, confidence]) {
   editing = domain;
-  const [category, source, confidence] = tr._cat;
   $('#cat-domain').textContent = domain;
   const sure = confidence ? `, ${confidenceLabel(confidence)}` : '';
   $('#cat-current').textContent = category
@@ -381,6 +482,7 @@ async function saveCategory() {
   try {
     const w = await call('set_category', { domain: editing, category });
     updateDomain(w.domain, w.category, w.category_source, w.category_confidence);
+    document.dispatchEvent(new CustomEvent('sitetrail:category', { detail: w }));
     $('#cat-dialog').close();
     toast(`${w.domain} is now ${categoryName(w.category)} (your choice).`);
   } catch (e) {
@@ -392,6 +494,7 @@ async function reclassify(ai) {
   try {
     const w = await call('reclassify_website', { domain: editing, ai });
     updateDomain(w.domain, null, null, null);
+    document.dispatchEvent(new CustomEvent('sitetrail:category', { detail: w }));
     $('#cat-dialog').close();
     toast(ai
       ? `${w.domain} will be classified again by the AI (the built-in category shows meanwhile).`

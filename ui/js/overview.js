@@ -1,31 +1,43 @@
-// Overview: queue counts, pause state, backlog ETA, visits per category chart, top websites.
+// Overview: "where did my time go" for the chosen period. The headline (active time, the change
+// against the period before, estimated time apart, visits where no time is known), the split by
+// category, the top websites by time and by visits, the time per day and, for one day, its
+// timeline. Every category and website leads somewhere (the history filtered to it, the website's
+// page). The classification queue is a compact line at the bottom, and an attention line at the
+// top only while something needs the user (failures, a pause, unusable settings).
 import { call, describe } from './api.js';
-import { $, el, fmtNumber, fmtDuration, fmtTime, categoryName, toast } from './dom.js';
+import { $, el, fmtNumber, fmtDuration, fmtSpent, fmtTime, categoryName, toast } from './dom.js';
+import { categoryLabel } from './colours.js';
 import * as firstRun from './firstrun.js';
-import * as timeCharts from './timecharts.js';
+import * as period from './period.js';
+import * as timeline from './timeline.js';
+import { drawDays, drawDonut, legendKey, pct, total } from './timecharts.js';
 import * as forget from './forget.js';
+import { go } from './nav.js';
 
-let summary = null;
 let lastProvider = null;
+let visible = false;
+let overview = null;
+let generation = 0;
+let refreshedAt = 0;
+let pending = null;
+/** Live changes redraw the figures at most this often (a burst of visits is one redraw). */
+const MIN_INTERVAL_MS = 2_000;
 
 /** The classifier the worker last reported ('builtin', 'openai', 'ollama'), once known. */
 export function currentProvider() {
   return lastProvider;
 }
-let summaryAt = 0;
-let visible = false;
-const SUMMARY_MIN_INTERVAL_MS = 10_000;
-const SVG = 'http://www.w3.org/2000/svg';
 
 export function init() {
-  timeCharts.init();
-  // After a forgetting, the chart and the top list are out of date.
-  document.addEventListener('sitetrail:forgotten', () => {
-    if (visible) refreshSummary(true);
+  period.init($('#period-bar'));
+  period.onChange(() => {
+    if (visible) refresh();
   });
-  for (const r of document.querySelectorAll('input[name="period"]')) {
-    r.addEventListener('change', drawChart);
-  }
+  timeline.init();
+  // After a forgetting, the figures are out of date.
+  document.addEventListener('sitetrail:forgotten', () => {
+    if (visible) refresh();
+  });
   $('#resume').addEventListener('click', async () => {
     try {
       await call('resume_worker');
@@ -40,7 +52,7 @@ export function init() {
 export function show() {
   visible = true;
   refreshQueue();
-  refreshSummary(true);
+  refresh();
 }
 
 export function hide() {
@@ -50,7 +62,215 @@ export function hide() {
 /** Called with the backend's coalesced change set. */
 export function onChange(ch) {
   if (ch.outbox || ch.worker || ch.visits) refreshQueue();
-  if (visible && (ch.visits || ch.websites)) refreshSummary(false);
+  if (!visible || !(ch.visits || ch.websites)) return;
+  const wait = refreshedAt + MIN_INTERVAL_MS - Date.now();
+  if (wait <= 0) refresh();
+  else if (!pending) pending = setTimeout(() => { pending = null; if (visible) refresh(); }, wait);
+}
+
+/** Opens the history filtered to `category` over the chosen period. */
+function openCategory(category) {
+  const p = period.current();
+  go('history', { category, first: p.first, last: p.last });
+}
+
+function openWebsite(domain) {
+  go('website', { domain });
+}
+
+/** Loads the chosen period and draws everything. */
+export async function refresh() {
+  refreshedAt = Date.now();
+  const gen = ++generation;
+  const p = period.current();
+  let o;
+  let week = null;
+  try {
+    const asks = [call('get_period_overview', { first: p.first, days: p.days, compareFirst: p.compareFirst })];
+    // One day: its week around it in the per-day chart, so the days next to it are a click away.
+    if (p.days === 1) {
+      const first = period.dayKey(period.addDays(period.parseDay(p.first), -6));
+      asks.push(call('get_period_overview', { first, days: 7 }));
+    }
+    [o, week] = await Promise.all(asks);
+  } catch (e) {
+    toast(`Could not load the overview: ${describe(e)}`, true);
+    return;
+  }
+  if (gen !== generation) return; // a newer period was chosen meanwhile
+  overview = o;
+  drawHeadline(o, p);
+  drawSplit(o);
+  drawTopTime(o);
+  drawTopVisits(o);
+  $('#time-title').textContent = p.days === 1 ? 'Time per day (the week up to this day)' : 'Time per day';
+  drawDays($('#time-chart'), (week || o).per_day, {
+    onDay: (day) => period.chooseDay(day),
+    onCategory: openCategory,
+    legend: $('#time-legend'),
+    note: $('#time-note'),
+    selected: p.days === 1 ? [p.first] : null,
+  });
+  $('#timeline-card').hidden = p.days !== 1;
+  if (p.days === 1) timeline.refresh(p.first);
+  $('#view-overview').dataset.period = `${p.first}/${p.days}`;
+}
+
+/** Which figure the period is measured in: measured time, else estimates, else visits. */
+function measureOf(row) {
+  if (row.active_ms > 0) return 'active';
+  if (row.estimated_ms > 0) return 'estimated';
+  return 'visits';
+}
+
+function valueOf(row, measure) {
+  if (measure === 'active') return row.active_ms;
+  if (measure === 'estimated') return row.estimated_ms;
+  return row.visits;
+}
+
+function fmtValue(v, measure) {
+  if (measure === 'visits') return `${fmtNumber(v)} visit${v === 1 ? '' : 's'}`;
+  return measure === 'estimated' ? `≈ ${fmtSpent(v)}` : fmtSpent(v);
+}
+
+/** "40 min more than yesterday", "the same as yesterday", "nothing measured yesterday". */
+export function changeText(now, before, measure, than) {
+  if (measure === 'visits') {
+    const d = now - before;
+    if (d === 0) return `The same number of visits as ${than}.`;
+    return `${fmtNumber(Math.abs(d))} visit${Math.abs(d) === 1 ? '' : 's'} ${d > 0 ? 'more' : 'fewer'} than ${than}.`;
+  }
+  if (before === 0) return `Nothing ${measure === 'active' ? 'measured' : 'estimated'} ${than}.`;
+  const d = now - before;
+  if (Math.abs(d) < 30_000) return `About the same as ${than}.`;
+  return `${fmtSpent(Math.abs(d))} ${d > 0 ? 'more' : 'less'} than ${than} (${fmtSpent(before)}).`;
+}
+
+function drawHeadline(o, p) {
+  const measure = measureOf(o.total);
+  const when = p.label.toLowerCase();
+  $('#hl-title').textContent = o.total.visits > 0 && measure === 'visits'
+    ? `Visits, ${when}`
+    : measure === 'estimated' ? `Estimated time, ${when}` : `Active time, ${when}`;
+  const empty = $('#hl-empty');
+  empty.hidden = true;
+  $('#hl-estimated').textContent = '';
+  $('#hl-fallback').textContent = '';
+  if (o.total.visits === 0) {
+    $('#hl-time').textContent = 'Nothing recorded';
+    $('#hl-time').dataset.ms = '0';
+    $('#hl-change').textContent = o.previous.visits > 0 ? `${fmtSpent(total(o.previous))} and ${fmtNumber(o.previous.visits)} visits ${p.compareLabel}.` : '';
+    if (o.latest_visit) {
+      const latest = new Date(o.latest_visit);
+      const key = period.dayKey(latest);
+      empty.hidden = false;
+      empty.replaceChildren(
+        el('span', { class: 'muted', text: `The latest visit was on ${fmtTime(o.latest_visit)}. ` }),
+        el('button', { type: 'button', class: 'ghost small', id: 'hl-latest', onclick: () => period.chooseDay(key) }, 'Show that day'),
+        ' ',
+        el('button', { type: 'button', class: 'ghost small', id: 'hl-month', onclick: () => period.choose('last30') }, 'Show the last 30 days'),
+      );
+    }
+    return;
+  }
+  const value = valueOf(o.total, measure);
+  $('#hl-time').textContent = measure === 'visits' ? fmtValue(value, measure) : fmtSpent(value);
+  $('#hl-time').dataset.ms = String(measure === 'active' ? o.total.active_ms : 0);
+  $('#hl-time').title = measure === 'active'
+    ? 'Time a page of this period was in front of you, measured by the browser extension'
+    : measure === 'estimated' ? 'Estimated from imported browser history (how long pages stayed open, at most 10 minutes each)' : '';
+  $('#hl-change').textContent = changeText(value, valueOf(o.previous, measure), measure, p.compareLabel);
+  if (measure === 'active' && o.total.estimated_ms > 0) {
+    $('#hl-estimated').textContent = `Also about ${fmtSpent(o.total.estimated_ms)} estimated from imported history (${fmtNumber(o.total.estimated_visits)} visit${o.total.estimated_visits === 1 ? '' : 's'}), counted apart: it is how long pages stayed open, not measured.`;
+  } else if (measure === 'estimated') {
+    $('#hl-estimated').textContent = `No time was measured: this is estimated from imported history (how long pages stayed open, at most 10 minutes each), over ${fmtNumber(o.total.estimated_visits)} of ${fmtNumber(o.total.visits)} visits.`;
+  }
+  if (measure === 'visits') {
+    $('#hl-fallback').textContent = 'No time is known for this period (imported Firefox or Safari history has none, and the browser extension was not recording), so it is counted in visits.';
+  } else {
+    const untimed = o.total.visits - o.total.measured_visits - o.total.estimated_visits;
+    const visits = `${fmtNumber(o.total.visits)} visit${o.total.visits === 1 ? '' : 's'}`;
+    $('#hl-fallback').textContent = untimed > 0 ? `${visits}, ${fmtNumber(untimed)} of them without a known time.` : `${visits}.`;
+  }
+}
+
+function drawSplit(o) {
+  const measure = measureOf(o.total);
+  const slices = o.categories
+    .map((c) => ({ key: c.key, value: valueOf(c, measure), row: c }))
+    .filter((s) => s.value > 0);
+  const sum = slices.reduce((a, s) => a + s.value, 0);
+  $('#split-title').textContent = {
+    active: 'By category (measured time)',
+    estimated: 'By category (estimated time)',
+    visits: 'By category (visits: no time known)',
+  }[measure];
+  drawDonut($('#split-chart'), slices, {
+    centre: sum > 0 ? (measure === 'visits' ? `${fmtNumber(sum)} visits` : fmtSpent(sum)) : '',
+    describe: (s) => `${fmtValue(s.value, measure)}, ${pct(s.value, sum)}`,
+    onCategory: openCategory,
+  });
+  const list = $('#split-legend');
+  list.replaceChildren(...slices.map((s) => el('li', { 'data-category': s.key },
+    legendKey(s.key, openCategory),
+    el('span', { class: 'n', text: fmtValue(s.value, measure) }),
+    el('span', { class: 'pct', text: pct(s.value, sum) }))));
+  if (slices.length === 0) list.append(el('li', { class: 'muted', text: 'Nothing to split yet.' }));
+  drawDevices(o, measure);
+}
+
+/** The period split by the device that recorded it (once this device syncs with others). */
+function drawDevices(o, measure) {
+  const rows = (o.devices || []).map((d) => ({ name: d.key, value: valueOf(d, measure) })).filter((d) => d.value > 0);
+  const sum = rows.reduce((a, d) => a + d.value, 0);
+  const show = rows.length > 1;
+  $('#split-devices-title').hidden = !show;
+  const list = $('#split-devices');
+  list.hidden = !show;
+  list.replaceChildren(...(show ? rows.map((d) => el('li', { 'data-device': d.name },
+    el('span', { class: 'd', text: d.name }),
+    el('span', { class: 'n', text: fmtValue(d.value, measure) }),
+    el('span', { class: 'pct', text: pct(d.value, sum) }))) : []));
+}
+
+function siteRow(w, figure, titleText) {
+  return el('li', { 'data-domain': w.domain },
+    el('button', { type: 'button', class: 'd linkish', title: `${w.display} — open its page`, onclick: () => openWebsite(w.domain) }, w.display),
+    el('button', { type: 'button', class: 'cat-link linkish', title: `Show the history of ${categoryName(w.category)}`, onclick: () => openCategory(w.category || 'uncategorized') }, categoryLabel(w.category)),
+    el('span', { class: 'n', title: titleText, text: figure }));
+}
+
+function drawTopTime(o) {
+  const list = $('#top-time');
+  list.replaceChildren();
+  if (o.top_by_time.length === 0) {
+    list.append(el('li', { class: 'muted', text: 'No time measured in this period.' }));
+    return;
+  }
+  for (const w of o.top_by_time) {
+    const estimateOnly = w.time.active_ms === 0;
+    const t = w.time;
+    list.append(siteRow(w, `${estimateOnly ? '≈ ' : ''}${fmtSpent(total(t))}`,
+      `${fmtNumber(t.visits)} visits${t.estimated_ms ? `, ${fmtSpent(t.estimated_ms)} of it estimated` : ''}`));
+  }
+}
+
+function drawTopVisits(o) {
+  const list = $('#top-sites');
+  list.replaceChildren();
+  if (o.top_by_visits.length === 0) {
+    list.append(el('li', { class: 'muted', text: 'No visits in this period.' }));
+    return;
+  }
+  for (const w of o.top_by_visits) {
+    const li = siteRow(w, fmtNumber(w.time.visits), `${fmtNumber(w.time.visits)} visits`);
+    li.append(el('button', {
+      type: 'button', class: 'ghost small forget-site', 'aria-label': `Forget ${w.display}`,
+      onclick: () => forget.forgetWebsite(w.domain, w.display),
+    }, 'Forget'));
+    list.append(li);
+  }
 }
 
 function pauseText(q) {
@@ -85,15 +305,18 @@ export async function refreshQueue() {
   const pill = $('#worker-pill');
   pill.classList.toggle('paused', Boolean(paused));
   const provider = { builtin: 'built-in rules', openai: 'OpenAI-compatible', ollama: 'Ollama' }[q.provider] || q.provider;
-  const resume = $('#resume');
-  resume.hidden = !(q.pause && q.pause.kind === 'needs_user');
+  $('#resume').hidden = !(q.pause && q.pause.kind === 'needs_user');
+  const attention = [];
   if (paused) {
     pill.textContent = 'Classifier paused';
     $('#worker-status').textContent = paused;
+    attention.push(paused);
   } else if (q.problem) {
     pill.textContent = 'Check the classifier settings';
     pill.classList.add('paused');
-    $('#worker-status').textContent = `The saved classifier settings cannot be used (${q.problem}); the built-in rules classify meanwhile.`;
+    const text = `The saved classifier settings cannot be used (${q.problem}); the built-in rules classify meanwhile.`;
+    $('#worker-status').textContent = text;
+    attention.push(text);
   } else {
     const busy = s.pending + s.processing > 0;
     pill.textContent = busy ? `Classifying with ${provider}…` : `Up to date · ${provider}`;
@@ -105,6 +328,10 @@ export async function refreshQueue() {
     $('#worker-status').textContent += ` The classifier crashed ${fmtNumber(q.crash.count)} time${q.crash.count === 1 ? '' : 's'}${when} and restarted by itself` +
       (q.crash.message ? ` (${q.crash.message}).` : '.');
   }
+  if (s.failed > 0) attention.push(`${fmtNumber(s.failed)} website${s.failed === 1 ? '' : 's'} could not be classified: see Failed.`);
+  const box = $('#attention');
+  box.hidden = attention.length === 0;
+  box.textContent = attention.join(' ');
   const left = s.pending + s.processing;
   let eta = '';
   if (left > 0 && q.eta_seconds !== null) {
@@ -120,83 +347,7 @@ export async function refreshQueue() {
   firstRun.update(q.visits);
 }
 
-/** The chart and top list: scan a month of visits, so at most every 10 s unless forced. */
-async function refreshSummary(force) {
-  const now = Date.now();
-  if (!force && now - summaryAt < SUMMARY_MIN_INTERVAL_MS) return;
-  summaryAt = now;
-  try {
-    summary = await call('get_summary');
-  } catch (e) {
-    toast(`Could not load the overview: ${describe(e)}`, true);
-    return;
-  }
-  drawChart();
-  drawTop();
-  timeCharts.refresh();
-}
-
-function drawChart() {
-  const box = $('#chart');
-  box.replaceChildren();
-  if (!summary) return;
-  const days = document.querySelector('input[name="period"]:checked').value;
-  const rows = days === '7' ? summary.categories_7d : summary.categories_30d;
-  if (rows.length === 0) {
-    box.append(el('p', { class: 'empty', text: `No visits in the last ${days} days.` }));
-    return;
-  }
-  const max = Math.max(...rows.map((r) => r.visits));
-  const rowH = 26;
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('height', String(rows.length * rowH));
-  const title = document.createElementNS(SVG, 'title');
-  title.textContent = `Visits per category, last ${days} days`;
-  svg.append(title);
-  rows.forEach((r, i) => {
-    const y = i * rowH;
-    const label = document.createElementNS(SVG, 'text');
-    label.setAttribute('x', '0');
-    label.setAttribute('y', String(y + 17));
-    label.textContent = categoryName(r.category);
-    const bar = document.createElementNS(SVG, 'rect');
-    const w = Math.max(0.5, (r.visits / max) * 52);
-    bar.setAttribute('x', '36%');
-    bar.setAttribute('y', String(y + 5));
-    bar.setAttribute('height', '16');
-    bar.setAttribute('rx', '3');
-    bar.setAttribute('width', `${w}%`);
-    bar.setAttribute('class', r.category ? 'bar' : 'bar none');
-    const n = document.createElementNS(SVG, 'text');
-    n.setAttribute('x', `${36 + w + 1}%`);
-    n.setAttribute('y', String(y + 17));
-    n.setAttribute('class', 'n');
-    n.textContent = fmtNumber(r.visits);
-    const tip = document.createElementNS(SVG, 'title');
-    tip.textContent = `${categoryName(r.category)}: ${r.visits} visits, ${r.websites} websites`;
-    bar.append(tip);
-    svg.append(label, bar, n);
-  });
-  box.append(svg);
-}
-
-function drawTop() {
-  const list = $('#top-sites');
-  list.replaceChildren();
-  if (summary.top_websites.length === 0) {
-    list.append(el('li', { class: 'muted', text: 'No visits yet.' }));
-    return;
-  }
-  for (const w of summary.top_websites) {
-    list.append(
-      el('li', {},
-        el('span', { class: 'd', title: w.domain, text: w.domain }),
-        el('span', { class: 'badge', title: w.category_confidence ? `Confidence: ${w.category_confidence}` : null, text: categoryName(w.category) }),
-        el('span', { class: 'n', text: fmtNumber(w.visits) }),
-        el('button', {
-          type: 'button', class: 'ghost small forget-site', 'aria-label': `Forget ${w.domain}`,
-          onclick: () => forget.forgetWebsite(w.domain),
-        }, 'Forget')),
-    );
-  }
+/** The overview last drawn (for tests and other views). */
+export function lastOverview() {
+  return overview;
 }

@@ -49,6 +49,8 @@ export async function refresh() {
   $('#r-rows').replaceChildren(...items.map(row));
   $('#r-rows').dataset.loaded = String(items.length);
   $('#r-empty').hidden = items.length > 0;
+  // Nothing to review: the words alone, no empty table.
+  $('#r-table').closest('.table-wrap').hidden = items.length === 0;
   summary();
 }
 
@@ -66,20 +68,20 @@ function why(i) {
 }
 
 function row(i) {
-  const picker = el('select', { class: 'pick', 'aria-label': `Another category for ${i.domain}` },
+  const picker = el('select', { class: 'pick', 'aria-label': `Another category for ${i.display}` },
     el('option', { value: '', text: 'Another category…' }),
     ...categories.filter((c) => c.id !== i.category).map((c) => el('option', { value: c.id, text: c.name })));
   const tr = el('tr', { 'data-domain': i.domain, 'data-state': 'open' },
     el('td', {},
       el('div', { class: 'site' },
-        el('span', { class: 'd', text: i.domain, title: i.domain }),
+        el('span', { class: 'd', text: i.display, title: i.display === i.domain ? i.domain : `${i.display} (${i.domain})` }),
         el('span', { class: 't', text: i.waiting_for_ai ? `${why(i)} · waiting for the AI` : why(i) }))),
     el('td', { class: 'c' }, categoryCell(i.category, i.category_source, i.category_confidence)),
     el('td', { class: 'num', text: fmtNumber(i.visits) }),
     el('td', {},
       el('div', { class: 'review-actions' },
         el('button', {
-          type: 'button', class: 'small right', 'aria-label': `Yes, ${i.domain} is ${categoryName(i.category)}`,
+          type: 'button', class: 'small right', 'aria-label': `Yes, ${i.display} is ${categoryName(i.category)}`,
           onclick: () => confirm(tr, i),
         }, 'Right'),
         picker)));

@@ -4,11 +4,14 @@ import { call, describe } from './api.js';
 import { $, el, fmtNumber, categoryName, toast } from './dom.js';
 import { refreshQueue } from './overview.js';
 import { renderLinks } from './capture.js';
+import { showBlocked } from './forget.js';
+import { renderSync } from './sync.js';
 
 let features = [];
 let current = null;
 
 export function init(info) {
+  $('#s-blocked').addEventListener('click', showBlocked);
   features = info.features;
   $('#s-db-path').textContent = info.db_path;
   $('#s-config-dir').textContent = info.config_dir;
@@ -22,13 +25,21 @@ export function init(info) {
   });
 }
 
+let shown = false;
+
 export function show() {
+  shown = true;
   load();
 }
 
-export function hide() {}
+export function hide() {
+  shown = false;
+}
 
-export function onChange() {}
+/** New visits may be an extension's first pages: its link then reads "recording live". */
+export function onChange(ch) {
+  if (shown && ch.visits && features.includes('capture')) renderLinks($('#s-ext-body'));
+}
 
 /** The About section: version, and the open data shipped with its licence and attribution. */
 function renderAbout(info) {
@@ -73,6 +84,8 @@ async function load() {
   renderImport(imp);
   if (features.includes('capture')) renderLinks($('#s-ext-body'));
   else $('#s-ext-body').replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
+  if (features.includes('sync')) renderSync($('#s-sync-body'));
+  else $('#s-sync-body').replaceChildren(el('p', { class: 'note', text: 'Sync is not available in this build.' }));
 }
 
 /** Display names for the provider choices (the choices themselves come from the schema). */
@@ -136,7 +149,7 @@ function renderClassifier(s) {
   $('#s-classifier-fields').replaceChildren(
     ...provider.map(fieldFor),
     field('API key', key),
-    el('div', { class: 'wide' }, keyNote,
+    el('div', { class: 'wide', id: 's-key-area' }, keyNote,
       el('div', { class: 'row-buttons' },
         el('button', { type: 'button', class: 'ghost', id: 's-key-save', onclick: saveKey }, 'Store key'),
         el('button', { type: 'button', class: 'ghost', id: 's-key-delete', onclick: deleteKey }, 'Forget key'),
@@ -147,6 +160,14 @@ function renderClassifier(s) {
       el('summary', {}, 'Advanced: retries, timeouts'),
       el('div', { class: 'fields' }, ...advanced.map(fieldFor))),
   );
+  // The key, its buttons and the keyring notice matter only for a remote provider.
+  const remoteOnly = () => {
+    const remote = $('#s-provider').value !== 'builtin';
+    $('#s-key-area').hidden = !remote;
+    $('#s-api-key').closest('label').hidden = !remote;
+  };
+  $('#s-provider').addEventListener('change', remoteOnly);
+  remoteOnly();
   $('#s-actions').replaceChildren(
     el('button', { type: 'submit', id: 's-save' }, 'Save settings'),
     el('span', { class: 'muted small', id: 's-save-status', role: 'status', 'aria-live': 'polite' }));
@@ -254,7 +275,7 @@ function renderImport(imp) {
   body.replaceChildren(
     el('div', { class: 'fields' },
       field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', imp.settings.auto_import_minutes, 0, 10_080))),
-    el('p', { class: 'muted small', text: 'Browsers linked to the extension (below) are recorded live, so they are left out of these imports.' }),
+    el('p', { class: 'muted small', text: 'Browsers linked to the extension (above) are recorded live, so they are left out of these imports.' }),
     imp.profiles.length === 0
       ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })
       : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: 'Browsers to import (none ticked: all)' }),

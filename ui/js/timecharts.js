@@ -1,22 +1,27 @@
-// Time spent: the overview's stacked bars of time per category per day (7 or 30 days) next to
-// the visit counts, the top websites by time, and the time of each visit in the history list.
-// A day with nothing recorded says so; a day with visits but no measured time says that instead
-// of drawing a zero as if it had been measured.
-import { call, describe } from './api.js';
-import { $, el, fmtNumber, categoryName, toast } from './dom.js';
+// The time charts: stacked bars of time per category per day (the overview's days and a website's
+// days), the donut of the split by category, and the time of each visit in the history list.
+//
+// Charts are drawn in the container's own pixels (not a scaled viewBox), so text keeps its size at
+// every window size, and are redrawn when the container changes width. Every colour is the
+// category's own (colours.js) and every chart names its colours in a legend. A day with nothing
+// recorded says so; a day with visits but no measured time says that instead of drawing a zero
+// as if it had been measured.
+import { call } from './api.js';
+import { el, fmtNumber, fmtSpent, categoryName } from './dom.js';
+import { colourOf, swatch } from './colours.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-/** Distinct colours for the categories with the most time; the rest share one. */
-const COLOURS = 6;
-let summary = null;
 
-/** "45 s", "12 min", "1 h 05 min"; "0 s" for zero. */
-export function fmtSpent(ms) {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  const min = Math.round(s / 60);
-  if (min < 60) return `${min} min`;
-  return `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')} min`;
+export function svg(tag, attrs = {}, text) {
+  const n = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) n.setAttribute(k, String(v));
+  if (text !== undefined) n.textContent = text;
+  return n;
+}
+
+/** Measured plus estimated time of a time row. */
+export function total(row) {
+  return row.active_ms + row.estimated_ms;
 }
 
 const weekday = new Intl.DateTimeFormat(undefined, { weekday: 'short' });
@@ -28,137 +33,207 @@ function dateOf(day) {
   return new Date(y, m - 1, d);
 }
 
-function svg(tag, attrs = {}, text) {
-  const n = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
-  if (text !== undefined) n.textContent = text;
-  return n;
+/** Steps of a time axis, smallest first (ms). */
+const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 240, 360, 720].map((m) => m * 60_000);
+
+/** The axis' step and top for values up to `max`: at most 5 gridlines, round units. */
+export function axisFor(max) {
+  const step = STEPS.find((s) => max / s <= 5) || STEPS[STEPS.length - 1];
+  return { step, top: Math.max(step, Math.ceil(max / step) * step) };
 }
 
-export function init() {
-  for (const r of document.querySelectorAll('input[name="time-period"]')) r.addEventListener('change', draw);
+/** A compact axis label: "30 min", "2 h", "1 h 30". */
+function axisLabel(ms) {
+  const min = Math.round(ms / 60_000);
+  if (min < 60) return `${min} min`;
+  return min % 60 === 0 ? `${min / 60} h` : `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')}`;
 }
 
-/** Loads the time summary and draws it. */
-export async function refresh() {
-  try {
-    summary = await call('get_time_summary');
-  } catch (e) {
-    toast(`Could not load the time spent: ${describe(e)}`, true);
+/** Redraws `draw` whenever `box` changes width (the window was resized). */
+const observed = new WeakMap();
+export function onResize(box, draw) {
+  if (observed.has(box)) {
+    observed.get(box).draw = draw;
     return;
   }
-  draw();
-  drawTop();
+  const entry = { draw, width: box.clientWidth };
+  observed.set(box, entry);
+  new ResizeObserver(() => {
+    if (box.clientWidth === entry.width || box.clientWidth === 0) return;
+    entry.width = box.clientWidth;
+    entry.draw();
+  }).observe(box);
 }
 
-function total(row) {
-  return row.active_ms + row.estimated_ms;
+/**
+ * Stacked bars of time per category per day into `box`. `days`: [{day, total, categories}] (a
+ * website's days have no categories: pass `category` for their one colour). `onDay(day)` makes a
+ * day clickable, `onCategory(key)` the legend's entries. Returns the categories drawn, most first.
+ */
+export function drawDays(box, days, opts = {}) {
+  const draw = () => drawDaysNow(box, days, opts);
+  onResize(box, draw);
+  return draw();
 }
 
-function draw() {
-  const box = $('#time-chart');
-  if (!box || !summary) return;
-  const period = document.querySelector('input[name="time-period"]:checked').value;
-  const days = period === '7' ? summary.days.slice(-7) : summary.days;
-  // The categories with the most time in the window get their own colour.
+function drawDaysNow(box, days, { onDay, onCategory, legend, note, category, selected } = {}) {
+  const rows = days.map((d) => ({
+    day: d.day || d.key,
+    total: d.total || d,
+    categories: d.categories || (d.visits ? [{ ...d, key: category || 'uncategorized' }] : []),
+  }));
   const perCategory = new Map();
-  for (const d of days) for (const c of d.categories) perCategory.set(c.key, (perCategory.get(c.key) || 0) + total(c));
+  for (const d of rows) for (const c of d.categories) perCategory.set(c.key, (perCategory.get(c.key) || 0) + total(c));
   const ranked = [...perCategory.entries()].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]).map(([k]) => k);
-  const colour = (key) => {
-    const i = ranked.indexOf(key);
-    return i >= 0 && i < COLOURS ? `seg-${i + 1}` : 'seg-other';
-  };
-  const empty = days.filter((d) => d.total.visits === 0).length;
-  const untimed = days.filter((d) => d.total.visits > 0 && total(d.total) === 0).length;
-  const anyEstimate = days.some((d) => d.total.estimated_ms > 0);
-  const max = Math.max(60_000, ...days.map((d) => total(d.total)));
+  const empty = rows.filter((d) => d.total.visits === 0).length;
+  const untimed = rows.filter((d) => d.total.visits > 0 && total(d.total) === 0).length;
+  const anyEstimate = rows.some((d) => d.total.estimated_ms > 0);
+  const { step, top: scaleTop } = axisFor(Math.max(60_000, ...rows.map((d) => total(d.total))));
 
-  const W = 720;
-  const H = 210;
-  const top = 22;
-  const bottom = 30;
-  const left = 6;
-  const slot = (W - left) / days.length;
-  const barW = Math.max(4, Math.min(44, slot * 0.7));
+  const W = Math.max(280, box.clientWidth || 600);
+  const H = 220;
+  const top = 14;
+  const bottom = 26;
+  const left = 54;
+  const few = rows.length <= 7;
+  const slot = (W - left - 4) / rows.length;
+  const barW = Math.max(3, Math.min(44, slot * 0.7));
   const plotH = H - top - bottom;
-  const chart = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img' });
-  chart.append(svg('title', {}, `Time per category per day, last ${days.length} days`));
-  chart.append(svg('line', { x1: left, x2: W, y1: top + plotH, y2: top + plotH, class: 'axis' }));
-  chart.append(svg('text', { x: left, y: 12, class: 'n' }, `scale: ${fmtSpent(max)} at the top`));
+  const y = (ms) => top + plotH - (ms / scaleTop) * plotH;
+  const chart = svg('svg', { width: W, height: H, role: 'img' });
+  chart.append(svg('title', {}, `Time per day, ${rows.length} days; the scale is in ${axisLabel(step)} steps`));
+  for (let v = 0; v <= scaleTop; v += step) {
+    chart.append(svg('line', { x1: left, x2: W, y1: y(v), y2: y(v), class: v === 0 ? 'axis' : 'grid-line' }));
+    chart.append(svg('text', { x: left - 6, y: y(v) + 4, class: 'n tick', 'text-anchor': 'end' }, axisLabel(v)));
+  }
 
-  days.forEach((d, i) => {
+  rows.forEach((d, i) => {
     const x = left + i * slot + (slot - barW) / 2;
-    const g = svg('g', { class: 'day', 'data-day': d.day });
+    const g = svg('g', { class: `day${onDay ? ' clickable' : ''}${selected && selected.includes(d.day) ? ' selected' : ''}`, 'data-day': d.day });
     const when = longDay.format(dateOf(d.day));
+    // The whole column is the click target, not just the bar.
+    g.append(svg('rect', { x: left + i * slot, y: top, width: slot, height: plotH, class: 'hit' }));
     if (d.total.visits === 0) {
       g.setAttribute('data-state', 'nothing');
       g.append(svg('rect', { x, y: top + plotH - 3, width: barW, height: 3, class: 'bar-nothing' }));
       g.append(svg('title', {}, `${when}: nothing recorded`));
-      if (days.length <= 7) g.append(svg('text', { x: x + barW / 2, y: top + plotH - 8, class: 'none-label', 'text-anchor': 'middle' }, 'nothing recorded'));
+      if (few && slot > 70) g.append(svg('text', { x: x + barW / 2, y: top + plotH - 8, class: 'none-label', 'text-anchor': 'middle' }, 'nothing recorded'));
     } else if (total(d.total) === 0) {
       g.setAttribute('data-state', 'untimed');
       g.append(svg('rect', { x, y: top + plotH - 3, width: barW, height: 3, class: 'bar-untimed' }));
       g.append(svg('title', {}, `${when}: ${fmtNumber(d.total.visits)} visits, no time measured`));
-      if (days.length <= 7) g.append(svg('text', { x: x + barW / 2, y: top + plotH - 8, class: 'none-label', 'text-anchor': 'middle' }, 'no time measured'));
+      if (few && slot > 70) g.append(svg('text', { x: x + barW / 2, y: top + plotH - 8, class: 'none-label', 'text-anchor': 'middle' }, 'no time measured'));
     } else {
       g.setAttribute('data-state', 'timed');
-      let y = top + plotH;
+      let yy = top + plotH;
       const lines = [];
       for (const c of d.categories) {
         for (const [ms, est] of [[c.active_ms, false], [c.estimated_ms, true]]) {
           if (ms <= 0) continue;
-          const h = Math.max(1, (ms / max) * plotH);
-          y -= h;
-          const rect = svg('rect', { x, y, width: barW, height: h, class: `seg ${colour(c.key)}${est ? ' est' : ''}`, 'data-category': c.key });
-          rect.append(svg('title', {}, `${categoryName(c.key === 'uncategorized' ? null : c.key)}: ${est ? 'about ' : ''}${fmtSpent(ms)}${est ? ' (estimated)' : ''}, ${fmtNumber(c.visits)} visits`));
+          const h = Math.max(1, (ms / scaleTop) * plotH);
+          yy -= h;
+          const rect = svg('rect', { x, y: yy, width: barW, height: h, fill: colourOf(c.key), class: `seg${est ? ' est' : ''}`, 'data-category': c.key });
+          rect.append(svg('title', {}, `${when}, ${categoryName(c.key)}: ${est ? 'about ' : ''}${fmtSpent(ms)}${est ? ' (estimated)' : ''}, ${fmtNumber(c.visits)} visits`));
           g.append(rect);
         }
-        lines.push(`${categoryName(c.key === 'uncategorized' ? null : c.key)} ${fmtSpent(total(c))}`);
+        lines.push(`${categoryName(c.key)} ${fmtSpent(total(c))}`);
       }
       g.append(svg('title', {}, `${when}: ${fmtSpent(total(d.total))}, ${fmtNumber(d.total.visits)} visits — ${lines.join(', ')}`));
+      // The day's total above its bar where there is room.
+      if (few && slot > 60) g.append(svg('text', { x: x + barW / 2, y: Math.max(top + 10, y(total(d.total)) - 4), class: 'n total', 'text-anchor': 'middle' }, fmtSpent(total(d.total))));
     }
-    // The visit count above the bar, next to the time.
-    if (d.total.visits > 0 && days.length <= 7) {
-      // Above the bar; above the "no time measured" label on a day without time.
-      const barTop = total(d.total) > 0 ? top + plotH - (total(d.total) / max) * plotH : top + plotH - 16;
-      const n = d.total.visits;
-      g.append(svg('text', { x: x + barW / 2, y: Math.max(top - 4, barTop - 4), class: 'n visits', 'text-anchor': 'middle' }, `${fmtNumber(n)} visit${n === 1 ? '' : 's'}`));
+    const every = Math.ceil(rows.length / Math.max(1, Math.floor((W - left) / 56)));
+    const label = few ? `${weekday.format(dateOf(d.day))} ${dateOf(d.day).getDate()}` : i % every === 0 ? dayMonth.format(dateOf(d.day)) : '';
+    if (label) g.append(svg('text', { x: x + barW / 2, y: H - 8, class: 'n', 'text-anchor': 'middle' }, label));
+    if (onDay) {
+      g.setAttribute('tabindex', '0');
+      g.setAttribute('role', 'button');
+      g.setAttribute('aria-label', `Open ${when}`);
+      g.addEventListener('click', () => onDay(d.day));
+      g.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          onDay(d.day);
+        }
+      });
     }
-    const label = days.length <= 7 ? `${weekday.format(dateOf(d.day))} ${dateOf(d.day).getDate()}` : i % 5 === 0 || i === days.length - 1 ? dayMonth.format(dateOf(d.day)) : '';
-    const anchor = days.length > 7 && i === days.length - 1 ? 'end' : 'middle';
-    if (label) g.append(svg('text', { x: anchor === 'end' ? x + barW : x + barW / 2, y: H - 10, class: 'n', 'text-anchor': anchor }, label));
     chart.append(g);
   });
   box.replaceChildren(chart);
 
-  const legend = $('#time-legend');
-  const keys = ranked.slice(0, COLOURS).map((k) => el('span', { class: 'key' }, el('span', { class: `swatch ${colour(k)}` }), categoryName(k === 'uncategorized' ? null : k)));
-  if (ranked.length > COLOURS) keys.push(el('span', { class: 'key' }, el('span', { class: 'swatch seg-other' }), 'Other categories'));
-  legend.replaceChildren(...keys);
-  const notes = [];
-  if (ranked.length === 0) {
-    notes.push(`No time measured in the last ${days.length} days. Link the browser extension (Settings → Browser extension) to measure it; visits are counted either way.`);
+  if (legend) {
+    legend.replaceChildren(...ranked.map((k) => legendKey(k, onCategory)));
+    if (anyEstimate) legend.append(el('span', { class: 'key muted' }, 'Paler: estimated from imported history'));
   }
-  if (empty) notes.push(`Nothing recorded on ${empty} of the ${days.length} days.`);
-  if (untimed) notes.push(`${untimed} day${untimed === 1 ? '' : 's'} with visits but no time measured (imported Firefox or Safari history has none).`);
-  if (anyEstimate) notes.push('Lighter parts are estimates from imported Chrome history (at most 10 minutes a visit).');
-  $('#time-note').textContent = notes.join(' ');
+  if (note) {
+    const notes = [];
+    if (ranked.length === 0) {
+      notes.push(`No time measured on these ${rows.length} days. Link the browser extension (Settings → Browser extension) to measure it; visits are counted either way.`);
+    }
+    if (empty) notes.push(`Nothing recorded on ${empty} of the ${rows.length} days.`);
+    if (untimed) notes.push(`${untimed} day${untimed === 1 ? '' : 's'} with visits but no time measured (imported Firefox or Safari history has none).`);
+    if (onDay) notes.push('Click a day to open it.');
+    note.textContent = notes.join(' ');
+  }
+  return ranked;
 }
 
-function drawTop() {
-  const list = $('#top-time');
-  if (!list) return;
-  list.replaceChildren();
-  if (summary.top_websites.length === 0) {
-    list.append(el('li', { class: 'muted', text: 'No time measured yet.' }));
-    return;
+/** A legend entry: the colour and the category's name; a button when it leads somewhere. */
+export function legendKey(key, onCategory) {
+  const parts = [swatch(key), categoryName(key)];
+  return onCategory
+    ? el('button', { type: 'button', class: 'key linkish', 'data-category': key, title: `Show the history of ${categoryName(key)}`, onclick: () => onCategory(key) }, ...parts)
+    : el('span', { class: 'key', 'data-category': key }, ...parts);
+}
+
+/**
+ * The donut of `slices` ([{key, value}], value > 0) into `box`, with `centre` text. Each slice
+ * clicks through with `onCategory(key)`. Slices are in the categories' fixed colours.
+ */
+export function drawDonut(box, slices, { centre, describe, onCategory }) {
+  const size = 168;
+  const r = 76;
+  const inner = 48;
+  const c = size / 2;
+  const sum = slices.reduce((a, s) => a + s.value, 0);
+  const chart = svg('svg', { width: size, height: size, viewBox: `0 0 ${size} ${size}` });
+  chart.append(svg('title', {}, 'The split by category'));
+  if (sum <= 0) {
+    chart.append(svg('circle', { cx: c, cy: c, r: (r + inner) / 2, class: 'donut-empty', 'stroke-width': r - inner, fill: 'none' }));
   }
-  for (const w of summary.top_websites) {
-    const estimateOnly = w.active_ms === 0;
-    list.append(el('li', {},
-      el('span', { class: 'd', title: w.key, text: w.key }),
-      el('span', { class: 'n', title: `${fmtNumber(w.visits)} visits${w.estimated_ms ? `, ${fmtSpent(w.estimated_ms)} of it estimated` : ''}`, text: `${estimateOnly ? '≈ ' : ''}${fmtSpent(total(w))}` })));
+  let angle = -Math.PI / 2;
+  for (const s of slices) {
+    const a = (s.value / sum) * Math.PI * 2;
+    let shape;
+    if (slices.length === 1) {
+      shape = svg('circle', { cx: c, cy: c, r: (r + inner) / 2, fill: 'none', stroke: colourOf(s.key), 'stroke-width': r - inner });
+    } else {
+      const [x1, y1] = [c + r * Math.cos(angle), c + r * Math.sin(angle)];
+      const [x2, y2] = [c + r * Math.cos(angle + a), c + r * Math.sin(angle + a)];
+      const [x3, y3] = [c + inner * Math.cos(angle + a), c + inner * Math.sin(angle + a)];
+      const [x4, y4] = [c + inner * Math.cos(angle), c + inner * Math.sin(angle)];
+      const large = a > Math.PI ? 1 : 0;
+      shape = svg('path', {
+        d: `M ${x1} ${y1} A ${r} ${r} 0 ${large} 1 ${x2} ${y2} L ${x3} ${y3} A ${inner} ${inner} 0 ${large} 0 ${x4} ${y4} Z`,
+        fill: colourOf(s.key),
+      });
+    }
+    shape.setAttribute('class', 'slice');
+    shape.setAttribute('data-category', s.key);
+    shape.append(svg('title', {}, `${categoryName(s.key)}: ${describe(s)}`));
+    if (onCategory) shape.addEventListener('click', () => onCategory(s.key));
+    chart.append(shape);
+    angle += a;
   }
+  chart.append(svg('text', { x: c, y: c + 5, class: 'centre', 'text-anchor': 'middle' }, centre));
+  box.replaceChildren(chart);
+}
+
+/** "42 %", "< 1 %" of `part` in `whole`. */
+export function pct(part, whole) {
+  if (whole <= 0) return '';
+  const p = (100 * part) / whole;
+  return p > 0 && p < 1 ? '< 1 %' : `${Math.round(p)} %`;
 }
 
 /** Fills in the time spent of the history rows whose visits are `ids` (their `.spent` spans). */

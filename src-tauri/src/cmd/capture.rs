@@ -3,6 +3,7 @@
 //! and the time of the visits a history page shows.
 
 use serde::Serialize;
+use sitetrail::capture::contact::Contact;
 use sitetrail::capture::link::{self, LinkBrowser, LinkStatus, LinkTarget, EXTENSION_ID};
 use sitetrail::ids::VisitId;
 use sitetrail::time_spent::{DayTime, TimeRow, VisitTime};
@@ -29,6 +30,11 @@ pub struct LinkView {
     pub problem: Option<String>,
     /// Where the manifest is (or would be).
     pub manifest: String,
+    /// When this browser's extension last talked to this database (RFC 3339); `None` until it
+    /// has connected: a manifest alone does not make a browser "recording".
+    pub heard_at: Option<String>,
+    /// The extension's version, as it said.
+    pub extension_version: Option<String>,
 }
 
 /// Every browser's link, and what the user needs to load the extension.
@@ -55,8 +61,11 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
-fn view(status: LinkStatus, db: &std::path::Path) -> LinkView {
+fn view(status: LinkStatus, db: &std::path::Path, contacts: &[Contact]) -> LinkView {
+    let contact = contacts.iter().find(|c| c.browser == status.browser.as_str());
     LinkView {
+        heard_at: contact.map(|c| c.last_seen_at.to_rfc3339()),
+        extension_version: contact.and_then(|c| c.extension_version.clone()),
         browser: status.browser.as_str(),
         product: status.browser.product(),
         linked: status.linked,
@@ -75,14 +84,21 @@ fn extension_dir() -> Option<String> {
         .then(|| std::fs::canonicalize(&dir).unwrap_or(dir).display().to_string())
 }
 
-/// The links of every browser (file-system work: run it on a blocking thread).
-fn links(paths: &AppPaths) -> LinksView {
+/// The links of every browser, with when each one's extension last talked to this database
+/// (file-system and database work: run it on a blocking thread).
+fn links(paths: &AppPaths, store: &sitetrail::Store) -> LinksView {
+    // Without the contacts the links still show; they just claim nothing is recording.
+    let contacts = store.extension_contacts().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "could not read the extensions' contacts");
+        Vec::new()
+    });
     let roots = paths.roots();
     let problem = match (&roots, &paths.cli) {
         (None, _) => Some("No home directory was found, so no browser can be linked.".to_owned()),
         (_, None) => Some(
-            "The sitetrail command was not found next to the app or on PATH; the browsers start it to store \
-             what the extension records. Build or install it (cargo build -p sitetrail), then try again."
+            "The sitetrail command, which the browsers start to store what the extension records, was not \
+             found next to the app or on your PATH. Install Sitetrail's command-line tool with the app, then \
+             try again."
                 .to_owned(),
         ),
         _ if cfg!(windows) => Some("Linking browsers on Windows is not supported yet.".to_owned()),
@@ -94,7 +110,7 @@ fn links(paths: &AppPaths) -> LinksView {
             .map(|r| {
                 link::status_all(r)
                     .into_iter()
-                    .map(|s| view(s, &paths.db))
+                    .map(|s| view(s, &paths.db, &contacts))
                     .collect()
             })
             .unwrap_or_default(),
@@ -122,14 +138,14 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> CmdResult<T> + Send + '
 /// Which browsers are linked, and to which database.
 #[tauri::command]
 pub async fn get_browser_links(state: State<'_, AppState>) -> CmdResult<LinksView> {
-    let paths = state.paths.clone();
-    blocking(move || Ok(links(&paths))).await
+    let (paths, store) = (state.paths.clone(), state.store.clone());
+    blocking(move || Ok(links(&paths, &store))).await
 }
 
 /// Links `browser` to this app's database (the host manifest where it looks for it).
 #[tauri::command]
 pub async fn link_browser(state: State<'_, AppState>, browser: String) -> CmdResult<LinksView> {
-    let paths = state.paths.clone();
+    let (paths, store) = (state.paths.clone(), state.store.clone());
     blocking(move || {
         let target = target(&paths, &browser)?;
         let cli = paths.cli.clone().ok_or_else(|| {
@@ -138,7 +154,7 @@ pub async fn link_browser(state: State<'_, AppState>, browser: String) -> CmdRes
             )
         })?;
         link::install(&target, &cli, &paths.db)?;
-        Ok(links(&paths))
+        Ok(links(&paths, &store))
     })
     .await
 }
@@ -146,10 +162,10 @@ pub async fn link_browser(state: State<'_, AppState>, browser: String) -> CmdRes
 /// Removes the link of `browser`.
 #[tauri::command]
 pub async fn unlink_browser(state: State<'_, AppState>, browser: String) -> CmdResult<LinksView> {
-    let paths = state.paths.clone();
+    let (paths, store) = (state.paths.clone(), state.store.clone());
     blocking(move || {
         link::uninstall(&target(&paths, &browser)?)?;
-        Ok(links(&paths))
+        Ok(links(&paths, &store))
     })
     .await
 }

@@ -6,7 +6,7 @@ use sitetrail::history::{CategoryFilter, HistoryPage, HistoryQuery, MAX_PAGE};
 use sitetrail::ids::VisitId;
 use sitetrail::websites::{Reclassify, Website};
 use sitetrail::Category;
-use tauri::State;
+use tauri::{AppHandle, Runtime, State};
 
 use super::{lib, parse_time, MAX_SEARCH_CHARS};
 use crate::error::{CmdError, CmdResult};
@@ -31,6 +31,8 @@ pub struct HistoryArgs {
     pub before: Option<String>,
     /// Rows per page (1..=500).
     pub limit: Option<usize>,
+    /// Only visits recorded on the device of this name (sync).
+    pub device: Option<String>,
 }
 
 impl HistoryArgs {
@@ -67,6 +69,10 @@ impl HistoryArgs {
                 return Err(CmdError::invalid("The date range ends before it starts."));
             }
         }
+        let device = self.device.as_deref().map(str::trim).filter(|d| !d.is_empty());
+        if device.is_some_and(|d| d.chars().count() > sitetrail::sync::engine::MAX_DEVICE_NAME) {
+            return Err(CmdError::invalid("That device name is too long."));
+        }
         Ok(HistoryQuery {
             search: search.map(str::to_owned),
             category,
@@ -74,6 +80,7 @@ impl HistoryArgs {
             to,
             before,
             limit,
+            device: device.map(str::to_owned),
             ..HistoryQuery::default()
         })
     }
@@ -149,4 +156,59 @@ pub async fn get_favicons(
 #[tauri::command]
 pub async fn get_search_index(state: State<'_, AppState>) -> CmdResult<sitetrail::search::IndexStatus> {
     lib(state.store.run(sitetrail::Store::search_index_status).await)
+}
+
+/// Longest URL `open_url` accepts (characters; browsers cut long before).
+pub const MAX_URL_CHARS: usize = 8_192;
+
+/// Checks that `url` is a web address a browser should be handed: `http` or `https` only, so a
+/// recorded `file:`, `javascript:` or custom-scheme URL never launches anything else.
+pub fn check_web_url(url: &str) -> CmdResult<String> {
+    let url = url.trim();
+    if url.is_empty() || url.chars().count() > MAX_URL_CHARS {
+        return Err(CmdError::invalid(format!(
+            "A web address is 1 to {MAX_URL_CHARS} characters."
+        )));
+    }
+    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https") if url.contains("://") => Ok(url.to_owned()),
+        _ => Err(CmdError::invalid(
+            "Only web addresses (http or https) are opened in the browser.",
+        )),
+    }
+}
+
+/// Opens `url` in the system's default browser (the opener plugin), off the UI thread.
+#[tauri::command]
+pub async fn open_url<R: Runtime>(app: AppHandle<R>, url: String) -> CmdResult<()> {
+    use tauri_plugin_opener::OpenerExt;
+    let url = check_web_url(&url)?;
+    let opened = sitetrail::blocking::run(move || Ok(app.opener().open_url(url, None::<&str>))).await?;
+    opened.map_err(|e| {
+        CmdError::unavailable(format!(
+            "The default browser could not be opened ({e}); copy the address instead."
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_web_url;
+
+    #[test]
+    fn only_web_addresses_are_handed_to_the_browser() {
+        assert_eq!(check_web_url(" https://a.test/x ").unwrap(), "https://a.test/x");
+        assert!(check_web_url("HTTP://a.test/").is_ok());
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "mailto:x@a.test",
+            "https:no-slashes",
+            "",
+            "a.test",
+        ] {
+            assert!(check_web_url(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -84,3 +84,88 @@ pub async fn save_import_settings(state: State<'_, AppState>, settings: ImportFo
         profiles: found.iter().map(ProfileView::from).collect(),
     })
 }
+
+/// Asks the user for a browser's history file; the answer is `None` if they cancelled.
+pub type PickOpenPath = dyn Fn() -> tokio::sync::oneshot::Receiver<Option<std::path::PathBuf>> + Send + Sync;
+
+/// The open dialog for a history file (managed state, so command tests can stand in for it). As
+/// with exports, the dialog opens from Rust: the UI never names a file.
+pub struct OpenPicker(pub Box<PickOpenPath>);
+
+/// What importing a picked file gave.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileImport {
+    /// The file.
+    pub path: String,
+    /// `chrome`, `firefox` or `safari`: what the file turned out to be.
+    pub browser: &'static str,
+    /// Visits stored.
+    pub imported: u64,
+    /// Websites created.
+    pub new_websites: u64,
+    /// Visits skipped (not web pages, bad rows).
+    pub skipped: u64,
+}
+
+/// The browser families to try for `path`: the one its name says first, then the others.
+fn families_for(path: &std::path::Path) -> [import::Browser; 3] {
+    use import::Browser::{Chrome, Firefox, Safari};
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some("places.sqlite") => [Firefox, Chrome, Safari],
+        Some("History.db") => [Safari, Chrome, Firefox],
+        _ => [Chrome, Firefox, Safari],
+    }
+}
+
+/// Imports a browser's history file the user picks (for a browser installed somewhere detection
+/// does not look, or a file copied from another computer); `None` if they cancelled. What the
+/// file is comes from its tables, tried for each browser family; a file of none is refused
+/// with nothing written.
+#[tauri::command]
+pub async fn import_history_file(
+    state: State<'_, AppState>,
+    picker: State<'_, OpenPicker>,
+) -> CmdResult<Option<FileImport>> {
+    let Ok(Some(path)) = (picker.0)().await else {
+        return Ok(None);
+    };
+    let Some(slot) = state.imports.try_begin() else {
+        return Err(CmdError::new(
+            sitetrail::ErrorKind::Busy,
+            "An import is already running; wait for it to finish.",
+        ));
+    };
+    let store = state.store.clone();
+    let done = sitetrail::blocking::run(move || {
+        let _slot = slot;
+        let mut last = None;
+        for browser in families_for(&path) {
+            match import::import_file(
+                &store,
+                browser,
+                &path,
+                &import::ImportOptions::default(),
+                &mut |_| {},
+            ) {
+                Ok(rep) => {
+                    return Ok(Ok(FileImport {
+                        path: path.display().to_string(),
+                        browser: browser.as_str(),
+                        imported: rep.imported,
+                        new_websites: rep.new_websites,
+                        skipped: rep.skipped.total,
+                    }))
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Ok(Err(last))
+    })
+    .await?;
+    done.map(Some).map_err(|last| {
+        CmdError::invalid(format!(
+            "That file is not a history file of Chrome (or Chromium, Edge, Brave, Vivaldi, Opera), Firefox or Safari{}",
+            last.map(|e| format!(" ({e})")).unwrap_or_default()
+        ))
+    })
+}

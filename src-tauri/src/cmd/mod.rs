@@ -12,8 +12,11 @@ pub mod history;
 pub mod import;
 pub mod jobs;
 pub mod overview;
+pub mod period;
 pub mod review;
 pub mod settings;
+pub mod sync;
+pub mod website;
 
 use sitetrail::Timestamp;
 

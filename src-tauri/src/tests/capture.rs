@@ -58,6 +58,15 @@ fn browsers_link_to_the_apps_database_and_unlink() {
         "{launcher}"
     );
     assert_eq!(link_of(&v, "chrome")["linked"], false, "only the one asked for");
+    // Linked is not recording: nothing is claimed until the extension has talked to this database.
+    assert_eq!(chromium["heard_at"], Value::Null, "{v}");
+    t.store()
+        .record_extension_contact("chromium", Some("0.1.0"))
+        .unwrap();
+    let v = t.ok("get_browser_links", json!({}));
+    assert!(link_of(&v, "chromium")["heard_at"].is_string(), "{v}");
+    assert_eq!(link_of(&v, "chromium")["extension_version"], "0.1.0");
+    assert_eq!(link_of(&v, "chrome")["heard_at"], Value::Null);
 
     let v = t.ok("unlink_browser", json!({"browser": "chromium"}));
     assert_eq!(link_of(&v, "chromium")["linked"], false);
@@ -166,5 +175,66 @@ fn history_rows_get_their_times_and_bad_ids_are_refused() {
     assert_eq!(
         t.err_kind("get_visit_times", json!({"ids": ["nope"]})),
         "invalid_input"
+    );
+}
+
+#[test]
+fn the_period_overview_sums_the_last_seven_days_and_the_website_page_shows_one_site() {
+    let t = TestApp::start(|s| {
+        timed(s, "reading.test", 1, Some(90_000));
+        timed(s, "reading.test", 2, Some(30_000));
+        timed(s, "glance.test", 3, Some(5_000));
+        timed(s, "untimed.test", 4, None);
+        timed(s, "old.test", 60 * 24 * 20, Some(999_000)); // 20 days ago: the period before
+    });
+    // Seven days ending today (by the store's clock): the four recent visits.
+    let first = t.store().recent_period(7).unwrap().first.to_string();
+    let v = t.ok("get_period_overview", json!({"first": first, "days": 7}));
+    assert_eq!(v["total"]["active_ms"], 125_000, "{v}");
+    assert_eq!(v["total"]["visits"], 4);
+    assert_eq!(v["per_day"].as_array().unwrap().len(), 7);
+    let by_time: Vec<&str> = v["top_by_time"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(by_time, ["reading.test", "glance.test"], "no time, no place");
+    assert_eq!(v["top_by_visits"].as_array().unwrap().len(), 3);
+    // The week before has nothing; three weeks back has old.test.
+    assert_eq!(v["previous"]["visits"], 0);
+    let three_weeks = t.store().recent_period(21).unwrap().first.to_string();
+    let v = t.ok(
+        "get_period_overview",
+        json!({"first": first, "days": 7, "compareFirst": three_weeks}),
+    );
+    assert_eq!(v["previous"]["active_ms"], 999_000, "{v}");
+    assert_eq!(
+        t.err_kind("get_period_overview", json!({"first": "30/11/2026", "days": 7})),
+        "invalid_input"
+    );
+    assert_eq!(
+        t.err_kind("get_period_overview", json!({"first": first, "days": 0})),
+        "invalid_input"
+    );
+
+    let today = t.store().today().to_string();
+    let line = t.ok("get_timeline", json!({"day": today}));
+    assert!(line["visits"].as_array().unwrap().len() <= 4, "{line}");
+
+    let page = t.ok("get_website_page", json!({"domain": "reading.test"}));
+    assert_eq!(page["website"]["domain"], "reading.test");
+    assert_eq!(page["days"].as_array().unwrap().len(), 30);
+    let total: i64 = page["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["active_ms"].as_i64().unwrap())
+        .sum();
+    assert_eq!(total, 120_000);
+    assert_eq!(page["visits"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        t.err_kind("get_website_page", json!({"domain": "absent.test"})),
+        "not_found"
     );
 }

@@ -72,3 +72,30 @@ fn import_browsers_refuses_profiles_that_were_not_found() {
     );
     assert_eq!(t.store().visit_count().unwrap(), 0, "nothing imported");
 }
+
+#[test]
+fn a_picked_history_file_is_imported_and_a_wrong_file_changes_nothing() {
+    let t = TestApp::start(|_| {});
+    // Cancelled: nothing happens.
+    assert_eq!(t.ok("import_history_file", json!({})), serde_json::Value::Null);
+    // A real Chromium history file, under a name that says nothing: what it is comes from its
+    // tables.
+    let copy = t.dir.path().join("copied-from-my-laptop.db");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/chromium-History"),
+        &copy,
+    )
+    .unwrap();
+    *t.open_from.lock().unwrap() = Some(copy);
+    let v = t.ok("import_history_file", json!({}));
+    assert_eq!(v["browser"], "chrome", "{v}");
+    assert!(v["imported"].as_u64().unwrap() > 0, "{v}");
+    let visits = t.store().visit_count().unwrap();
+    assert_eq!(visits as u64, v["imported"].as_u64().unwrap());
+    // Not a history file: refused, nothing written.
+    let wrong = t.dir.path().join("notes.txt");
+    std::fs::write(&wrong, b"just some notes").unwrap();
+    *t.open_from.lock().unwrap() = Some(wrong);
+    assert_eq!(t.err_kind("import_history_file", json!({})), "invalid_input");
+    assert_eq!(t.store().visit_count().unwrap(), visits);
+}

@@ -38,6 +38,8 @@ pub struct TestApp {
     pub save_to: Arc<Mutex<Option<PathBuf>>>,
     /// What the fake save dialog was asked.
     pub asked: Arc<Mutex<Vec<SaveRequest>>>,
+    /// What the fake open dialog answers.
+    pub open_from: Arc<Mutex<Option<PathBuf>>>,
 }
 
 /// The app's origin as the real webview sends it (local capabilities only match it).
@@ -77,12 +79,20 @@ impl TestApp {
             let _ = tx.send(answer.lock().unwrap().clone());
             rx
         }));
+        let open_from: Arc<Mutex<Option<PathBuf>>> = Arc::new(Mutex::new(None));
+        let open_answer = open_from.clone();
+        let open_picker = crate::cmd::import::OpenPicker(Box::new(move || {
+            let (tx, rx) = oneshot::channel();
+            let _ = tx.send(open_answer.lock().unwrap().clone());
+            rx
+        }));
         crate::setup(
             app.handle(),
             Startup {
                 paths: paths.clone(),
                 keys: KeyStore::memory_only("no keyring in tests"),
                 picker,
+                open_picker,
             },
         )
         .expect("setup");
@@ -105,6 +115,7 @@ impl TestApp {
             paths,
             save_to,
             asked,
+            open_from,
         }
     }
 

@@ -48,13 +48,26 @@ fn settings_survive_a_restart_and_the_key_is_in_no_file() {
     h.launch();
     h.click("#tab-settings");
     h.wait_for(WAIT, || (h.count("#s-provider") == 1).then_some(()));
+    // With the built-in rules there is no key to keep: no key field, no keyring notice.
+    let shown = |css: &str| {
+        h.exec(
+            "const e = document.querySelector(arguments[0]); return !!e && !e.closest('[hidden]')",
+            serde_json::json!([css]),
+        ) == true
+    };
+    assert!(!shown("#s-key-note") && !shown("#s-api-key"));
+
+    h.click("#s-provider option[value='openai']");
+    h.exec(
+        "document.querySelector('#s-provider').dispatchEvent(new Event('change'))",
+        serde_json::json!([]),
+    );
+    assert!(shown("#s-key-note") && shown("#s-api-key"));
     assert!(
         h.text("#s-key-note").contains("SITETRAIL_API_KEY"),
         "without a keyring the UI says how to keep a key: {}",
         h.text("#s-key-note")
     );
-
-    h.click("#s-provider option[value='openai']");
     h.type_into("#s-base-url", &fake.base_url);
     h.type_into("#s-model", "e2e-model");
     h.type_into("#s-fixed-delay-ms", "1500");

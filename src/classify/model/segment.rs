@@ -60,12 +60,14 @@ pub fn words() -> &'static WordList {
 
 /// FNV-1a, 64 bits: the one hash of the model's features and of the word table.
 pub fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325_u64 ^ seed;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64 ^ seed, |h, b| fnv1a_step(h, *b))
+}
+
+/// One byte more of an [`fnv1a`] hash.
+fn fnv1a_step(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
 }
 
 impl WordList {
@@ -112,7 +114,7 @@ impl WordList {
         let mask = list.slots.len() - 1;
         for i in 0..list.ends.len() {
             let word = list.word(i);
-            let mut at = slot_of(word, mask);
+            let mut at = slot_of(fnv1a(0, word.as_bytes()), mask);
             while list.slots[at] != 0 {
                 if list.word(list.slots[at] as usize - 1) == word {
                     return Err(format!("{word:?} is listed twice"));
@@ -149,11 +151,16 @@ impl WordList {
 
     /// The frequency bucket of `word` (its frequency is 10^(−bucket/100)), if it is listed.
     pub fn bucket(&self, word: &str) -> Option<u16> {
+        self.bucket_hashed(word, fnv1a(0, word.as_bytes()))
+    }
+
+    /// [`WordList::bucket`] given `hash`, the word's `fnv1a(0, word)`.
+    fn bucket_hashed(&self, word: &str, hash: u64) -> Option<u16> {
         if self.ends.is_empty() {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut at = slot_of(word, mask);
+        let mut at = slot_of(hash, mask);
         loop {
             match self.slots[at] {
                 0 => return None,
@@ -164,10 +171,9 @@ impl WordList {
     }
 }
 
-fn slot_of(word: &str, mask: usize) -> usize {
-    // Only the low bits are used; the mask is below the table's length.
+fn slot_of(hash: u64, mask: usize) -> usize {
     // The mask is below the table's length, a `usize`: the low bits fit.
-    usize::try_from(fnv1a(0, word.as_bytes()) & (mask as u64)).unwrap_or(0)
+    usize::try_from(hash & (mask as u64)).unwrap_or(0)
 }
 
 /// The known words of `run` (a run of lower-case letters, as found in a host name) in the split
@@ -181,6 +187,18 @@ pub fn segment_with<'a>(list: &WordList, run: &'a str) -> Vec<&'a str> {
     let n = run.len();
     if !(3..=64).contains(&n) || !run.is_ascii() {
         return Vec::new();
+    }
+    // known[i][k]: the bucket of run[i..i + k], if it is a word of 3 to MAX_WORD letters; each
+    // start's hash is extended a letter at a time instead of hashing every piece again.
+    let mut known = [[None::<u16>; MAX_WORD + 1]; 64];
+    for (i, row) in known.iter_mut().enumerate().take(n) {
+        let mut hash = fnv1a(0, &[]);
+        for k in 1..=MAX_WORD.min(n - i) {
+            hash = fnv1a_step(hash, run.as_bytes()[i + k - 1]);
+            if k >= 3 {
+                row[k] = list.bucket_hashed(&run[i..i + k], hash);
+            }
+        }
     }
     // best[j]: the cheapest split of run[..j]; from[j]: where its last piece starts, and
     // whether that piece is a known word.
@@ -198,7 +216,7 @@ pub fn segment_with<'a>(list: &WordList, run: &'a str) -> Vec<&'a str> {
                 from[j] = (i, false);
             }
             if j - i >= 3 && j - i <= MAX_WORD {
-                if let Some(bucket) = list.bucket(&run[i..j]) {
+                if let Some(bucket) = known[i][j - i] {
                     let cost = best[i] + PER_WORD + f32::from(bucket) / 100.0;
                     if cost < best[j] {
                         best[j] = cost;

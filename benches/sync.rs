@@ -1,0 +1,168 @@
+//! Sync benchmark: the first sync of a large history (default 1,000,000 visits) from one device
+//! to a new one, through a real hub (in-process, release build) on a real PostgreSQL; and the time
+//! from a visit on one device to its appearance on another with both syncing in the background.
+//!
+//! Measured: (a) the first device's first sync (queueing its history, sealing, encrypting and
+//! pushing it): visits/s and records/s; (b) the second device's first sync (pulling, opening and
+//! applying every record through the local write paths, search index included): visits/s; the
+//! resident memory of the process sampled every 50 ms during each phase (peak above the start);
+//! (c) visit → other device, both running `sync::background` with a 1 s interval, 10 times.
+//!
+//! Run: `cargo bench --bench sync` (`-- --visits N` for another size).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_possible_truncation,
+    dead_code
+)]
+
+#[path = "support/args.rs"]
+mod args;
+#[path = "support/history_db.rs"]
+mod history_db;
+#[path = "../tests/sync_support.rs"]
+mod sync_support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sitetrail::sync::background::{self, Pace};
+use sync_support::{Device, TestHub};
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `f` while sampling the RSS; returns its result, its time and the peak RSS above the start.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, u64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicU64::new(0));
+    let start = rss_kib();
+    let sampler = {
+        let (stop, peak) = (stop.clone(), peak.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(rss_kib(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let t = Instant::now();
+    let out = f();
+    let took = t.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().unwrap();
+    (out, took, peak.load(Ordering::Relaxed).saturating_sub(start))
+}
+
+fn main() {
+    let visits = args::visits();
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let t = Instant::now();
+    history_db::build(&a.store, visits).unwrap();
+    println!(
+        "history of {visits} visits built in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let key = a.setup(&hub, "laptop");
+    let (r, took, mem) = measured(|| a.sync());
+    println!(
+        "(a) first push: {visits} visits in {:.1} s = {:.0} visits/s, {} records = {:.1} records/s; RSS peak +{} MiB",
+        took.as_secs_f64(),
+        visits as f64 / took.as_secs_f64(),
+        r.pushed,
+        r.pushed as f64 / took.as_secs_f64(),
+        mem / 1024
+    );
+    b.join(&hub, "desktop", &key);
+    let (r, took2, mem2) = measured(|| b.sync());
+    assert_eq!(r.visits as usize, visits, "every visit applied");
+    println!(
+        "(b) first pull: {} records, {} visits applied in {:.1} s = {:.0} visits/s; RSS peak +{} MiB",
+        r.pulled,
+        r.visits,
+        took2.as_secs_f64(),
+        r.visits as f64 / took2.as_secs_f64(),
+        mem2 / 1024
+    );
+    println!(
+        "    first sync of {visits} visits, push + pull: {:.1} s (target: under 120 s)",
+        (took + took2).as_secs_f64()
+    );
+
+    // (c) Latency with both devices syncing in the background.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let pace = Pace {
+        interval: Duration::from_secs(1),
+        debounce: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(5),
+    };
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    for d in [&a, &b] {
+        rt.spawn(background::run(
+            d.store.clone(),
+            d.key_dir.clone(),
+            pace,
+            Arc::new(tokio::sync::Notify::new()),
+            stop.clone(),
+            |_| {},
+        ));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let mut latencies = Vec::new();
+    for i in 0..10 {
+        let url = format!("https://latency{i}.example/");
+        let t = Instant::now();
+        a.store
+            .record_visit(&sitetrail::NewVisit {
+                url: &url,
+                title: Some("latency"),
+                visited_at: sitetrail::Timestamp::now(),
+                source: "bench",
+                source_visit_id: None,
+            })
+            .unwrap();
+        loop {
+            let there: bool = b
+                .store
+                .with_conn(|c| {
+                    Ok(c.query_row(
+                        "SELECT EXISTS (SELECT 1 FROM visit WHERE url = ?1)",
+                        [&url],
+                        |r| r.get(0),
+                    )?)
+                })
+                .unwrap();
+            if there {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "the visit never arrived");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        latencies.push(t.elapsed());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let _ = stop_tx.send(true);
+    latencies.sort();
+    println!(
+        "(c) visit → other device, background sync every 1 s (debounce 0.2 s): median {:.2} s, max {:.2} s (target ≤ 5 s)",
+        latencies[latencies.len() / 2].as_secs_f64(),
+        latencies[latencies.len() - 1].as_secs_f64()
+    );
+}

@@ -1,0 +1,120 @@
+//! Sync from the app's Settings: set up (the recovery key shown once), join (the key pasted),
+//! status (last sync, waiting changes, the devices), sync now, leave. All of it is the library's
+//! (`sitetrail::sync`); its HTTP is async and its database work runs on the blocking pool. The
+//! background sync runs from `setup` (see `crate::lib`).
+
+use serde::Serialize;
+use sitetrail::sync::engine::{self, DeviceRow, Link, SyncReport};
+use tauri::State;
+
+use super::lib;
+use crate::error::{CmdError, CmdResult};
+use crate::state::AppState;
+
+/// Longest hub URL accepted (characters).
+const MAX_URL_CHARS: usize = 2_000;
+/// Longest recovery key accepted (characters): 24 words of at most 8 letters, and spaces.
+const MAX_KEY_CHARS: usize = 1_000;
+
+fn check_url(hub: &str) -> CmdResult<String> {
+    if hub.chars().count() > MAX_URL_CHARS {
+        return Err(CmdError::invalid("That hub URL is too long."));
+    }
+    lib(sitetrail::sync::client::normalise_hub_url(hub))
+}
+
+/// Sync's state for the Settings view.
+#[derive(Clone, Debug, Serialize)]
+pub struct SyncView {
+    /// The link, if this device syncs.
+    pub link: Option<Link>,
+    /// Changes waiting to be sent.
+    pub pending: u64,
+    /// The devices this one has heard of.
+    pub devices: Vec<DeviceRow>,
+}
+
+/// A new account: the recovery key, to show once.
+#[derive(Clone, Debug, Serialize)]
+pub struct SetupView {
+    /// The account's id.
+    pub account_id: String,
+    /// This device's id.
+    pub device_id: String,
+    /// The 24 words.
+    pub recovery_key: String,
+}
+
+/// Sync's state, from the database alone.
+#[tauri::command]
+pub async fn get_sync_status(state: State<'_, AppState>) -> CmdResult<SyncView> {
+    let s = lib(state.store.run(|s| s.with_conn(engine::status)).await)?;
+    Ok(SyncView {
+        link: s.link,
+        pending: s.pending,
+        devices: s.devices,
+    })
+}
+
+/// Creates an account on `hub` and links this device; returns the recovery key (once).
+#[tauri::command]
+pub async fn sync_setup(
+    state: State<'_, AppState>,
+    hub: String,
+    device_name: Option<String>,
+) -> CmdResult<SetupView> {
+    let hub = check_url(&hub)?;
+    let (linked, key) =
+        lib(engine::setup(&state.store, &state.sync_keys, &hub, device_name.as_deref()).await)?;
+    state.sync_wake.notify_one();
+    Ok(SetupView {
+        account_id: linked.account_id.to_string(),
+        device_id: linked.device_id.to_string(),
+        recovery_key: key,
+    })
+}
+
+/// Links this device to the account `recovery_key` opens on `hub`.
+#[tauri::command]
+pub async fn sync_join(
+    state: State<'_, AppState>,
+    hub: String,
+    device_name: Option<String>,
+    recovery_key: String,
+) -> CmdResult<SyncView> {
+    let hub = check_url(&hub)?;
+    if recovery_key.chars().count() > MAX_KEY_CHARS {
+        return Err(CmdError::invalid(
+            "That is not a recovery key (it is far too long).",
+        ));
+    }
+    lib(engine::join(
+        &state.store,
+        &state.sync_keys,
+        &hub,
+        device_name.as_deref(),
+        &recovery_key,
+    )
+    .await)?;
+    state.sync_wake.notify_one();
+    get_sync_status(state).await
+}
+
+/// Syncs now.
+#[tauri::command]
+pub async fn sync_now(state: State<'_, AppState>) -> CmdResult<SyncReport> {
+    lib(engine::sync_now(&state.store, &state.sync_keys).await)
+}
+
+/// The account's devices as the hub knows them.
+#[tauri::command]
+pub async fn sync_devices(state: State<'_, AppState>) -> CmdResult<Vec<DeviceRow>> {
+    lib(engine::devices(&state.store, &state.sync_keys).await)
+}
+
+/// This device leaves the account (`force`: even if the hub cannot be reached).
+#[tauri::command]
+pub async fn sync_leave(state: State<'_, AppState>, force: bool) -> CmdResult<SyncView> {
+    lib(engine::leave(&state.store, &state.sync_keys, force).await)?;
+    get_sync_status(state).await
+}

@@ -1,0 +1,353 @@
+//! Applying other devices' operations, through the same write paths as local changes (so the
+//! search index, the time totals and the change feed follow), idempotently: a record applied
+//! twice changes nothing the second time.
+//!
+//! Rules:
+//! - **Visits** keep their id on every device; one already here, or forgotten by id, is skipped.
+//!   A visit at a forgotten time, or of a website forgotten after the visit was made (its
+//!   tombstone's time, by domain hash) is dropped: deletions win, whenever the visit arrives. (A
+//!   blocked domain's visit from a device that had not heard of the block is kept, as it is
+//!   there: blocking stops recording, forgetting removes.)
+//! - **Categories and blocking** are last-writer-wins registers (clock, then device id). A user's
+//!   category or an AI's for a website this device has not seen yet waits in its register and is
+//!   applied when the website appears ([`on_new_website_in`]).
+//! - **Forgetting** runs the local forgetting's steps: by id, by website up to the forgetting's
+//!   time, by range for good; a large one continues in batches after the record's transaction
+//!   (`Store::resume_forgetting`).
+
+use rusqlite::{named_params, OptionalExtension, Transaction};
+use uuid::Uuid;
+
+use super::local::{self, ai_key, block_key, user_key};
+use super::ops::{Op, Stamped};
+use crate::category::{Category, CategorySource};
+use crate::confidence::Confidence;
+use crate::domain::Domain;
+use crate::error::Result;
+use crate::forget::steps;
+use crate::ids::{VisitId, WebsiteId};
+use crate::time::Timestamp;
+use crate::visits::{self, NewVisit};
+
+/// What applying some operations did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Operations applied (or found already applied).
+    pub ops: u64,
+    /// Visits added.
+    pub visits: u64,
+    /// Operations dropped (forgotten, blocked, unknown kinds, or not valid here).
+    pub dropped: u64,
+    /// A forgetting has batches left to run.
+    pub forgetting_left: bool,
+}
+
+/// Queues the AI's `category` of the website `website_id` (its answer, for every device).
+pub fn queue_ai_category_in(tx: &Transaction<'_>, website_id: WebsiteId, category: Category) -> Result<()> {
+    if local::is_applying() {
+        return Ok(());
+    }
+    let domain: Option<String> = tx
+        .prepare_cached(r#"SELECT domain FROM website WHERE id = :w"#)?
+        .query_row(named_params! { ":w": website_id }, |r| r.get("domain"))
+        .optional()?;
+    let Some(domain) = domain else {
+        return Ok(());
+    };
+    local::queue_register_in(
+        tx,
+        &ai_key(&domain),
+        Some(category.id()),
+        &Op::Category {
+            domain,
+            category: category.id().to_owned(),
+            source: CategorySource::Ai.as_str().to_owned(),
+        },
+    )
+}
+
+/// A website just created here: applies the categories other devices gave its domain before.
+pub fn on_new_website_in(
+    tx: &Transaction<'_>,
+    website_id: WebsiteId,
+    domain: &str,
+    now: Timestamp,
+) -> Result<()> {
+    if !local::is_linked(tx)? {
+        return Ok(());
+    }
+    if let Some(c) =
+        local::get_register(tx, &user_key(domain))?.and_then(|r| parse_category(r.value.as_deref()))
+    {
+        set_user_category(tx, website_id, domain, c, now)?;
+    } else if let Some(c) =
+        local::get_register(tx, &ai_key(domain))?.and_then(|r| parse_category(r.value.as_deref()))
+    {
+        write_ai_category(tx, website_id, c, now)?;
+    }
+    Ok(())
+}
+
+fn parse_category(v: Option<&str>) -> Option<Category> {
+    v?.parse().ok()
+}
+
+fn website_of(tx: &Transaction<'_>, domain: &str) -> Result<Option<WebsiteId>> {
+    Ok(tx
+        .prepare_cached(r#"SELECT id FROM website WHERE domain = :d"#)?
+        .query_row(named_params! { ":d": domain }, |r| r.get("id"))
+        .optional()?)
+}
+
+fn set_user_category(
+    tx: &Transaction<'_>,
+    id: WebsiteId,
+    domain: &str,
+    c: Category,
+    now: Timestamp,
+) -> Result<()> {
+    let site = crate::websites::get_website_by_domain(tx, &Domain::parse(domain)?)?;
+    debug_assert_eq!(site.id, id);
+    local::applying(|| crate::websites::set_user_category_in(tx, &site, c, now))
+}
+
+fn write_ai_category(tx: &Transaction<'_>, id: WebsiteId, c: Category, now: Timestamp) -> Result<()> {
+    // Only over no category or a built-in one (never the user's); the website's job is then
+    // done: this device does not ask a provider again.
+    if crate::provisional::write_classifier_category(
+        tx,
+        id,
+        c,
+        CategorySource::Ai,
+        Confidence::Medium,
+        None,
+        now,
+    )? {
+        crate::outbox::settle_job_for_website(tx, id)?;
+    }
+    Ok(())
+}
+
+/// Applies `ops` of `device` in `tx`.
+pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timestamp) -> Result<Applied> {
+    local::applying(|| {
+        let mut applied = Applied::default();
+        let mut seen = 0;
+        for s in ops {
+            seen = seen.max(s.hlc);
+            match apply_one(tx, device, s, now, &mut applied)? {
+                true => applied.ops += 1,
+                false => applied.dropped += 1,
+            }
+        }
+        local::observe_in(tx, seen)?;
+        Ok(applied)
+    })
+}
+
+/// True if the visit every device knows as `id` is here, or was forgotten here.
+fn visit_known(tx: &Transaction<'_>, id: VisitId) -> Result<bool> {
+    if local::local_visit_id(tx, id)?.is_some() {
+        return Ok(true);
+    }
+    Ok(tx
+        .prepare_cached(
+            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_visit_idx
+                              WHERE kind = 'visit' AND visit_id = :v)"#,
+        )?
+        .query_row(named_params! { ":v": id }, |r| r.get(0))?)
+}
+
+/// True if the website of `domain` was forgotten after a change with clock `hlc` (a website
+/// forgotten before this device was linked has no clock: its time stands for it).
+fn website_forgotten_after(tx: &Transaction<'_>, domain: &str, hlc: i64) -> Result<bool> {
+    Ok(tx
+        .prepare_cached(
+            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_domain_idx
+                              WHERE kind = 'website' AND domain_sha256 = :h
+                                AND coalesce(sync_hlc, (forgotten_at / 1000) * 65536) > :hlc)"#,
+        )?
+        .query_row(
+            named_params! { ":h": crate::forget::domain_sha256(domain), ":hlc": hlc },
+            |r| r.get(0),
+        )?)
+}
+
+/// True if applied (or already applied), false if dropped.
+fn apply_one(
+    tx: &Transaction<'_>,
+    device: Uuid,
+    s: &Stamped,
+    now: Timestamp,
+    applied: &mut Applied,
+) -> Result<bool> {
+    match &s.op {
+        Op::Visit {
+            id,
+            url,
+            title,
+            at,
+            source,
+            active_ms,
+            estimated_ms,
+        } => {
+            if visit_known(tx, *id)? {
+                return Ok(true);
+            }
+            let at = Timestamp(*at);
+            let Ok(domain) = Domain::from_url(url) else {
+                return Ok(false);
+            };
+            // A blocked domain is not checked: the visit was recorded where it was not blocked
+            // (yet), stays there, and so stays here too (every device holds the same history);
+            // forgetting the website with "never record" removes it everywhere.
+            if visits::check_visit_time(at).is_err()
+                || source.trim().is_empty()
+                || crate::forget::is_forgotten_time(tx, at)?
+                || website_forgotten_after(tx, domain.as_str(), s.hlc)?
+            {
+                return Ok(false);
+            }
+            let (website, new) = visits::get_or_insert_website_in(tx, &domain, now)?;
+            let visit = NewVisit {
+                url,
+                title: title.as_deref(),
+                visited_at: at,
+                source,
+                source_visit_id: None,
+            };
+            let _ = new;
+            let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc))?;
+            // A device that retitled this visit may have been heard from first.
+            if let Some(newer) = local::get_register(tx, &local::title_key(*id))? {
+                visits::update_title_in(tx, stored, newer.value.as_deref())?;
+            }
+            if let Some(ms) = active_ms.filter(|&ms| (0..=crate::time_spent::MAX_ACTIVE_MS).contains(&ms)) {
+                crate::time_spent::set_active_ms_in(tx, stored, ms, now)?;
+            }
+            if let Some(ms) = *estimated_ms {
+                crate::time_spent::set_estimated_ms_in(tx, stored, ms, now)?;
+            }
+            applied.visits += 1;
+            Ok(true)
+        }
+        Op::Title { id, title } => {
+            // Last writer wins (two devices may retitle one visit).
+            if local::offer_register_in(tx, &local::title_key(*id), s.hlc, device, title.as_deref())? {
+                if let Some(v) = local::local_visit_id(tx, *id)? {
+                    visits::update_title_in(tx, v, title.as_deref())?;
+                }
+            }
+            Ok(true)
+        }
+        Op::ActiveTime { id, ms } => {
+            let valid = (0..=crate::time_spent::MAX_ACTIVE_MS).contains(ms);
+            if let Some(v) = local::local_visit_id(tx, *id)?.filter(|_| valid) {
+                crate::time_spent::set_active_ms_in(tx, v, *ms, now)?;
+            }
+            Ok(true)
+        }
+        Op::EstimatedTime { id, ms } => {
+            if let Some(v) = local::local_visit_id(tx, *id)? {
+                crate::time_spent::set_estimated_ms_in(tx, v, *ms, now)?;
+            }
+            Ok(true)
+        }
+        Op::Category {
+            domain,
+            category,
+            source,
+        } => {
+            let (Ok(d), Ok(c)) = (Domain::parse(domain), category.parse::<Category>()) else {
+                return Ok(false);
+            };
+            let d = d.as_str();
+            match CategorySource::parse(source) {
+                Some(CategorySource::User) => {
+                    if local::offer_register_in(tx, &user_key(d), s.hlc, device, Some(c.id()))? {
+                        if let Some(w) = website_of(tx, d)? {
+                            set_user_category(tx, w, d, c, now)?;
+                        }
+                    }
+                    Ok(true)
+                }
+                Some(CategorySource::Ai) => {
+                    if local::offer_register_in(tx, &ai_key(d), s.hlc, device, Some(c.id()))? {
+                        if let Some(w) = website_of(tx, d)? {
+                            write_ai_category(tx, w, c, now)?;
+                        }
+                    }
+                    Ok(true)
+                }
+                Some(CategorySource::Builtin) | None => Ok(false),
+            }
+        }
+        Op::Block { domain, blocked } => {
+            let Ok(d) = Domain::parse(domain) else {
+                return Ok(false);
+            };
+            let value = if *blocked { "1" } else { "0" };
+            if local::offer_register_in(tx, &block_key(d.as_str()), s.hlc, device, Some(value))? {
+                if *blocked {
+                    crate::blocked::block_in(tx, &d, now)?;
+                } else {
+                    crate::blocked::unblock_in(tx, &d, now)?;
+                }
+            }
+            Ok(true)
+        }
+        Op::ForgetVisits { ids } => {
+            let mut here = Vec::with_capacity(ids.len());
+            for &g in ids {
+                if let Some(v) = local::local_visit_id(tx, g)? {
+                    here.push(v);
+                }
+            }
+            steps::forget_visits_in(tx, &here, now)?;
+            steps::remember_forgotten_visits_in(tx, ids, now)?;
+            Ok(true)
+        }
+        Op::ForgetWebsite { domain, at } => {
+            let Ok(d) = Domain::parse(domain) else {
+                return Ok(false);
+            };
+            let left = steps::start_synced_website_in(
+                tx,
+                &d,
+                (Timestamp(*at), s.hlc),
+                now,
+                crate::forget::FIRST_BATCH,
+            )?;
+            applied.forgetting_left |= left.is_some();
+            Ok(true)
+        }
+        Op::ForgetRange { since, until } => {
+            if since > until {
+                return Ok(false);
+            }
+            let (left, _) = steps::start_range_in(
+                tx,
+                Timestamp(*since),
+                Timestamp(*until),
+                now,
+                crate::forget::FIRST_BATCH,
+            )?;
+            applied.forgetting_left |= left.is_some();
+            Ok(true)
+        }
+        Op::Device { name } => {
+            tx.prepare_cached(
+                r#"INSERT INTO sync_device (device_id, name, hlc) VALUES (:d, :n, :h)
+                   ON CONFLICT (device_id) DO UPDATE SET name = excluded.name, hlc = excluded.hlc
+                   WHERE excluded.hlc > sync_device.hlc"#,
+            )?
+            .execute(named_params! {
+                ":d": device.as_bytes().as_slice(),
+                ":n": crate::error::truncate_chars(name.trim(), 64),
+                ":h": s.hlc,
+            })?;
+            Ok(true)
+        }
+        Op::Unknown => Ok(false),
+    }
+}

@@ -1,0 +1,334 @@
+//! The hub's HTTP API (docs/SYNC.md), as a device calls it.
+//!
+//! Every answer is read with a cap; every failure becomes an [`Error::Sync`] whose kind says what
+//! to do: `offline` (the hub cannot be reached, or is unavailable: the records wait, nothing is
+//! lost), `needs_user` (the key does not open the account, or this device left it), `conflict`,
+//! `provider_failed` (the hub answered something that is not its API). A message never holds the
+//! login, the key or a record's contents.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use uuid::Uuid;
+
+use sitetrail_sync_wire::{self as wire, routes, Login};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// How long one request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long connecting may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn sync_error(kind: ErrorKind, message: impl Into<String>) -> Error {
+    Error::Sync {
+        kind,
+        message: message.into(),
+    }
+}
+
+/// A hub URL as the user gave it, checked and without a trailing slash: `http` or `https`, a
+/// host, no credentials, query or fragment.
+pub fn normalise_hub_url(input: &str) -> Result<String> {
+    let bad = |why: &str| Error::InvalidInput(format!("the hub URL is not usable: {why}"));
+    let url =
+        url::Url::parse(input.trim()).map_err(|_| bad("it is not a URL (e.g. https://hub.example.org)"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("it must start with http:// or https://"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("it must not hold a user name or password"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("it must not have a query or a fragment"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// A client of one hub, for one account (and, once registered, one device).
+#[derive(Clone)]
+pub struct HubClient {
+    http: reqwest::Client,
+    base: String,
+    account: Uuid,
+    login: Login,
+    device: Option<Uuid>,
+}
+
+impl std::fmt::Debug for HubClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubClient")
+            .field("base", &self.base)
+            .field("account", &self.account)
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HubClient {
+    /// A client of the hub at `base` (from [`normalise_hub_url`]).
+    pub fn new(base: &str, account: Uuid, login: Login, device: Option<Uuid>) -> Result<HubClient> {
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("sitetrail/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| sync_error(ErrorKind::Internal, format!("cannot make an HTTP client: {e}")))?;
+        Ok(HubClient {
+            http,
+            base: normalise_hub_url(base)?,
+            account,
+            login,
+            device,
+        })
+    }
+
+    /// The hub's URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    async fn call<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        auth: bool,
+    ) -> Result<Option<T>> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.http.request(method, &url);
+        if auth {
+            req = req.header("authorization", wire::authorization(self.account, &self.login));
+        }
+        if let Some(d) = self.device {
+            req = req.header(wire::DEVICE_HEADER, d.hyphenated().to_string());
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let mut resp = req.send().await.map_err(|e| {
+            let why = if e.is_timeout() {
+                "it did not answer in time"
+            } else if e.is_connect() {
+                "the connection was refused or could not be made"
+            } else {
+                "the connection failed"
+            };
+            sync_error(
+                ErrorKind::Offline,
+                format!(
+                    "the hub at {} cannot be reached ({why}); changes wait here until it can",
+                    self.base
+                ),
+            )
+        })?;
+        let status = resp.status();
+        let cap = if status.is_success() {
+            wire::limits::MAX_BODY_BYTES
+        } else {
+            64 * 1024
+        };
+        let (bytes, truncated) = crate::classify::http::read_capped(&mut resp, cap)
+            .await
+            .map_err(|_| {
+                sync_error(
+                    ErrorKind::Offline,
+                    format!(
+                        "the hub at {} closed the connection before its answer ended",
+                        self.base
+                    ),
+                )
+            })?;
+        if status.is_success() {
+            if status == StatusCode::NO_CONTENT {
+                return Ok(None);
+            }
+            if truncated {
+                return Err(sync_error(
+                    ErrorKind::ProviderFailed,
+                    format!("the hub at {} sent an answer over the size limit", self.base),
+                ));
+            }
+            return serde_json::from_slice(&bytes).map(Some).map_err(|_| {
+                sync_error(
+                    ErrorKind::ProviderFailed,
+                    format!(
+                        "the hub at {} answered something that is not the sync API (is it a Sitetrail hub?)",
+                        self.base
+                    ),
+                )
+            });
+        }
+        let said = serde_json::from_slice::<wire::ErrorBody>(&bytes)
+            .map(|b| crate::error::truncate_chars(&b.message.replace(|c: char| c.is_control(), " "), 300))
+            .unwrap_or_else(|_| format!("HTTP {}", status.as_u16()));
+        Err(match status {
+            StatusCode::UNAUTHORIZED => sync_error(
+                ErrorKind::NeedsUser,
+                "this recovery key does not open an account on this hub (check the key, and the hub URL)",
+            ),
+            StatusCode::FORBIDDEN => sync_error(
+                ErrorKind::NeedsUser,
+                "this device has left the account on this hub; join it again with `sitetrail sync join`",
+            ),
+            StatusCode::CONFLICT => sync_error(ErrorKind::Conflict, format!("the hub refused: {said}")),
+            StatusCode::TOO_MANY_REQUESTS => sync_error(
+                ErrorKind::RateLimited,
+                format!("the hub asks to slow down: {said}"),
+            ),
+            s if s.is_server_error() => sync_error(
+                ErrorKind::Offline,
+                format!(
+                    "the hub at {} is unavailable ({said}); changes wait here until it is back",
+                    self.base
+                ),
+            ),
+            _ => sync_error(
+                ErrorKind::ProviderFailed,
+                format!("the hub refused a request: {said}"),
+            ),
+        })
+    }
+
+    async fn json<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<T> {
+        self.call(method, path, body, true).await?.ok_or_else(|| {
+            sync_error(
+                ErrorKind::ProviderFailed,
+                format!("the hub at {} sent no answer where one was due", self.base),
+            )
+        })
+    }
+
+    /// Creates the account (also fine if it exists with this very login).
+    pub async fn create_account(&self) -> Result<()> {
+        let body = wire::CreateAccount {
+            account_id: self.account,
+            login: self.login.clone(),
+        };
+        let _: Option<wire::AccountCreated> = self
+            .call(Method::POST, routes::ACCOUNTS, Some(&body), false)
+            .await?;
+        Ok(())
+    }
+
+    /// Registers (or touches) `device`.
+    pub async fn register_device(&self, device: Uuid) -> Result<wire::DeviceInfo> {
+        self.json::<(), _>(Method::PUT, &routes::device(device), None)
+            .await
+    }
+
+    /// `device` leaves the account.
+    pub async fn leave(&self, device: Uuid) -> Result<()> {
+        let _: Option<serde_json::Value> = self
+            .call::<(), _>(Method::DELETE, &routes::device(device), None, true)
+            .await?;
+        Ok(())
+    }
+
+    /// The account's devices.
+    pub async fn devices(&self) -> Result<Vec<wire::DeviceInfo>> {
+        Ok(self
+            .json::<(), wire::DevicesResponse>(Method::GET, routes::DEVICES, None)
+            .await?
+            .devices)
+    }
+
+    /// Pushes `records`; one result per record.
+    pub async fn push(&self, records: Vec<wire::Record>) -> Result<Vec<wire::PushResult>> {
+        let n = records.len();
+        let body = wire::PushRequest { records };
+        let results = self
+            .json::<_, wire::PushResponse>(Method::POST, routes::RECORDS, Some(&body))
+            .await?
+            .results;
+        if results.len() != n {
+            return Err(sync_error(
+                ErrorKind::ProviderFailed,
+                "the hub's answer to a push does not match what was pushed",
+            ));
+        }
+        Ok(results)
+    }
+
+    /// The last index of every series of the account.
+    pub async fn index(&self) -> Result<Vec<wire::SeriesHead>> {
+        Ok(self
+            .json::<(), wire::IndexResponse>(Method::GET, routes::INDEX, None)
+            .await?
+            .series)
+    }
+
+    /// Asks for claims on `items` for `lease_ms`; one answer per item.
+    pub async fn claims(
+        &self,
+        device: Uuid,
+        lease_ms: u64,
+        items: Vec<wire::ClaimItem>,
+    ) -> Result<Vec<wire::ClaimAnswer>> {
+        let n = items.len();
+        let body = wire::ClaimRequest {
+            device_id: device,
+            lease_ms,
+            items,
+        };
+        let claims = self
+            .json::<_, wire::ClaimResponse>(Method::POST, routes::CLAIMS, Some(&body))
+            .await?
+            .claims;
+        if claims.len() != n {
+            return Err(sync_error(
+                ErrorKind::ProviderFailed,
+                "the hub's answer to a claim does not match what was asked",
+            ));
+        }
+        Ok(claims)
+    }
+
+    /// Completes (`done`) or releases claims.
+    pub async fn settle(
+        &self,
+        device: Uuid,
+        claims: Vec<wire::Settle>,
+        done: bool,
+    ) -> Result<wire::SettleResponse> {
+        let body = wire::SettleRequest {
+            device_id: device,
+            claims,
+        };
+        let route = if done {
+            routes::CLAIMS_COMPLETE
+        } else {
+            routes::CLAIMS_RELEASE
+        };
+        self.json::<_, wire::SettleResponse>(Method::POST, route, Some(&body))
+            .await
+    }
+
+    /// Records of a series after `after`.
+    pub async fn page(
+        &self,
+        device: Uuid,
+        series: &wire::Series,
+        after: u64,
+        limit: u32,
+    ) -> Result<wire::PageResponse> {
+        let path = format!(
+            "{}?device_id={}&series={}&after={after}&limit={limit}",
+            routes::RECORDS,
+            device.hyphenated(),
+            series.as_str()
+        );
+        self.json::<(), _>(Method::GET, &path, None).await
+    }
+}

@@ -1,0 +1,23 @@
+//! Sync across a person's devices through a hub (docs/SYNC.md for the protocol, ARCHITECTURE.md
+//! "Sync" for the design).
+//!
+//! - [`local`]: every change is queued as an operation in the transaction of the change itself;
+//! - [`ops`]: the operations and how a record carries them;
+//! - [`crypto`]: the account secret, the recovery key and the record encryption;
+//! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
+//!   through the local write paths, deletions winning;
+//! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
+//! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
+//!   all of the devices.
+
+pub mod apply;
+pub mod background;
+pub mod claims;
+pub mod client;
+pub mod crypto;
+pub mod engine;
+pub mod keystore;
+pub mod local;
+pub mod ops;
+
+pub use engine::{SyncReport, SyncStatus};

@@ -1,0 +1,431 @@
+//! Sync between devices through a real hub on a real PostgreSQL: convergence, deletions that
+//! win, a wrong key, an unreachable hub, what the hub can see, tampering, and the CLI.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use sitetrail::{Category, ErrorKind};
+
+use crate::common::cli;
+use crate::sync_support::{converge, t, Device, TestHub};
+
+fn same_state(a: &Device, b: &Device) {
+    assert_eq!(a.visits(), b.visits(), "visits");
+    assert_eq!(a.times(), b.times(), "times");
+    assert_eq!(a.blocked(), b.blocked(), "blocked");
+    let users = |d: &Device| {
+        d.websites()
+            .into_iter()
+            .filter(|w| w.2.as_deref() == Some("user"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(users(a), users(b), "the user's categories");
+    let domains = |d: &Device| d.websites().into_iter().map(|w| w.0).collect::<Vec<_>>();
+    assert_eq!(domains(a), domains(b), "websites");
+}
+
+#[test]
+fn two_devices_converge_on_visits_times_titles_categories_and_blocking_in_any_order() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    // A had a history before sync was set up: it is sent too.
+    let old = a.visit_at("https://before.example/old", "Before the link", 10);
+    let key = a.setup(&hub, "laptop");
+    b.join(&hub, "desktop", &key);
+    let v1 = a.visit_at("https://news.example/one", "Sourdough bread", 100);
+    a.store
+        .write(Some(sitetrail::Change::Visits), |tx| {
+            sitetrail::time_spent::set_active_ms_in(tx, v1, 42_000, a.store.now())
+        })
+        .unwrap();
+    b.visit_at("https://shop.example/cart", "Cart", 200);
+    b.store
+        .set_user_category("shop.example", Category::Shopping)
+        .unwrap();
+    a.store.block_domain("ads.example").unwrap();
+    // B syncs first, then A, then B again: the order does not matter.
+    b.sync();
+    a.sync();
+    b.sync();
+    same_state(&a, &b);
+    assert_eq!(b.visits().len(), 3);
+    assert!(
+        b.visits().iter().any(|v| v.0 == old.0.simple().to_string()),
+        "the history from before the link"
+    );
+    assert_eq!(b.search("sourdough"), 1, "the search index follows synced visits");
+    assert_eq!(
+        a.store.website("shop.example").unwrap().category,
+        Some(Category::Shopping)
+    );
+    assert_eq!(b.blocked(), vec!["ads.example".to_owned()]);
+    // A title that changes later, and more active time, follow.
+    a.store
+        .write(Some(sitetrail::Change::Visits), |tx| {
+            sitetrail::visits::update_title_in(tx, v1, Some("Sourdough bread, day 2"))?;
+            sitetrail::time_spent::set_active_ms_in(tx, v1, 90_000, a.store.now())
+        })
+        .unwrap();
+    // Both change the same category: the later change wins everywhere.
+    a.store.set_user_category("shop.example", Category::News).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    b.store
+        .set_user_category("shop.example", Category::Finance)
+        .unwrap();
+    a.store.unblock_domain("ads.example").unwrap();
+    converge(&[&a, &b]);
+    same_state(&a, &b);
+    assert_eq!(
+        a.store.website("shop.example").unwrap().category,
+        Some(Category::Finance)
+    );
+    assert!(b
+        .visits()
+        .iter()
+        .any(|v| v.2.as_deref() == Some("Sourdough bread, day 2")));
+    assert!(b.times().iter().any(|t| t.1 == Some(90_000)));
+    assert!(b.blocked().is_empty());
+    // A second sync with nothing new moves nothing.
+    let r = a.sync();
+    assert_eq!((r.pushed, r.pulled, r.pending), (0, 0, 0));
+    // Device names: each knows the other's.
+    let s = b.store.with_conn(sitetrail::sync::engine::status).unwrap();
+    let mut names: Vec<_> = s.devices.iter().filter_map(|d| d.name.clone()).collect();
+    names.sort();
+    assert_eq!(names, vec!["desktop".to_owned(), "laptop".to_owned()]);
+}
+
+#[test]
+fn forgetting_reaches_every_device_and_wins_over_visits_made_offline_before_it() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    a.visit_at("https://secret.example/1", "secret one", 100);
+    let keep = a.visit_at("https://keep.example/", "keep", 110);
+    let gone = a.visit_at("https://keep.example/gone", "gone by id", 120);
+    converge(&[&a, &b]);
+    assert_eq!(b.visits().len(), 3);
+
+    // B is offline for a while and records, before A's forgetting (by the clock), a visit to the
+    // website A forgets and one inside the range A forgets.
+    b.visit_at("https://secret.example/2", "secret two", 130);
+    b.visit_at("https://other.example/in-range", "in the range", 1_500);
+
+    a.store
+        .forget_website("secret.example", false, &Default::default(), &mut |_| {})
+        .unwrap();
+    a.store
+        .forget_range(t(1_000), t(2_000), &Default::default(), &mut |_| {})
+        .unwrap();
+    a.store.forget_visits(&[gone]).unwrap();
+    a.sync();
+    b.sync();
+    a.sync();
+    converge(&[&a, &b]);
+    same_state(&a, &b);
+    for d in [&a, &b] {
+        let urls: Vec<String> = d.visits().into_iter().map(|v| v.1).collect();
+        assert_eq!(
+            urls,
+            vec!["https://keep.example/".to_owned()],
+            "only what was not forgotten"
+        );
+        assert!(
+            d.store.website("secret.example").is_err(),
+            "the forgotten website is gone"
+        );
+        assert_eq!(d.search("secret"), 0);
+    }
+    assert_eq!(a.visits()[0].0, keep.0.simple().to_string());
+
+    // A new device joins later: the hub still holds the records of the forgotten visits (as
+    // ciphertext), yet nothing forgotten comes back.
+    let c = Device::new();
+    c.join(&hub, "c", &key);
+    converge(&[&c]);
+    same_state(&a, &c);
+    // A visit in the forgotten range, recorded anywhere later, is refused as on one device.
+    assert!(c
+        .store
+        .record_visit(&sitetrail::NewVisit {
+            url: "https://late.example/",
+            title: None,
+            visited_at: t(1_200),
+            source: "extension",
+            source_visit_id: None,
+        })
+        .is_err());
+    // A visit of the forgotten website made after the forgetting is a new visit: kept.
+    let now = sitetrail::Timestamp::now();
+    b.store
+        .record_visit(&sitetrail::NewVisit {
+            url: "https://secret.example/again",
+            title: None,
+            visited_at: now,
+            source: "extension",
+            source_visit_id: None,
+        })
+        .unwrap();
+    converge(&[&a, &b, &c]);
+    same_state(&a, &b);
+    same_state(&a, &c);
+    assert!(a.visits().iter().any(|v| v.1 == "https://secret.example/again"));
+}
+
+#[test]
+fn a_wrong_recovery_key_is_needs_user_and_writes_nothing() {
+    let hub = TestHub::start();
+    let a = Device::new();
+    let _key = a.setup(&hub, "a");
+    let other = sitetrail::sync::crypto::AccountSecret::generate().recovery_key();
+    let b = Device::new();
+    let e = b
+        .try_join(&hub, &other)
+        .expect_err("another account's key does not open this one");
+    assert_eq!(e.kind(), ErrorKind::NeedsUser);
+    assert!(e.to_string().contains("does not open an account"), "{e}");
+    assert!(b
+        .store
+        .with_conn(sitetrail::sync::engine::get_link)
+        .unwrap()
+        .is_none());
+    assert!(!b.key_dir.exists() || std::fs::read_dir(&b.key_dir).unwrap().next().is_none());
+    let e = b.try_join(&hub, "not a key at all").expect_err("garbage");
+    assert_eq!(e.kind(), ErrorKind::NeedsUser);
+    assert!(!e.to_string().contains("garbage"));
+}
+
+#[test]
+fn an_unreachable_hub_is_offline_and_costs_nothing() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    let url = hub.url.clone();
+    drop(hub);
+    a.visit_at("https://waits.example/", "waits", 10);
+    let e = a.try_sync().expect_err("the hub is gone");
+    assert_eq!(e.kind(), ErrorKind::Offline, "{e}");
+    let s = a.store.with_conn(sitetrail::sync::engine::status).unwrap();
+    assert!(s.pending >= 1, "the change waits");
+    assert!(s.link.unwrap().last_error.unwrap().contains(&url));
+    // Sealed records survive a failed push unchanged: the next one sends them.
+    let before = a.pending_records();
+    let _ = a.try_sync();
+    assert_eq!(a.pending_records(), before);
+}
+
+#[test]
+fn the_hub_sees_no_url_title_or_domain_and_tampering_is_detected_not_applied() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "laptop-name");
+    b.join(&hub, "desktop-name", &key);
+    a.visit_at(
+        "https://very-private-site.example/path-secret",
+        "Diagnosis results",
+        10,
+    );
+    a.store
+        .set_user_category("very-private-site.example", Category::Health)
+        .unwrap();
+    a.sync();
+    let dump = String::from_utf8_lossy(&hub.dump()).to_string();
+    for needle in [
+        "very-private-site",
+        "path-secret",
+        "Diagnosis",
+        "laptop-name",
+        "health",
+    ] {
+        assert!(!dump.contains(needle), "the hub's database holds {needle:?}");
+    }
+    // Change one byte of the stored ciphertext: B refuses the record and applies nothing.
+    hub.psql("UPDATE record SET payload = overlay(payload placing '\\xff'::bytea from 30 for 1)");
+    let e = b.try_sync().expect_err("a changed record");
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert!(e.to_string().contains("changed or moved"), "{e}");
+    assert!(b.visits().is_empty());
+    // Another account's token reads nothing of this one.
+    let c = Device::new();
+    c.setup(&hub, "stranger");
+    assert_eq!(c.sync().pulled, 0);
+    assert!(c.visits().is_empty());
+}
+
+#[test]
+fn the_cli_sets_up_joins_syncs_and_reports_with_its_exit_codes() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let json = |d: &Device, args: &[&str], stdin: Option<&str>| -> (i32, serde_json::Value, String) {
+        let mut cmd = cli(&d.db);
+        cmd.arg("--settings").arg(d.settings()).arg("sync").args(args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        if let Some(s) = stdin {
+            input.write_all(s.as_bytes()).unwrap();
+        }
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        (
+            out.status.code().unwrap(),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, setup, err) = json(
+        &a,
+        &["setup", "--hub", &hub.url, "--device-name", "alpha", "--json"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    for k in ["account_id", "device_id", "recovery_key"] {
+        assert!(setup[k].is_string(), "setup --json has {k}: {setup}");
+    }
+    let key = setup["recovery_key"].as_str().unwrap().to_owned();
+    // The key file is owner-only, and the database never holds the key.
+    let files: Vec<_> = std::fs::read_dir(&a.key_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let db_bytes = std::fs::read(&a.db).unwrap();
+    let secret_hex = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(!String::from_utf8_lossy(&db_bytes).contains(secret_hex.trim()));
+
+    let (code, _, err) = json(
+        &b,
+        &["join", "--hub", &hub.url, "--json"],
+        Some("wrong words here\n"),
+    );
+    assert_eq!(code, 7, "a key that is no key is needs_user: {err}");
+    let (code, joined, err) = json(
+        &b,
+        &["join", "--hub", &hub.url, "--device-name", "beta", "--json"],
+        Some(&format!("{key}\n")),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(joined["account_id"], setup["account_id"]);
+    assert!(joined["device_id"].is_string());
+    assert!(!err.contains(&key) && !err.contains(key.split(' ').next().unwrap_or("-")));
+
+    a.visit_at("https://cli.example/", "From the CLI test", 5);
+    let (code, now, err) = json(&a, &["now", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    for k in ["pushed", "pulled", "pending"] {
+        assert!(now[k].is_u64(), "now --json has {k}: {now}");
+    }
+    assert!(now["pushed"].as_u64().unwrap() >= 1);
+    let (code, now, _) = json(&b, &["now", "--json"], None);
+    assert_eq!(code, 0);
+    assert!(now["pulled"].as_u64().unwrap() >= 1);
+    assert_eq!(b.visits().len(), 1);
+    let (code, status, _) = json(&b, &["status", "--json"], None);
+    assert_eq!(code, 0);
+    for k in [
+        "hub",
+        "account_id",
+        "device_id",
+        "device_name",
+        "last_sync_at",
+        "pending",
+        "devices",
+    ] {
+        assert!(status.get(k).is_some(), "status --json has {k}: {status}");
+    }
+    assert_eq!(status["device_name"], "beta");
+    assert_eq!(status["devices"].as_array().unwrap().len(), 2);
+    let (code, devices, _) = json(&b, &["devices", "--json"], None);
+    assert_eq!(code, 0);
+    assert_eq!(devices["devices"].as_array().unwrap().len(), 2);
+
+    // The hub goes away: `now` is offline (exit 6), and the change waits.
+    drop(hub);
+    a.visit_at("https://later.example/", "later", 6);
+    let (code, _, err) = json(&a, &["now", "--json"], None);
+    assert_eq!(code, 6, "{err}");
+    let (code, _, err) = json(&a, &["leave", "--json"], None);
+    assert_eq!(code, 6, "leaving needs the hub unless forced: {err}");
+    let (code, left, err) = json(&a, &["leave", "--force", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(left["left"], true);
+    assert!(
+        std::fs::read_dir(&a.key_dir).unwrap().next().is_none(),
+        "the key file is deleted"
+    );
+    assert_eq!(a.visits().len(), 2, "the history stays");
+}
+
+#[test]
+fn history_and_time_say_which_device_recorded_each_visit() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "laptop");
+    b.join(&hub, "desktop", &key);
+    let va = a.visit_at("https://a.example/", "on the laptop", 10);
+    a.store
+        .write(Some(sitetrail::Change::Visits), |tx| {
+            sitetrail::time_spent::set_active_ms_in(tx, va, 60_000, a.store.now())
+        })
+        .unwrap();
+    b.visit_at("https://b.example/", "on the desktop", 20);
+    converge(&[&a, &b]);
+    let history = |d: &Device, extra: &[&str]| -> serde_json::Value {
+        let out = crate::common::run_ok(
+            cli(&d.db)
+                .args(["history", "--json", "--since", "2026-01-01"])
+                .args(extra),
+        );
+        serde_json::from_str(&out).unwrap()
+    };
+    let all = history(&b, &[]);
+    let devices: Vec<(&str, &str)> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["domain"].as_str().unwrap(), r["device"].as_str().unwrap()))
+        .collect();
+    assert_eq!(devices, vec![("b.example", "desktop"), ("a.example", "laptop")]);
+    let laptop = history(&b, &["--device", "laptop"]);
+    assert_eq!(laptop.as_array().unwrap().len(), 1);
+    assert_eq!(laptop[0]["domain"], "a.example");
+    let searched = history(&a, &["--search", "desktop", "--device", "desktop"]);
+    assert_eq!(searched.as_array().unwrap().len(), 1);
+    assert_eq!(
+        history(&a, &["--search", "desktop", "--device", "laptop"])
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    let out =
+        crate::common::run_ok(cli(&a.db).args(["time", "--by", "device", "--json", "--since", "2026-01-01"]));
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let by: Vec<(&str, i64, i64)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["device"].as_str().unwrap(),
+                r["active_ms"].as_i64().unwrap(),
+                r["visits"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by, vec![("laptop", 60_000, 1), ("desktop", 0, 1)]);
+    // Without sync there is no device name.
+    let lone = Device::new();
+    lone.visit_at("https://c.example/", "alone", 30);
+    assert!(history(&lone, &[])[0]["device"].is_null());
+}

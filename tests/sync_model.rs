@@ -1,0 +1,210 @@
+//! A model-based test of sync: random operations on three devices (visits, titles, categories,
+//! blocking, forgetting a website or a time range) interleaved with random syncs; afterwards,
+//! once every device synced, all three hold the same state, and that state keeps every
+//! deletion: no visit of a website recorded (on any device) before that website was forgotten,
+//! none in a forgotten range. One real hub on a real PostgreSQL; each case is a new account.
+//! `PROPTEST_CASES` sets the number of cases (8 by default, to keep CI short).
+
+use proptest::prelude::*;
+use sitetrail::Category;
+
+use crate::sync_support::{converge, t, Device, TestHub};
+
+const DOMAINS: [&str; 4] = ["a.example", "b.example", "c.example", "d.example"];
+const CATEGORIES: [Category; 3] = [Category::News, Category::Shopping, Category::DevTech];
+
+#[derive(Clone, Debug)]
+enum Step {
+    Visit {
+        dev: usize,
+        domain: usize,
+        at: i64,
+    },
+    Title {
+        dev: usize,
+        domain: usize,
+    },
+    Categorize {
+        dev: usize,
+        domain: usize,
+        category: usize,
+    },
+    Block {
+        dev: usize,
+        domain: usize,
+        on: bool,
+    },
+    ForgetWebsite {
+        dev: usize,
+        domain: usize,
+    },
+    ForgetRange {
+        dev: usize,
+        from: i64,
+        len: i64,
+    },
+    Sync {
+        dev: usize,
+    },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let dev = 0..3usize;
+    let domain = 0..DOMAINS.len();
+    prop_oneof![
+        6 => (dev.clone(), domain.clone(), 0..100i64).prop_map(|(dev, domain, at)| Step::Visit { dev, domain, at }),
+        1 => (dev.clone(), domain.clone()).prop_map(|(dev, domain)| Step::Title { dev, domain }),
+        2 => (dev.clone(), domain.clone(), 0..CATEGORIES.len())
+            .prop_map(|(dev, domain, category)| Step::Categorize { dev, domain, category }),
+        1 => (dev.clone(), domain.clone(), any::<bool>()).prop_map(|(dev, domain, on)| Step::Block { dev, domain, on }),
+        1 => (dev.clone(), domain.clone()).prop_map(|(dev, domain)| Step::ForgetWebsite { dev, domain }),
+        1 => (dev.clone(), 0..100i64, 0..20i64).prop_map(|(dev, from, len)| Step::ForgetRange { dev, from, len }),
+        4 => dev.prop_map(|dev| Step::Sync { dev }),
+    ]
+}
+
+type State = (
+    Vec<(String, String, Option<String>, i64)>,
+    Vec<(String, Option<String>, Option<String>)>,
+    Vec<String>,
+    Vec<(String, Option<i64>, Option<i64>)>,
+);
+
+fn state(d: &Device) -> State {
+    let users: Vec<_> = d
+        .websites()
+        .into_iter()
+        .map(|w| {
+            if w.2.as_deref() == Some("user") {
+                w
+            } else {
+                (w.0, None, None)
+            }
+        })
+        .collect();
+    (d.visits(), users, d.blocked(), d.times())
+}
+
+fn run(hub: &TestHub, steps: &[Step]) {
+    let devices = [Device::new(), Device::new(), Device::new()];
+    let key = devices[0].setup(hub, "d0");
+    devices[1].join(hub, "d1", &key);
+    devices[2].join(hub, "d2", &key);
+    let mut forgotten_sites = Vec::new();
+    let mut forgotten_ranges = Vec::new();
+    for (n, s) in steps.iter().enumerate() {
+        match s {
+            Step::Visit { dev, domain, at } => {
+                // Refused (blocked, in a forgotten range) is what one device does too.
+                let _ = devices[*dev].store.record_visit(&sitetrail::NewVisit {
+                    url: &format!("https://{}/{n}", DOMAINS[*domain]),
+                    title: Some(&format!("visit {n}")),
+                    visited_at: t(*at),
+                    source: "model",
+                    source_visit_id: None,
+                });
+            }
+            Step::Title { dev, domain } => {
+                let d = &devices[*dev];
+                let last = d
+                    .visits()
+                    .into_iter()
+                    .rev()
+                    .find(|v| v.1.contains(DOMAINS[*domain]));
+                if let Some((id, ..)) = last {
+                    let id = sitetrail::ids::VisitId(uuid::Uuid::parse_str(&id).unwrap());
+                    d.store
+                        .write(Some(sitetrail::Change::Visits), |tx| {
+                            sitetrail::visits::update_title_in(tx, id, Some(&format!("retitled {n}")))
+                        })
+                        .unwrap();
+                }
+            }
+            Step::Categorize {
+                dev,
+                domain,
+                category,
+            } => {
+                let _ = devices[*dev]
+                    .store
+                    .set_user_category(DOMAINS[*domain], CATEGORIES[*category]);
+            }
+            Step::Block { dev, domain, on } => {
+                if *on {
+                    devices[*dev].store.block_domain(DOMAINS[*domain]).unwrap();
+                } else {
+                    devices[*dev].store.unblock_domain(DOMAINS[*domain]).unwrap();
+                }
+            }
+            Step::ForgetWebsite { dev, domain } => {
+                if devices[*dev]
+                    .store
+                    .forget_website(DOMAINS[*domain], false, &Default::default(), &mut |_| {})
+                    .is_ok()
+                {
+                    forgotten_sites.push((DOMAINS[*domain], n));
+                }
+            }
+            Step::ForgetRange { dev, from, len } => {
+                devices[*dev]
+                    .store
+                    .forget_range(t(*from), t(from + len), &Default::default(), &mut |_| {})
+                    .unwrap();
+                forgotten_ranges.push((t(*from).as_micros(), t(from + len).as_micros()));
+            }
+            Step::Sync { dev } => {
+                devices[*dev].sync();
+            }
+        }
+    }
+    let all: Vec<&Device> = devices.iter().collect();
+    converge(&all);
+    let first = state(&devices[0]);
+    for d in &devices[1..] {
+        assert_eq!(state(d), first, "every device holds the same state");
+    }
+    for (_, url, _, at) in &first.0 {
+        // A visit's URL ends with the step that recorded it: no forgetting of its website may
+        // come after that step (the sync clock orders them as the steps ran).
+        let (site, step) = url
+            .strip_prefix("https://")
+            .and_then(|u| u.split_once('/'))
+            .map(|(s, n)| (s, n.parse::<usize>().unwrap()))
+            .unwrap();
+        assert!(
+            !forgotten_sites.iter().any(|(s, m)| *s == site && *m > step),
+            "{url}: its website was forgotten after it was recorded"
+        );
+        assert!(
+            !forgotten_ranges.iter().any(|(a, b)| a <= at && at <= b),
+            "{url} at {at} lies in a forgotten range"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(8),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn three_devices_converge_and_every_deletion_wins(steps in proptest::collection::vec(step(), 1..40)) {
+        with_hub(|hub| run(hub, &steps));
+    }
+}
+
+/// A hub for the next case: a new one every few cases, as the hub lets one address create only
+/// `ACCOUNTS_PER_ADDRESS_PER_MINUTE` accounts a minute.
+fn with_hub(f: impl FnOnce(&TestHub)) {
+    static HUB: std::sync::Mutex<Option<(TestHub, u32)>> = std::sync::Mutex::new(None);
+    let mut slot = HUB.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let limit = sitetrail_sync_wire::limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE;
+    if slot.as_ref().is_none_or(|(_, used)| *used >= limit) {
+        *slot = None;
+        *slot = Some((TestHub::start(), 0));
+    }
+    let (hub, used) = slot.as_mut().unwrap();
+    *used += 1;
+    f(hub);
+}

@@ -1,0 +1,281 @@
+//! Sync test fixtures: a real hub (the `sitetrail-hub` library, served in-process on 127.0.0.1)
+//! over a real PostgreSQL (one cluster per test binary, one database per hub), and devices, each
+//! its own database file and key folder.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sitetrail::sync::engine::{self, SyncReport};
+use sitetrail::{NewVisit, Store, Timestamp};
+
+#[path = "support/postgres.rs"]
+pub mod postgres;
+
+/// A hub on 127.0.0.1 over its own database.
+pub struct TestHub {
+    pub url: String,
+    pub database: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TestHub {
+    pub fn start() -> TestHub {
+        TestHub::start_on(postgres::shared())
+    }
+
+    /// A hub over a database of `pg` (a cluster of the test's own, to stop and start).
+    pub fn start_on(pg: &postgres::Postgres) -> TestHub {
+        let database = pg.create_database("sync");
+        let db_url = pg.url(&database);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let config = sitetrail_hub::db::config(&db_url).unwrap();
+                sitetrail_hub::migrate::migrate(&config).await.unwrap();
+                let pool = sitetrail_hub::db::pool(config, 8).unwrap();
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                ready_tx.send(addr).unwrap();
+                let app = sitetrail_hub::server::App {
+                    pool,
+                    real_ip_header: None,
+                };
+                let limits = sitetrail_hub::server::Limits {
+                    max_connections: 256,
+                    max_requests: 64,
+                    request_timeout: Duration::from_secs(30),
+                    header_timeout: Duration::from_secs(30),
+                };
+                sitetrail_hub::server::serve(listener, sitetrail_hub::server::router(app), limits, async {
+                    let _ = stopped.await;
+                })
+                .await;
+            });
+        });
+        let addr = ready_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the hub starts");
+        TestHub {
+            url: format!("http://{addr}"),
+            database,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Every byte PostgreSQL holds for this hub's database (`pg_dump`).
+    pub fn dump(&self) -> Vec<u8> {
+        postgres::shared().dump(&self.database)
+    }
+
+    pub fn psql(&self, sql: &str) -> String {
+        postgres::shared().psql(&self.database, sql)
+    }
+}
+
+impl Drop for TestHub {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A device: a database file and a key folder of its own.
+pub struct Device {
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+    pub key_dir: PathBuf,
+    pub store: Store,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Device {
+    pub fn new() -> Device {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sitetrail.db");
+        let key_dir = dir.path().join("config").join("sync");
+        let store = Store::open(&db).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        Device {
+            dir,
+            db,
+            key_dir,
+            store,
+            rt,
+        }
+    }
+
+    /// Points this device at another hub URL (a fake one), as if the hub had moved.
+    pub fn set_hub_url(&self, url: &str) {
+        self.store
+            .write(None, |tx| {
+                tx.execute("UPDATE sync_link SET hub = ?1", [url])?;
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// The settings path whose folder holds this device's key folder (for the CLI).
+    pub fn settings(&self) -> PathBuf {
+        self.dir.path().join("config").join("settings.json")
+    }
+
+    pub fn setup(&self, hub: &TestHub, name: &str) -> String {
+        let (_, key) = self
+            .rt
+            .block_on(engine::setup(&self.store, &self.key_dir, &hub.url, Some(name)))
+            .unwrap();
+        key
+    }
+
+    pub fn join(&self, hub: &TestHub, name: &str, key: &str) {
+        self.rt
+            .block_on(engine::join(
+                &self.store,
+                &self.key_dir,
+                &hub.url,
+                Some(name),
+                key,
+            ))
+            .unwrap();
+    }
+
+    pub fn try_join(&self, hub: &TestHub, key: &str) -> sitetrail::Result<()> {
+        self.rt
+            .block_on(engine::join(
+                &self.store,
+                &self.key_dir,
+                &hub.url,
+                Some("joining"),
+                key,
+            ))
+            .map(|_| ())
+    }
+
+    /// Sealed records waiting for the hub: (index, record id).
+    pub fn pending_records(&self) -> Vec<(i64, Vec<u8>)> {
+        self.store
+            .with_conn(|c| {
+                let mut s = c.prepare("SELECT idx, record_id FROM sync_sealed ORDER BY idx")?;
+                let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap()
+    }
+
+    pub fn try_sync(&self) -> sitetrail::Result<SyncReport> {
+        self.rt.block_on(engine::sync_now(&self.store, &self.key_dir))
+    }
+
+    pub fn sync(&self) -> SyncReport {
+        self.try_sync().unwrap()
+    }
+
+    /// Records a visit to `url` at `at` (seconds after a fixed start), as the extension would.
+    pub fn visit_at(&self, url: &str, title: &str, at_s: i64) -> sitetrail::ids::VisitId {
+        self.store
+            .record_visit(&NewVisit {
+                url,
+                title: Some(title),
+                visited_at: t(at_s),
+                source: "extension",
+                source_visit_id: None,
+            })
+            .unwrap()
+            .visit_id
+            .unwrap()
+    }
+
+    /// Every visit: (id, url, title, time, device is this one).
+    pub fn visits(&self) -> Vec<(String, String, Option<String>, i64)> {
+        self.store
+            .with_conn(|c| {
+                let mut s =
+                    c.prepare("SELECT lower(hex(coalesce(sync_id, id))) AS g, url, title, visited_at FROM visit ORDER BY g")?;
+                let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap()
+    }
+
+    /// Every website with its category and source.
+    pub fn websites(&self) -> Vec<(String, Option<String>, Option<String>)> {
+        self.store
+            .with_conn(|c| {
+                let mut s =
+                    c.prepare("SELECT domain, category, category_source FROM website ORDER BY domain")?;
+                let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap()
+    }
+
+    pub fn blocked(&self) -> Vec<String> {
+        self.store
+            .blocked_domains()
+            .unwrap()
+            .into_iter()
+            .map(|b| b.domain)
+            .collect()
+    }
+
+    /// Active time per visit id.
+    pub fn times(&self) -> Vec<(String, Option<i64>, Option<i64>)> {
+        self.store
+            .with_conn(|c| {
+                let mut s = c.prepare(
+                    "SELECT lower(hex(coalesce(v.sync_id, v.id))) AS g, t.active_ms, t.estimated_ms
+                     FROM visit_time t JOIN visit v ON v.id = t.visit_id ORDER BY g",
+                )?;
+                let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap()
+    }
+
+    /// Search hits for `q` (the index follows synced visits).
+    pub fn search(&self, q: &str) -> usize {
+        let query = sitetrail::history::HistoryQuery {
+            search: Some(q.to_owned()),
+            limit: 500,
+            ..Default::default()
+        };
+        self.store.history(&query).unwrap().rows.len()
+    }
+}
+
+/// A fixed start (2026-06-01T00:00:00Z) plus `s` seconds.
+pub fn t(s: i64) -> Timestamp {
+    Timestamp((1_780_272_000 + s) * 1_000_000)
+}
+
+/// Syncs every device until none pulls anything (at most a few rounds).
+pub fn converge(devices: &[&Device]) {
+    for _ in 0..4 {
+        let mut moved = 0;
+        for d in devices {
+            let r = d.sync();
+            moved += r.pulled + r.pushed;
+        }
+        if moved == 0 {
+            return;
+        }
+    }
+}

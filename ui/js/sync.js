@@ -1,0 +1,152 @@
+// Sync in Settings: set up an account on a hub (the recovery key shown once, with Copy), join one
+// with the key, the link's state (last sync, waiting changes, devices), Sync now and Leave. The
+// work is the backend's (`sitetrail::sync`, the same as `sitetrail sync ...`).
+import { call, describe, listen } from './api.js';
+import { el, fmtTime, toast } from './dom.js';
+
+/** Name of the event the background sync sends after each try (see src-tauri/src/lib.rs). */
+export const SYNC_STATUS = 'sync-status';
+
+let listening = false;
+
+/** Renders the Sync card's body into `container`, and keeps it current. */
+export async function renderSync(container) {
+  if (!listening) {
+    listening = true;
+    listen(SYNC_STATUS, () => {
+      if (!container.querySelector('.recovery')) refresh(container);
+    });
+  }
+  await refresh(container);
+}
+
+async function refresh(container) {
+  let v;
+  try {
+    v = await call('get_sync_status');
+  } catch (e) {
+    container.replaceChildren(el('p', { class: 'err', text: `Could not read the sync state: ${describe(e)}` }));
+    return;
+  }
+  if (v.link) drawLinked(container, v);
+  else drawUnlinked(container);
+}
+
+function field(label, input) {
+  return el('label', { class: 'field' }, el('span', { text: label }), input);
+}
+
+function drawUnlinked(container) {
+  const hub = el('input', { type: 'url', id: 'sync-hub', placeholder: 'https://hub.example.org', autocomplete: 'off', spellcheck: 'false' });
+  const name = el('input', { type: 'text', id: 'sync-name', placeholder: 'this computer\u2019s name (optional)', maxlength: '64' });
+  const key = el('textarea', { id: 'sync-key', rows: '3', placeholder: 'the 24 words of your recovery key', autocomplete: 'off', spellcheck: 'false' });
+  const status = el('p', { class: 'line small', role: 'status', 'aria-live': 'polite' });
+  const setup = el('button', { type: 'button', id: 'sync-setup' }, 'Set up sync (first device)');
+  const join = el('button', { type: 'button', id: 'sync-join', class: 'ghost' }, 'Join with a recovery key');
+  const busy = (on) => { setup.disabled = on; join.disabled = on; };
+  const deviceName = () => name.value.trim() || null;
+  setup.addEventListener('click', async () => {
+    busy(true);
+    status.textContent = 'Creating the account on the hub…';
+    try {
+      const r = await call('sync_setup', { hub: hub.value, deviceName: deviceName() });
+      drawKey(container, r.recovery_key);
+    } catch (e) {
+      status.textContent = `Could not set up sync: ${describe(e)}`;
+      busy(false);
+    }
+  });
+  join.addEventListener('click', async () => {
+    busy(true);
+    status.textContent = 'Joining…';
+    try {
+      const v = await call('sync_join', { hub: hub.value, deviceName: deviceName(), recoveryKey: key.value });
+      key.value = '';
+      toast('This device joined your account; your other devices\u2019 history is on its way.');
+      drawLinked(container, v);
+    } catch (e) {
+      status.textContent = `Could not join: ${describe(e)}`;
+      busy(false);
+    }
+  });
+  container.replaceChildren(
+    el('p', {}, 'Share this history with your other devices through a Sitetrail hub. Everything is encrypted on this device before it leaves: the hub sees no address, title or category.'),
+    field('Hub URL', hub),
+    field('Device name', name),
+    el('div', { class: 'row-buttons' }, setup),
+    field('Recovery key (to join an account set up on another device)', key),
+    el('div', { class: 'row-buttons' }, join),
+    status);
+}
+
+function drawKey(container, recoveryKey) {
+  // Numbered, four to a row, as people write them down.
+  const words = el('ol', { class: 'recovery-words', id: 'sync-recovery', 'aria-label': 'Recovery key' },
+    ...recoveryKey.split(' ').map((w) => el('li', {}, el('code', { text: w }))));
+  const copy = el('button', { type: 'button', id: 'sync-copy', class: 'small' }, 'Copy');
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(recoveryKey);
+      toast('Recovery key copied. Paste it somewhere safe, then clear the clipboard.');
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(words);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      toast('Copying is not allowed here: the key is selected, copy it with Ctrl+C.', true);
+    }
+  });
+  const done = el('button', { type: 'button', id: 'sync-key-done' }, 'I have written it down');
+  done.addEventListener('click', () => refresh(container));
+  container.replaceChildren(el('div', { class: 'recovery' },
+    el('p', { class: 'note warn', text: 'Your recovery key. It is shown only this once: write it down and keep it safe. You need it to join another device; anyone who has it can read your synced history, and without it nobody (not even the hub\u2019s operator) can recover it.' }),
+    words,
+    el('div', { class: 'row-buttons' }, copy, done)));
+}
+
+function drawLinked(container, v) {
+  const l = v.link;
+  const now = el('button', { type: 'button', id: 'sync-now', class: 'small' }, 'Sync now');
+  const leave = el('button', { type: 'button', id: 'sync-leave', class: 'ghost small' }, 'Leave');
+  const status = el('p', { class: 'line small', role: 'status', 'aria-live': 'polite' });
+  now.addEventListener('click', async () => {
+    now.disabled = true;
+    status.textContent = 'Syncing…';
+    try {
+      const r = await call('sync_now');
+      toast(`Synced: ${r.pushed} record(s) sent, ${r.pulled} received.`);
+      await refresh(container);
+    } catch (e) {
+      status.textContent = `Sync failed: ${describe(e)}`;
+      now.disabled = false;
+    }
+  });
+  leave.addEventListener('click', async () => {
+    if (!window.confirm('Leave the account on this device? Its history stays here; the other devices keep what it sent. To sync again you need the recovery key.')) return;
+    leave.disabled = true;
+    try {
+      await call('sync_leave', { force: false });
+      toast('This device left the account.');
+      await refresh(container);
+    } catch (e) {
+      if (window.confirm(`${describe(e)}\n\nLeave anyway, without telling the hub?`)) {
+        await call('sync_leave', { force: true }).catch((err) => toast(describe(err), true));
+        await refresh(container);
+      } else {
+        leave.disabled = false;
+      }
+    }
+  });
+  const devices = el('ul', { class: 'devices', id: 'sync-devices' },
+    ...v.devices.map((d) => el('li', {}, d.name || 'a device', d.this_device ? ' (this one)' : '')));
+  container.replaceChildren(...[
+    el('p', {}, 'Syncing with ', el('code', { text: l.hub }), ' as ', el('strong', { id: 'sync-device-name', text: l.device_name }), '.'),
+    el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
+    l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
+    el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
+    el('p', {}, 'Devices:'),
+    devices,
+    el('div', { class: 'row-buttons' }, now, leave),
+    status].filter(Boolean));
+}

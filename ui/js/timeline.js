@@ -1,0 +1,162 @@
+// The day timeline (ActivityWatch's timeline is the model): the time of day across, each visit a
+// block from when it started for as long as it was in front of the user, in its category's colour.
+// Hover (or focus) shows the site, title, time and duration; a click opens the visit in History.
+// A visit with no known time is a thin outlined mark: it happened, for an unknown while.
+import { call, describe } from './api.js';
+import { $, el, fmtSpent, categoryName, toast } from './dom.js';
+import { colourOf } from './colours.js';
+import { svg, legendKey, onResize } from './timecharts.js';
+import { go } from './nav.js';
+
+const timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+let shownDay = null;
+let data = null;
+let generation = 0;
+
+export function init() {
+  const box = $('#timeline');
+  box.addEventListener('mouseleave', hideTip);
+}
+
+/** Loads and draws the timeline of `day` (yyyy-mm-dd). */
+export async function refresh(day) {
+  const gen = ++generation;
+  let t;
+  try {
+    t = await call('get_timeline', { day });
+  } catch (e) {
+    toast(`Could not load the day's timeline: ${describe(e)}`, true);
+    return;
+  }
+  if (gen !== generation) return;
+  shownDay = day;
+  data = t;
+  const box = $('#timeline');
+  onResize(box, () => draw(box));
+  draw(box);
+}
+
+/** The known time of a visit (ms) and whether it is an estimate; 0 for none. */
+function durationOf(v) {
+  if (v.active_ms !== null) return [v.active_ms, false];
+  if (v.estimated_ms !== null) return [v.estimated_ms, true];
+  return [0, false];
+}
+
+function startOfDay(day) {
+  const [y, m, d] = day.split('-').map(Number);
+  return new Date(y, m - 1, d).getTime();
+}
+
+function draw(box) {
+  if (!data) return;
+  const visits = data.visits;
+  const dayStart = startOfDay(shownDay);
+  if (visits.length === 0) {
+    box.replaceChildren(el('p', { class: 'empty', text: 'No visits on this day.' }));
+    return;
+  }
+  // The hours that have something, at least four, whole hours.
+  const starts = visits.map((v) => new Date(v.visited_at).getTime());
+  const ends = visits.map((v, i) => starts[i] + durationOf(v)[0]);
+  let from = Math.floor((Math.min(...starts) - dayStart) / 3_600_000);
+  let to = Math.ceil((Math.max(...ends) - dayStart) / 3_600_000);
+  if (to <= from) to = from + 1;
+  while (to - from < 4) {
+    if (from > 0) from -= 1;
+    if (to - from < 4 && to < 24) to += 1;
+    if (from === 0 && to === 24) break;
+  }
+  const W = Math.max(280, box.clientWidth || 600);
+  const left = 8;
+  const right = 8;
+  const top = 6;
+  const laneH = 40;
+  const H = top + laneH + 28;
+  const span = (to - from) * 3_600_000;
+  const x = (t) => left + ((t - dayStart - from * 3_600_000) / span) * (W - left - right);
+  const chart = svg('svg', { width: W, height: H, role: 'img' });
+  chart.append(svg('title', {}, `Visits from ${String(from).padStart(2, '0')}:00 to ${String(to).padStart(2, '0')}:00`));
+  // Hour ticks: every hour while there is room for the labels, else every 2, 3 or 6.
+  const every = [1, 2, 3, 6].find((n) => ((W - left - right) / (to - from)) * n >= 48) || 6;
+  for (let h = from; h <= to; h += 1) {
+    const xx = x(dayStart + h * 3_600_000);
+    chart.append(svg('line', { x1: xx, x2: xx, y1: top, y2: top + laneH + 4, class: h % every === 0 ? 'grid-line' : 'grid-line faint' }));
+    if (h % every === 0) chart.append(svg('text', { x: xx, y: H - 8, class: 'n tick', 'text-anchor': h === from ? 'start' : h === to ? 'end' : 'middle' }, `${String(h % 24).padStart(2, '0')}:00`));
+  }
+  chart.append(svg('line', { x1: left, x2: W - right, y1: top + laneH, y2: top + laneH, class: 'axis' }));
+  visits.forEach((v, i) => {
+    const [ms, est] = durationOf(v);
+    const x1 = x(starts[i]);
+    const w = Math.max(3, x(starts[i] + ms) - x1);
+    const key = v.category || 'uncategorized';
+    const block = svg('rect', {
+      x: x1, y: top + 2, width: w, height: laneH - 4, rx: 2,
+      fill: colourOf(key),
+      class: `block${est ? ' est' : ''}${ms === 0 ? ' untimed' : ''}`,
+      'data-visit': v.visit_id,
+      'data-category': key,
+      tabindex: '0',
+      role: 'button',
+      'aria-label': `${v.display}, ${timeOnly.format(new Date(v.visited_at))}, ${describeTime(ms, est)}`,
+    });
+    block.addEventListener('mouseenter', (e) => showTip(v, ms, est, e));
+    block.addEventListener('mousemove', (e) => moveTip(e));
+    block.addEventListener('focus', () => showTip(v, ms, est, null, block));
+    block.addEventListener('blur', hideTip);
+    block.addEventListener('click', () => openVisit(v));
+    block.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') openVisit(v);
+    });
+    chart.append(block);
+  });
+  const cats = [...new Set(visits.map((v) => v.category || 'uncategorized'))];
+  const legend = el('div', { class: 'legend' }, ...cats.map((k) => legendKey(k, null)));
+  const notes = [];
+  if (visits.some((v) => durationOf(v)[0] === 0)) notes.push('Outlined marks: visits with no known time.');
+  if (visits.some((v) => durationOf(v)[1])) notes.push('Paler blocks: estimated from imported history.');
+  if (data.truncated) notes.push(`Only the first ${visits.length} visits of the day are shown.`);
+  notes.push('Click a block to open the visit in History.');
+  box.replaceChildren(chart, legend, el('p', { class: 'line muted small', text: notes.join(' ') }));
+}
+
+function describeTime(ms, est) {
+  if (ms === 0) return 'no known time';
+  return est ? `about ${fmtSpent(ms)} (estimated)` : fmtSpent(ms);
+}
+
+function showTip(v, ms, est, e, anchor) {
+  const tip = $('#timeline-tip');
+  tip.replaceChildren(
+    el('strong', { text: v.display }),
+    el('span', { class: 'muted', text: ` · ${categoryName(v.category)}` }),
+    el('div', { class: 't', text: v.title || v.url }),
+    el('div', { class: 'muted', text: `${timeOnly.format(new Date(v.visited_at))} · ${describeTime(ms, est)}` }),
+  );
+  tip.hidden = false;
+  if (e) moveTip(e);
+  else if (anchor) {
+    const r = anchor.getBoundingClientRect();
+    place(tip, r.left + r.width / 2, r.bottom);
+  }
+}
+
+function moveTip(e) {
+  place($('#timeline-tip'), e.clientX, e.clientY + 14);
+}
+
+/** Puts the tip near (x, y) in the viewport, inside the window. CSSOM, not a style attribute. */
+function place(tip, x, y) {
+  const w = tip.offsetWidth;
+  tip.style.left = `${Math.max(4, Math.min(window.innerWidth - w - 4, x - w / 2))}px`;
+  tip.style.top = `${Math.min(window.innerHeight - tip.offsetHeight - 4, y)}px`;
+}
+
+function hideTip() {
+  $('#timeline-tip').hidden = true;
+}
+
+function openVisit(v) {
+  hideTip();
+  go('history', { first: shownDay, last: shownDay, visit: v.visit_id });
+}
