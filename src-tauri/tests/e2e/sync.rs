@@ -42,7 +42,13 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
     super::visit(&dirs.store(), "on-the-laptop.example", "", "On the laptop", 5);
     let desktop = Device::new();
     desktop.join(&hub, "desktop", &words);
-    super::visit(&desktop.store, "from-the-desktop.example", "", "Visited on the desktop", 10);
+    super::visit(
+        &desktop.store,
+        "from-the-desktop.example",
+        "",
+        "Visited on the desktop",
+        10,
+    );
     desktop.sync();
 
     h.click("#sync-now");
