@@ -254,7 +254,8 @@ fn by_time(a: &TimeRow, b: &TimeRow) -> std::cmp::Ordering {
         .then(a.key.cmp(&b.key))
 }
 
-/// Time spent per website, category or day (`tz`'s calendar days) on the visits `q` selects.
+/// Time spent per website, category, day (`tz`'s calendar days) or device on the visits `q`
+/// selects.
 /// Websites and categories come most time first (then most visits, then key); days in order.
 pub fn list_time<Tz: TimeZone>(conn: &Connection, q: &TimeQuery, tz: &Tz) -> Result<Vec<TimeRow>> {
     if let (Some(s), Some(u)) = (q.since, q.until) {

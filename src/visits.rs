@@ -115,6 +115,14 @@ pub fn record_visit_for_domain_in(
     })
 }
 
+/// The id of the website of `domain` (a stored, normalised domain), if there is one.
+pub fn find_website_id(conn: &rusqlite::Connection, domain: &str) -> Result<Option<WebsiteId>> {
+    Ok(conn
+        .prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
+        .query_row(named_params! { ":domain": domain }, |r| r.get("id"))
+        .optional()?)
+}
+
 /// The first half of [`record_visit_in`]: the website of `domain`, inserted with its `PENDING`
 /// outbox row if the domain is new. Returns its id and whether it was inserted. An importer calls
 /// this only for domains it has not seen in the current import, then [`insert_visit_in`].
@@ -126,11 +134,7 @@ pub fn get_or_insert_website_in(
     // Inside this BEGIN IMMEDIATE transaction no other writer can add the domain between the
     // lookup and the insert; the lookup first spares the common case (a known website) an insert
     // attempt, and ON CONFLICT keeps the insert safe regardless.
-    let existing: Option<WebsiteId> = tx
-        .prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
-        .query_row(named_params! { ":domain": domain.as_str() }, |r| r.get("id"))
-        .optional()?;
-    if let Some(id) = existing {
+    if let Some(id) = find_website_id(tx, domain.as_str())? {
         return Ok((id, false));
     }
     let new_id = WebsiteId::new();

@@ -337,17 +337,17 @@ impl Store {
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
-            let started = steps::start_website_in(tx, &domain, block, now, budget)?;
-            if started.0.is_some() || started.1.visits > 0 || started.1.websites > 0 {
+            // A website that is here is forgotten on the other devices too, up to this clock.
+            let hlc = if crate::visits::find_website_id(tx, domain.as_str())?.is_some() {
                 let op = crate::sync::ops::Op::ForgetWebsite {
                     domain: domain.as_str().to_owned(),
                     at: now.as_micros(),
                 };
-                if let Some((hlc, _)) = crate::sync::local::queue_in(tx, &op)? {
-                    steps::set_website_tombstone_hlc_in(tx, &domain_sha256(domain.as_str()), now, hlc)?;
-                }
-            }
-            Ok(started)
+                crate::sync::local::queue_in(tx, &op)?.map(|(hlc, _)| hlc)
+            } else {
+                None
+            };
+            steps::start_website_in(tx, &domain, block, (now, hlc), budget)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
         self.finish(&mut conn, tombstone, &mut report, opts, progress)?;

@@ -108,12 +108,13 @@ pub(crate) fn forget_visits_in(
 
 /// The first transaction of a website forgetting: blocks the domain if asked, writes the
 /// tombstone, deletes the website's job, and runs the first batch. Returns the tombstone if
-/// batches are left.
+/// batches are left. With `sync_hlc` (the clock of the forgetting queued for the other devices)
+/// the walk takes the visits recorded before it, as on every other device.
 pub(super) fn start_website_in(
     tx: &Transaction<'_>,
     domain: &Domain,
     block: bool,
-    now: Timestamp,
+    (now, sync_hlc): (Timestamp, Option<i64>),
     budget: usize,
 ) -> Result<(Option<TombstoneId>, ForgetReport)> {
     let mut report = ForgetReport::default();
@@ -121,10 +122,7 @@ pub(super) fn start_website_in(
         blocked::block_in(tx, domain, now)?;
         report.blocked = Some(domain.as_str().to_owned());
     }
-    let website: Option<WebsiteId> = tx
-        .prepare_cached(r#"SELECT id FROM website WHERE domain = :d"#)?
-        .query_row(named_params! { ":d": domain.as_str() }, |r| r.get("id"))
-        .optional()?;
+    let website = crate::visits::find_website_id(tx, domain.as_str())?;
     let Some(website_id) = website else {
         if block {
             return Ok((None, report));
@@ -142,6 +140,7 @@ pub(super) fn start_website_in(
             domain_sha256: Some(&hash),
             website_id: Some(website_id),
             blocked: block,
+            sync_hlc,
             ..TombstoneFields::default()
         },
         now,
@@ -155,8 +154,6 @@ pub(super) fn start_website_in(
     Ok(((!step.done).then_some(id), report))
 }
 
-/// A range forgetting that takes more than half of the history, and at least this many visits,
-/// empties the search index and rebuilds what is left instead of deleting index rows one by one.
 /// Another device's forgetting of the website of `domain`, made at `at` with clock `hlc`: the
 /// visits recorded before it (by the clock) are forgotten here (a visit recorded later, here or
 /// elsewhere, is kept everywhere), and the tombstone drops any such visit that arrives later. The
@@ -169,10 +166,7 @@ pub(crate) fn start_synced_website_in(
     now: Timestamp,
     budget: usize,
 ) -> Result<Option<TombstoneId>> {
-    let website: Option<WebsiteId> = tx
-        .prepare_cached(r#"SELECT id FROM website WHERE domain = :d"#)?
-        .query_row(named_params! { ":d": domain.as_str() }, |r| r.get("id"))
-        .optional()?;
+    let website = crate::visits::find_website_id(tx, domain.as_str())?;
     let hash = super::domain_sha256(domain.as_str());
     let id = insert_tombstone(
         tx,
@@ -223,22 +217,8 @@ pub(crate) fn remember_forgotten_visits_in(
     Ok(())
 }
 
-/// Gives this device's website forgetting just started in `tx` (tombstone by `hash` at `now`)
-/// the clock it was queued with: from then on it is bounded by it, like another device's.
-pub(crate) fn set_website_tombstone_hlc_in(
-    tx: &Transaction<'_>,
-    hash: &[u8],
-    now: Timestamp,
-    hlc: i64,
-) -> Result<()> {
-    tx.prepare_cached(
-        r#"UPDATE tombstone SET sync_hlc = :h
-           WHERE kind = 'website' AND domain_sha256 = :hash AND forgotten_at = :now AND sync_hlc IS NULL"#,
-    )?
-    .execute(named_params! { ":h": hlc, ":hash": hash, ":now": now })?;
-    Ok(())
-}
-
+/// A range forgetting that takes more than half of the history, and at least this many visits,
+/// empties the search index and rebuilds what is left instead of deleting index rows one by one.
 const REBUILD_MIN_VISITS: i64 = 2_000;
 
 /// Visits indexed in a batch that would delete one: indexing costs about a twentieth of it.

@@ -92,13 +92,6 @@ fn parse_category(v: Option<&str>) -> Option<Category> {
     v?.parse().ok()
 }
 
-fn website_of(tx: &Transaction<'_>, domain: &str) -> Result<Option<WebsiteId>> {
-    Ok(tx
-        .prepare_cached(r#"SELECT id FROM website WHERE domain = :d"#)?
-        .query_row(named_params! { ":d": domain }, |r| r.get("id"))
-        .optional()?)
-}
-
 fn set_user_category(
     tx: &Transaction<'_>,
     id: WebsiteId,
@@ -125,6 +118,22 @@ fn write_ai_category(tx: &Transaction<'_>, id: WebsiteId, c: Category, now: Time
     )? {
         crate::outbox::settle_job_for_website(tx, id)?;
     }
+    Ok(())
+}
+
+/// Records `device`'s name as of clock `hlc` (last writer wins), cut to
+/// [`super::engine::MAX_DEVICE_NAME`] characters.
+pub(crate) fn set_device_name_in(tx: &Transaction<'_>, device: Uuid, name: &str, hlc: i64) -> Result<()> {
+    tx.prepare_cached(
+        r#"INSERT INTO sync_device (device_id, name, hlc) VALUES (:d, :n, :h)
+           ON CONFLICT (device_id) DO UPDATE SET name = excluded.name, hlc = excluded.hlc
+           WHERE excluded.hlc > sync_device.hlc"#,
+    )?
+    .execute(named_params! {
+        ":d": device.as_bytes().as_slice(),
+        ":n": crate::error::truncate_chars(name.trim(), super::engine::MAX_DEVICE_NAME),
+        ":h": hlc,
+    })?;
     Ok(())
 }
 
@@ -208,7 +217,8 @@ fn apply_one(
             {
                 return Ok(false);
             }
-            let (website, new) = visits::get_or_insert_website_in(tx, &domain, now)?;
+            // A new website gets the categories other devices gave it (`on_new_website_in`).
+            let (website, _) = visits::get_or_insert_website_in(tx, &domain, now)?;
             let visit = NewVisit {
                 url,
                 title: title.as_deref(),
@@ -216,7 +226,6 @@ fn apply_one(
                 source,
                 source_visit_id: None,
             };
-            let _ = new;
             let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc))?;
             // A device that retitled this visit may have been heard from first.
             if let Some(newer) = local::get_register(tx, &local::title_key(*id))? {
@@ -265,7 +274,7 @@ fn apply_one(
             match CategorySource::parse(source) {
                 Some(CategorySource::User) => {
                     if local::offer_register_in(tx, &user_key(d), s.hlc, device, Some(c.id()))? {
-                        if let Some(w) = website_of(tx, d)? {
+                        if let Some(w) = visits::find_website_id(tx, d)? {
                             set_user_category(tx, w, d, c, now)?;
                         }
                     }
@@ -273,7 +282,7 @@ fn apply_one(
                 }
                 Some(CategorySource::Ai) => {
                     if local::offer_register_in(tx, &ai_key(d), s.hlc, device, Some(c.id()))? {
-                        if let Some(w) = website_of(tx, d)? {
+                        if let Some(w) = visits::find_website_id(tx, d)? {
                             write_ai_category(tx, w, c, now)?;
                         }
                     }
@@ -336,16 +345,7 @@ fn apply_one(
             Ok(true)
         }
         Op::Device { name } => {
-            tx.prepare_cached(
-                r#"INSERT INTO sync_device (device_id, name, hlc) VALUES (:d, :n, :h)
-                   ON CONFLICT (device_id) DO UPDATE SET name = excluded.name, hlc = excluded.hlc
-                   WHERE excluded.hlc > sync_device.hlc"#,
-            )?
-            .execute(named_params! {
-                ":d": device.as_bytes().as_slice(),
-                ":n": crate::error::truncate_chars(name.trim(), 64),
-                ":h": s.hlc,
-            })?;
+            set_device_name_in(tx, device, name, s.hlc)?;
             Ok(true)
         }
         Op::Unknown => Ok(false),

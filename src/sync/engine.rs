@@ -199,14 +199,11 @@ async fn link(
                 ":n": device_name, ":now": now,
             })?;
             // Names are the device's own, like any other change (its own row is written here).
-            local::queue_in(
-                tx,
-                &Op::Device {
-                    name: device_name.clone(),
-                },
-            )?;
-            tx.prepare_cached(r#"INSERT INTO sync_device (device_id, name, hlc) VALUES (:d, :n, 0)"#)?
-                .execute(named_params! { ":d": device.as_bytes().as_slice(), ":n": device_name })?;
+            let op = Op::Device {
+                name: device_name.clone(),
+            };
+            let hlc = local::queue_in(tx, &op)?.map_or(0, |(hlc, _)| hlc);
+            apply::set_device_name_in(tx, device, &device_name, hlc)?;
             queue_state_in(tx)?;
             Ok(())
         })
