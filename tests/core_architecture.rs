@@ -138,3 +138,25 @@ fn only_the_modules_architecture_names_touch_rusqlite() {
         }
     }
 }
+
+/// "The worker module does not know sync": the worker asks a `ClaimGate`; only `sync::claims`
+/// implements it, so the worker never names the sync module (outside comments).
+#[test]
+fn the_worker_does_not_know_sync() {
+    let mut files = rust_files(&root().join("src/worker"));
+    files.push(root().join("src/worker.rs"));
+    for file in files {
+        let code: String = code_of(&file)
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            !code.contains("crate::sync") && !code.contains("sitetrail::sync"),
+            "{} names the sync module; the worker only knows worker::gate::ClaimGate",
+            file.display()
+        );
+    }
+    let claims = std::fs::read_to_string(root().join("src/sync/claims.rs")).unwrap();
+    assert!(claims.contains("impl ClaimGate for HubClaims"));
+}
