@@ -309,6 +309,24 @@ pub fn get_visit_id_by_source_in(
         .optional()?)
 }
 
+/// The URL and time of the visit stored under (`source`, `source_visit_id`), if there is one: what
+/// a sender reusing that id must match (the capture path refuses an id reused for another page).
+pub fn get_visit_url_and_time_by_source_in(
+    tx: &Transaction<'_>,
+    source: &str,
+    source_visit_id: &str,
+) -> Result<Option<(String, Timestamp)>> {
+    Ok(tx
+        .prepare_cached(
+            r#"SELECT url, visited_at FROM visit WHERE source = :source AND source_visit_id = :svid"#,
+        )?
+        .query_row(
+            named_params! { ":source": source, ":svid": source_visit_id },
+            |r| Ok((r.get("url")?, r.get("visited_at")?)),
+        )
+        .optional()?)
+}
+
 impl Store {
     /// Records one visit in its own transaction. Never waits for the classifier: the website's
     /// classification job is only queued.

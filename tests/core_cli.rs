@@ -304,3 +304,20 @@ fn every_setting_has_an_environment_variable_below_its_flag() {
     assert!(stderr.contains("batch_size=3"), "{stderr}");
     assert_eq!(db.open().queue_status().unwrap().completed, 1);
 }
+
+#[test]
+fn an_empty_environment_variable_is_as_good_as_unset() {
+    // `SITETRAIL_DB= sitetrail ...` is how a shell unsets it for one command.
+    let db = TempDb::new();
+    let out = run_ok(
+        cli(&db.path)
+            .env("SITETRAIL_DB", "")
+            .env("SITETRAIL_SETTINGS", "")
+            .args(["visit", "https://empty-env.test/"]),
+    );
+    assert!(out.contains("empty-env.test"), "{out}");
+    assert_eq!(
+        db.open().website("empty-env.test").unwrap().domain,
+        "empty-env.test"
+    );
+}

@@ -57,6 +57,7 @@ mod import_support;
 mod capture_browser;
 mod capture_firefox;
 mod capture_host;
+mod capture_hostile;
 mod capture_link;
 mod extension_unit;
 mod time_spent;

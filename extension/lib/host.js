@@ -17,6 +17,14 @@ export const ACK_TIMEOUT_MS = 30_000;
 export const SITE_TIMEOUT_MS = 3_000;
 /** Waits before reconnecting after consecutive failures. */
 export const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
+/** Refusals of a whole batch (nothing in it stored, and sending it again cannot help): the batch
+ * is split, and a single event refused this way is dropped and counted. `database` is not one
+ * of them: the same batch is sent again after a wait. */
+export const WHOLE_BATCH_REFUSALS = new Set(['bad_json', 'bad_message', 'too_large', 'too_many_events']);
+/** A batch the host never answered (it exited, or said nothing for ACK_TIMEOUT_MS) this many
+ * times in a row is split; a single event this many times is dropped and counted, so no event
+ * can stop the queue for good. */
+export const UNANSWERED_LIMIT = 3;
 
 /** The browser name `sitetrail browser-link install --browser` takes, where the extension knows
  * it (Firefox); the Chromium family cannot tell its members apart. */
@@ -94,6 +102,11 @@ export class HostLink {
     this.ackTimer = null;
     this.lastAttempt = -Infinity;
     this.batchBytes = BATCH_BYTES;
+    this.batchEvents = BATCH_EVENTS;
+    /** The batch in flight: its events' ids, oldest first. */
+    this.sentIds = [];
+    /** The first event of the batch last left unanswered, and how many times in a row. */
+    this.unanswered = { id: null, times: 0 };
     this.status = { connected: false, reason: 'Not connected yet.', host: null, rejected: 0, lastStoredAt: null };
     this.siteNo = 0;
     /** query number -> resolve, for the site questions waiting for their answer. */
@@ -163,10 +176,11 @@ export class HostLink {
     port.postMessage({ type: 'hello', protocol: PROTOCOL, extension_version: this.version });
   }
 
-  failed(reason) {
+  async failed(reason) {
     const advice = explain(reason, { browser: this.browser, answered: this.state === 'connected' });
     this.port = null;
     this.state = 'disconnected';
+    if (this.sent) await this.unansweredBatch();
     this.queue.release();
     this.sent = null;
     this.timers.clearTimeout(this.ackTimer);
@@ -193,6 +207,31 @@ export class HostLink {
     await this.failed(reason);
   }
 
+  /** The batch in flight got no answer (the host exited or stayed silent): after UNANSWERED_LIMIT
+   * times in a row it is split, and a single event is dropped and counted. */
+  async unansweredBatch() {
+    const first = this.sentIds[0];
+    const times = this.unanswered.id === first ? this.unanswered.times + 1 : 1;
+    this.unanswered = { id: first, times };
+    if (times < UNANSWERED_LIMIT) return;
+    this.unanswered = { id: null, times: 0 };
+    if (this.sentIds.length > 1) {
+      this.batchEvents = Math.max(1, Math.floor(this.sentIds.length / 2));
+      return;
+    }
+    await this.dropEvents(this.sentIds, 'the Sitetrail host never answered for it');
+  }
+
+  /** Deletes the in-flight events `ids` for good (refused, and sending them again cannot help)
+   * and counts them in the popup's "refused" line. */
+  async dropEvents(ids, why) {
+    console.warn(`sitetrail: ${ids.length} event(s) dropped: ${why}`, ids);
+    await this.queue.ack(ids);
+    this.batchEvents = BATCH_EVENTS;
+    this.batchBytes = BATCH_BYTES;
+    await this.setStatus({ rejected: this.status.rejected + ids.length });
+  }
+
   async onMessage(port, msg) {
     if (port !== this.port || !msg || typeof msg !== 'object') return;
     if (msg.type === 'hello') {
@@ -215,23 +254,33 @@ export class HostLink {
     if (!this.sent || msg.batch !== this.sent) return; // an answer to a batch we gave up on
     this.timers.clearTimeout(this.ackTimer);
     this.sent = null;
+    this.unanswered = { id: null, times: 0 };
     if (msg.type === 'ack') {
       const rejected = Array.isArray(msg.rejected) ? msg.rejected : [];
       const ids = [...(msg.stored || []), ...rejected.map((r) => r.id).filter(Boolean)];
       const n = await this.queue.ack(ids);
       if (rejected.length) console.warn('sitetrail: events refused by the host', rejected);
       this.batchBytes = BATCH_BYTES;
+      this.batchEvents = BATCH_EVENTS;
       await this.setStatus({ rejected: this.status.rejected + rejected.length, lastStoredAt: n ? this.timers.now() : this.status.lastStoredAt });
       await this.flush();
       return;
     }
     // An error: nothing of the batch was stored.
-    this.queue.release();
-    if (msg.kind === 'too_large' && this.batchBytes > 1024) {
-      this.batchBytes = Math.floor(this.batchBytes / 2);
+    if (WHOLE_BATCH_REFUSALS.has(msg.kind)) {
+      // Something in the batch makes the host refuse all of it: halve until the event that does
+      // is alone, then drop that one (a batch is never sent again unchanged).
+      if (this.sentIds.length === 1) {
+        await this.dropEvents(this.sentIds, `${msg.kind}: ${msg.message}`);
+      } else {
+        this.queue.release();
+        this.batchEvents = Math.max(1, Math.floor(this.sentIds.length / 2));
+        if (msg.kind === 'too_large') this.batchBytes = Math.max(1024, Math.floor(this.batchBytes / 2));
+      }
       await this.flush();
       return;
     }
+    this.queue.release();
     await this.setStatus({ reason: `Sitetrail did not store the last events (${msg.message}); retrying.` });
     this.timers.clearTimeout(this.retryTimer);
     const delay = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
@@ -242,10 +291,11 @@ export class HostLink {
   /** Sends the next batch if connected and none is waiting for its answer. */
   async flush() {
     if (this.state !== 'connected' || this.sent) return;
-    const batch = await this.queue.take(BATCH_EVENTS, this.batchBytes);
+    const batch = await this.queue.take(this.batchEvents, this.batchBytes);
     if (batch.length === 0) return;
     this.batchNo += 1;
     this.sent = this.batchNo;
+    this.sentIds = batch.map((b) => b.event.id);
     const port = this.port;
     try {
       port.postMessage({ type: 'events', batch: this.batchNo, events: batch.map((b) => b.event) });

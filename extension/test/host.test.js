@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { HostLink, HOST_NAME, BACKOFF_MS, ADVICE, explain } from '../lib/host.js';
+import { HostLink, HOST_NAME, BACKOFF_MS, ADVICE, UNANSWERED_LIMIT, explain } from '../lib/host.js';
 import { Queue } from '../lib/queue.js';
 import { MemoryStorage, FakePort } from './fakes.js';
 
@@ -89,6 +89,66 @@ test('a host that dies with a batch in flight gets the same batch again after re
   t.ports[1].answer({ type: 'ack', batch: t.ports[1].sent[1].batch, stored: ['a', 'b'], rejected: [] });
   await t.settle();
   assert.equal(t.queue.size, 0);
+});
+
+/** Plays a host that refuses every batch holding the event `poison` (answering as `answer` says)
+ * and stores the rest; returns the batches it was sent. */
+async function playPoisonedHost(t, poison, answer) {
+  const seen = [];
+  for (let round = 0; round < 200 && t.queue.size > 0; round += 1) {
+    const port = t.ports.at(-1);
+    const msg = port.sent.at(-1);
+    if (msg.type === 'hello') {
+      port.answer({ type: 'hello', ok: true });
+      await t.settle();
+      continue;
+    }
+    if (msg.type !== 'events' || port.disconnected) {
+      await t.advance(60_000);
+      continue;
+    }
+    const ids = msg.events.map((e) => e.id);
+    seen.push(ids);
+    if (ids.includes(poison)) {
+      await answer(port, msg);
+    } else {
+      port.answer({ type: 'ack', batch: msg.batch, stored: ids, rejected: [] });
+      await t.settle();
+    }
+  }
+  return seen;
+}
+
+test('a batch refused as a whole is split until the event that causes it is alone, which is dropped and counted', async () => {
+  const t = await setup();
+  for (const id of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) await t.queue.push(t.visit(id));
+  t.link.connect();
+  const seen = await playPoisonedHost(t, 'e', async (port, msg) => {
+    port.answer({ type: 'error', batch: msg.batch, kind: 'bad_json', message: 'lone surrogate' });
+    await t.settle();
+  });
+  assert.equal(t.queue.size, 0, 'the queue moved on');
+  assert.equal(t.statuses.at(-1).rejected, 1, 'one event dropped, counted for the popup');
+  assert.deepEqual(seen[0], ['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+  assert.ok(seen.some((ids) => ids.length === 1 && ids[0] === 'e'), 'e was sent alone');
+  assert.equal(new Set(seen.map((ids) => ids.join())).size, seen.length, 'no batch was sent twice unchanged');
+  const stored = seen.filter((ids) => !ids.includes('e')).flat().sort();
+  assert.deepEqual(stored, ['a', 'b', 'c', 'd', 'f', 'g']);
+});
+
+test('a batch the host never answers is split, and an event it never answers for is dropped', async () => {
+  const t = await setup();
+  for (const id of ['a', 'b', 'c', 'd']) await t.queue.push(t.visit(id));
+  t.link.connect();
+  const seen = await playPoisonedHost(t, 'b', async (port) => {
+    // The host dies on it (a reply it cannot send, say) without a word.
+    port.die();
+    await t.settle();
+  });
+  assert.equal(t.queue.size, 0, 'the queue moved on');
+  assert.equal(t.statuses.at(-1).rejected, 1);
+  assert.equal(seen.filter((ids) => ids.length === 1 && ids[0] === 'b').length, UNANSWERED_LIMIT, 'b alone, tried that often');
+  assert.deepEqual(seen.slice(0, UNANSWERED_LIMIT), Array(UNANSWERED_LIMIT).fill(['a', 'b', 'c', 'd']), 'resent as it was until the limit');
 });
 
 test('a missing host is explained, retried with growing waits, and events wait meanwhile', async () => {

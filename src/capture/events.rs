@@ -18,7 +18,10 @@ use crate::import::{MAX_VISIT_MICROS, MIN_VISIT_MICROS};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 use crate::time_spent::{set_active_ms_in, MAX_ACTIVE_MS};
-use crate::visits::{get_visit_id_by_source_in, record_visit_in, update_title_in, NewVisit};
+use crate::visits::{
+    get_visit_id_by_source_in, get_visit_url_and_time_by_source_in, record_visit_in, update_title_in,
+    NewVisit,
+};
 
 use super::protocol::{valid_id, Event, EventKind, Rejected};
 
@@ -64,7 +67,7 @@ impl Checked {
 fn reject(id: Option<&str>, reason: impl Into<String>) -> Rejected {
     Rejected {
         id: id.filter(|i| valid_id(i)).map(str::to_owned),
-        reason: reason.into(),
+        reason: super::protocol::bounded(reason),
     }
 }
 
@@ -161,6 +164,15 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
             at,
             active_ms,
         } => {
+            // An id is the visit's for good: sent again it must be the same page at the same
+            // time, or a title meant for one page would land on another.
+            if let Some((stored_url, stored_at)) = get_visit_url_and_time_by_source_in(tx, source, id)? {
+                if stored_url != url.trim() || stored_at != *at {
+                    return Err(Error::Conflict(format!(
+                        "event id {id} was already stored for another page or time; the stored visit is kept"
+                    )));
+                }
+            }
             let rec = record_visit_in(
                 tx,
                 &NewVisit {

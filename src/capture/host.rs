@@ -20,7 +20,8 @@ use crate::store::{Store, StoreOptions};
 
 use super::events::{store_events, MAX_EVENTS_PER_BATCH};
 use super::protocol::{
-    read_frame, write_frame, Frame, FrameError, Reply, Request, MAX_INCOMING, PROTOCOL_VERSION,
+    batch_number, bounded, mend_text, read_frame, write_frame, Frame, FrameError, Reply, Request, MAX_BATCH,
+    MAX_INCOMING, PROTOCOL_VERSION,
 };
 
 /// How the host runs.
@@ -147,9 +148,9 @@ impl Host {
     pub fn handle(&mut self, frame: Frame) -> Reply {
         let bytes = match frame {
             Frame::Message(b) => b,
-            Frame::TooLarge(n) => {
+            Frame::TooLarge { len: n, batch } => {
                 return Reply::Error {
-                    batch: None,
+                    batch,
                     kind: "too_large",
                     message: format!(
                     "a message of {n} bytes is over the host's limit of {MAX_INCOMING} bytes; it was skipped"
@@ -157,27 +158,28 @@ impl Host {
                 }
             }
         };
-        let request: Request = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        // A refusal names the batch it refuses whenever the message names one, even when the
+        // rest of it cannot be read: the extension then splits the batch instead of waiting for
+        // an answer it would never get.
+        let named = batch_number(&bytes);
+        let request: Request = match serde_json::from_slice::<serde_json::Value>(&mend_text(&bytes)) {
             Err(e) => {
                 return Reply::Error {
-                    batch: None,
+                    batch: named,
                     kind: "bad_json",
-                    message: format!("the message is not JSON: {e}"),
+                    message: bounded(format!("the message is not JSON: {e}")),
                 }
             }
-            Ok(value) => {
-                let batch = value.get("batch").and_then(serde_json::Value::as_u64);
-                match serde_json::from_value(value) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        return Reply::Error {
-                            batch,
-                            kind: "bad_message",
-                            message: format!("the message is not one this host knows: {e}"),
-                        }
+            Ok(value) => match serde_json::from_value(value) {
+                Ok(r) => r,
+                Err(e) => {
+                    return Reply::Error {
+                        batch: named,
+                        kind: "bad_message",
+                        message: bounded(format!("the message is not one this host knows: {e}")),
                     }
                 }
-            }
+            },
         };
         match request {
             Request::Ping => Reply::Pong,
@@ -205,7 +207,7 @@ impl Host {
                     browser = %self.config.browser,
                     "extension connected"
                 );
-                let problem = self.store().err().map(|e| e.to_string());
+                let problem = self.store().err().map(|e| bounded(e.to_string()));
                 if problem.is_none() {
                     self.record_contact(extension_version.as_deref(), true);
                 }
@@ -218,6 +220,11 @@ impl Host {
                     problem,
                 }
             }
+            Request::Events { batch, .. } if batch > MAX_BATCH => Reply::Error {
+                batch: None,
+                kind: "bad_message",
+                message: format!("a batch number is a whole number from 0 to {MAX_BATCH}"),
+            },
             Request::Events { batch, events } => {
                 if events.len() > MAX_EVENTS_PER_BATCH {
                     return Reply::Error {
@@ -262,7 +269,7 @@ impl Host {
                         Reply::Error {
                             batch: Some(batch),
                             kind: "database",
-                            message: e.to_string(),
+                            message: bounded(e.to_string()),
                         }
                     }
                 }
@@ -316,7 +323,9 @@ pub fn serve(host: &mut Host, mut input: impl Read, mut output: impl Write) -> s
             }
         };
         let reply = host.handle(frame);
-        write_frame(&mut output, &reply.to_json())?;
+        for message in reply.to_frames() {
+            write_frame(&mut output, &message)?;
+        }
     }
 }
 

@@ -25,6 +25,9 @@ pub const BROWSER_MAX_INCOMING: u32 = 64 * 1024 * 1024;
 /// Largest message the host may send (the browsers accept at most 1 MB).
 pub const MAX_OUTGOING: usize = 1024 * 1024;
 
+/// How much of a message over [`MAX_INCOMING`] is read for its batch number.
+const TOO_LARGE_HEAD: usize = 256;
+
 /// Version of the message vocabulary below; `hello` carries it both ways.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -33,8 +36,14 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub enum Frame {
     /// A message within [`MAX_INCOMING`]: its bytes.
     Message(Vec<u8>),
-    /// A message of this many bytes, longer than [`MAX_INCOMING`]; it was read past, unparsed.
-    TooLarge(u32),
+    /// A message of `len` bytes, longer than [`MAX_INCOMING`]; it was read past, unparsed, except
+    /// for the batch number its first bytes name (so that its refusal can name it).
+    TooLarge {
+        /// Its length.
+        len: u32,
+        /// The batch number it names near its start, if any.
+        batch: Option<u64>,
+    },
 }
 
 /// Why no frame could be read.
@@ -84,11 +93,20 @@ pub fn read_frame(r: &mut impl Read) -> Result<Frame, FrameError> {
     }
     let mut body = r.take(u64::from(len));
     if len > MAX_INCOMING {
+        // The extension writes `{"type":"events","batch":N,` first: the head names the batch.
+        let mut head = Vec::with_capacity(TOO_LARGE_HEAD);
+        (&mut body)
+            .take(TOO_LARGE_HEAD as u64)
+            .read_to_end(&mut head)
+            .map_err(FrameError::Io)?;
         let skipped = io::copy(&mut body, &mut io::sink()).map_err(FrameError::Io)?;
-        return if skipped < u64::from(len) {
+        return if head.len() as u64 + skipped < u64::from(len) {
             Err(FrameError::Truncated)
         } else {
-            Ok(Frame::TooLarge(len))
+            Ok(Frame::TooLarge {
+                len,
+                batch: batch_number(&head),
+            })
         };
     }
     // Within MAX_INCOMING, so this allocation is bounded.
@@ -117,6 +135,141 @@ pub fn write_frame(w: &mut impl Write, json: &[u8]) -> io::Result<()> {
     w.write_all(&len.to_ne_bytes())?;
     w.write_all(json)?;
     w.flush()
+}
+
+/// Longest reason or message the host puts in a reply, in bytes. Refusal reasons quote what was
+/// refused (serde's `invalid type: string "…"`), so without a bound a 2 MB field would make a
+/// 2 MB reply, which no browser accepts.
+pub const MAX_REASON: usize = 300;
+
+/// Largest batch number the host accepts: the extension's numbers are JavaScript numbers, exact
+/// up to 2^53 - 1 (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_BATCH: u64 = (1 << 53) - 1;
+
+/// `text` cut to at most [`MAX_REASON`] bytes (on a character boundary, with `…` when cut), its
+/// control characters made spaces (each would take six bytes as a JSON escape).
+pub fn bounded(text: impl Into<String>) -> String {
+    let mut text = text.into();
+    if text.chars().any(char::is_control) {
+        text = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+    }
+    if text.len() > MAX_REASON {
+        let mut end = MAX_REASON - '…'.len_utf8();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// A message's bytes made readable as JSON text, as a browser reads such text: invalid UTF-8
+/// becomes U+FFFD, and so does a lone UTF-16 surrogate escape (`"\uD800"`, what
+/// `JSON.stringify` writes for a string cut in the middle of an emoji), which serde_json refuses.
+/// Borrowed when there is nothing to mend (the usual case).
+pub fn mend_text(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    use std::borrow::Cow;
+    let text: Cow<'_, [u8]> = match String::from_utf8_lossy(bytes) {
+        Cow::Borrowed(_) => Cow::Borrowed(bytes),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    };
+    let lone = lone_surrogates(&text);
+    if lone.is_empty() {
+        return text;
+    }
+    let mut owned = text.into_owned();
+    for at in lone {
+        // `\uD800` and `\uFFFD` are both six bytes: patched in place.
+        owned[at..at + 6].copy_from_slice(br"\uFFFD");
+    }
+    Cow::Owned(owned)
+}
+
+/// The four hex digits at `at` as a number, if they are four hex digits.
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let digits = b.get(at..at + 4)?;
+    let text = std::str::from_utf8(digits).ok()?;
+    if !text.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(text, 16).ok()
+}
+
+/// Where a `\uXXXX` escape of a lone surrogate starts, in the strings of JSON text `b`.
+fn lone_surrogates(b: &[u8]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < b.len() {
+        match (in_string, b[i]) {
+            (false, b'"') => in_string = true,
+            (true, b'"') => in_string = false,
+            (true, b'\\') => {
+                if b.get(i + 1) != Some(&b'u') {
+                    i += 2;
+                    continue;
+                }
+                match hex4(b, i + 2) {
+                    Some(0xD800..=0xDBFF) => {
+                        let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+                            .then(|| hex4(b, i + 8))
+                            .flatten();
+                        if matches!(low, Some(0xDC00..=0xDFFF)) {
+                            i += 12; // a pair: one character
+                            continue;
+                        }
+                        found.push(i);
+                    }
+                    Some(0xDC00..=0xDFFF) => found.push(i),
+                    _ => {}
+                }
+                i += 6;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The batch number a message names at its top level (`{"batch": 7, ...}`), read without parsing
+/// the rest, so that even a message that is not valid JSON further on is refused by its number
+/// (the extension then knows which batch was refused). `None` if it names none, or not one
+/// within [`MAX_BATCH`].
+pub fn batch_number(b: &[u8]) -> Option<u64> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let key = b.get(start..j)?;
+                i = j + 1;
+                if depth == 1 && key == b"batch" {
+                    let rest = b.get(i..)?;
+                    let rest = rest.trim_ascii_start().strip_prefix(b":")?.trim_ascii_start();
+                    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+                    let n: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+                    return (n <= MAX_BATCH).then_some(n);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// A message from the extension. Unknown fields are ignored (a newer extension may send more).
@@ -283,6 +436,51 @@ impl Reply {
         // Serializing these plain structs cannot fail; an empty object is a safe fallback.
         serde_json::to_vec(self).unwrap_or_else(|_| b"{}".to_vec())
     }
+
+    /// The reply as messages of at most [`MAX_OUTGOING`] bytes each. Bounded ids and reasons keep
+    /// every reply well within it (`the_longest_possible_ack_fits_one_message`); should one still
+    /// be longer, an ack is split into acks of the same batch (the extension takes the first and
+    /// sends the rest again, which are then acknowledged as already stored), and anything else
+    /// becomes a short error.
+    pub fn to_frames(&self) -> Vec<Vec<u8>> {
+        let json = self.to_json();
+        if json.len() <= MAX_OUTGOING {
+            return vec![json];
+        }
+        match self {
+            Reply::Ack {
+                batch,
+                stored,
+                rejected,
+            } if stored.len() + rejected.len() > 1 => {
+                let half_stored = stored.len() / 2;
+                let half_rejected = rejected.len() / 2;
+                let first = Reply::Ack {
+                    batch: *batch,
+                    stored: stored[..half_stored].to_vec(),
+                    rejected: rejected[..half_rejected].to_vec(),
+                };
+                let second = Reply::Ack {
+                    batch: *batch,
+                    stored: stored[half_stored..].to_vec(),
+                    rejected: rejected[half_rejected..].to_vec(),
+                };
+                let mut frames = first.to_frames();
+                frames.extend(second.to_frames());
+                frames
+            }
+            _ => vec![Reply::Error {
+                batch: match self {
+                    Reply::Ack { batch, .. } => Some(*batch),
+                    Reply::Error { batch, .. } => *batch,
+                    _ => None,
+                },
+                kind: "too_large",
+                message: "the answer was too long to send".into(),
+            }
+            .to_json()],
+        }
+    }
 }
 
 #[cfg(test)]
@@ -381,7 +579,24 @@ mod tests {
         let mut input = framed(&big);
         input.extend(framed(br#"{"type":"ping"}"#));
         let mut r = &input[..];
-        assert_eq!(read_frame(&mut r).unwrap(), Frame::TooLarge(MAX_INCOMING + 1));
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Frame::TooLarge {
+                len: MAX_INCOMING + 1,
+                batch: None
+            }
+        );
+        // One that starts like a batch is refused by its number.
+        let mut big = br#"{"type":"events","batch":41,"events":["#.to_vec();
+        big.resize(MAX_INCOMING as usize + 10, b' ');
+        let input = framed(&big);
+        assert_eq!(
+            read_frame(&mut &input[..]).unwrap(),
+            Frame::TooLarge {
+                len: MAX_INCOMING + 10,
+                batch: Some(41)
+            }
+        );
         assert_eq!(
             read_frame(&mut r).unwrap(),
             Frame::Message(br#"{"type":"ping"}"#.to_vec())
@@ -428,6 +643,51 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(e.kind, EventKind::Visit);
+    }
+
+    #[test]
+    fn lone_surrogates_and_bad_utf8_are_mended_and_everything_else_left_alone() {
+        let mended = |b: &[u8]| -> String {
+            let v: serde_json::Value = serde_json::from_slice(&mend_text(b)).unwrap();
+            v.as_str().unwrap().to_owned()
+        };
+        assert_eq!(mended(br#""a\ud800b""#), "a\u{FFFD}b");
+        assert_eq!(mended(br#""\udc00""#), "\u{FFFD}");
+        assert_eq!(mended(br#""\ud83c\ud83c\udf89""#), "\u{FFFD}🎉");
+        assert_eq!(mended(br#""end \uD83C""#), "end \u{FFFD}");
+        // An escaped backslash before "ud800" is text, not an escape; a pair is one character.
+        assert!(matches!(
+            mend_text(br#""\\ud800 \ud83c\udf89""#),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(mended(b"\"caf\xe9\""), "caf\u{FFFD}");
+        // Outside strings nothing is touched (it is not JSON text to mend).
+        assert!(matches!(mend_text(br#"{"a":1}"#), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn the_batch_number_is_read_from_the_top_level_only() {
+        assert_eq!(
+            batch_number(br#"{"type":"events","batch":7,"events":[}"#),
+            Some(7)
+        );
+        assert_eq!(batch_number(br#"{"events":[{"batch":1}],"batch" : 9"#), Some(9));
+        assert_eq!(batch_number(br#"{"title":"\"batch\":3"}"#), None);
+        assert_eq!(batch_number(br#"{"batch":"7"}"#), None);
+        assert_eq!(batch_number(br#"{"batch":99999999999999999999}"#), None);
+        assert_eq!(
+            batch_number(format!(r#"{{"batch":{}}}"#, MAX_BATCH + 1).as_bytes()),
+            None
+        );
+        assert_eq!(batch_number(b"\"unterminated"), None);
+    }
+
+    #[test]
+    fn bounded_reasons_are_short_and_plain() {
+        let long = bounded("é".repeat(1000));
+        assert!(long.len() <= MAX_REASON && long.ends_with('…'));
+        assert_eq!(bounded("a\u{1b}]0;x\u{7}b"), "a ]0;x b");
+        assert_eq!(bounded("short"), "short");
     }
 
     #[test]

@@ -20,8 +20,30 @@ use sitetrail::{Error, Result, Store};
 use super::out::{self, Align, Cell, Style, Table};
 
 /// Waits this long after each committed batch before acknowledging it. For tests that kill the
-/// host between a commit and its ack; not for normal use.
+/// host between a commit and its ack: read only by debug builds (what `cargo test` runs), so a
+/// released host cannot be slowed by it, and capped at [`MAX_ACK_DELAY`] there too.
 const ACK_DELAY_ENV: &str = "SITETRAIL_NATIVE_HOST_ACK_DELAY_MS";
+
+/// The longest [`ACK_DELAY_ENV`] a debug build waits.
+const MAX_ACK_DELAY: Duration = Duration::from_secs(120);
+
+/// The test hook's delay: zero in a release build, whatever the environment says.
+fn ack_delay() -> Result<Duration> {
+    if !cfg!(debug_assertions) {
+        return Ok(Duration::ZERO);
+    }
+    match std::env::var(ACK_DELAY_ENV) {
+        Ok(v) if !v.trim().is_empty() => {
+            let ms: u64 = v.trim().parse().map_err(|_| {
+                Error::InvalidInput(format!(
+                    "{ACK_DELAY_ENV} must be a number of milliseconds, not {v:?}"
+                ))
+            })?;
+            Ok(Duration::from_millis(ms).min(MAX_ACK_DELAY))
+        }
+        _ => Ok(Duration::ZERO),
+    }
+}
 
 #[derive(Args, Debug)]
 pub(crate) struct NativeHostArgs {
@@ -118,14 +140,7 @@ pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Resu
             args.browser
         )));
     }
-    let ack_delay = match std::env::var(ACK_DELAY_ENV) {
-        Ok(v) if !v.trim().is_empty() => Duration::from_millis(v.trim().parse().map_err(|_| {
-            Error::InvalidInput(format!(
-                "{ACK_DELAY_ENV} must be a number of milliseconds, not {v:?}"
-            ))
-        })?),
-        _ => Duration::ZERO,
-    };
+    let ack_delay = ack_delay()?;
     let config = HostConfig {
         browser: args.browser,
         db: db_path(db)?,

@@ -110,7 +110,7 @@ enum Command {
 pub fn main() -> ExitCode {
     // The hidden `package-files` is parsed beside `Cli`, not in it: the man pages and
     // completions it writes from `Cli::command()` must not list it.
-    let mut matches = Cli::command().subcommand(package::command()).get_matches();
+    let mut matches = ignore_empty_env(Cli::command().subcommand(package::command())).get_matches();
     if let Some((package::NAME, m)) = matches.subcommand() {
         return report(package::run_package_files(Cli::command(), m));
     }
@@ -128,6 +128,20 @@ pub fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     report(run(cli))
+}
+
+/// `cmd` with the environment variables of its options (`SITETRAIL_DB`, ...) ignored where they
+/// are set but empty (`SITETRAIL_DB= sitetrail ...`, the shell's way to unset one for a command):
+/// clap would refuse the empty value, even beside an explicit `--db`.
+fn ignore_empty_env(cmd: clap::Command) -> clap::Command {
+    let names: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    let cmd = cmd.mut_args(|a| match a.get_env() {
+        Some(var) if std::env::var_os(var).is_some_and(|v| v.is_empty()) => a.env(None::<&str>),
+        _ => a,
+    });
+    names
+        .iter()
+        .fold(cmd, |cmd, name| cmd.mut_subcommand(name, ignore_empty_env))
 }
 
 /// The exit code of a command's result, with the error's message on stderr.

@@ -214,12 +214,26 @@ function markDates() {
   }
 }
 
+/** Set by `reload` until its first page arrives: the rows shown are replaced then, not before. */
+let replacing = false;
+
+/**
+ * Starts the list again from the newest visit. The rows on screen stay until the new first page
+ * has arrived, so a refresh (a website classified, a visit recorded) never blinks the list empty.
+ */
 export function reload() {
   markDates();
   generation += 1;
   cursor = null;
   done = false;
   loading = false;
+  replacing = true;
+  loadMore();
+}
+
+/** Empties the list and its bookkeeping, just before the first page of a reload is shown. */
+function clearRows() {
+  replacing = false;
   shown = 0;
   staleTop = false;
   trimmed = 0;
@@ -228,14 +242,13 @@ export function reload() {
   rows.clearSelection();
   $('#h-rows').replaceChildren();
   $('#h-scroll').scrollTop = 0;
-  loadMore();
 }
 
 async function loadMore() {
   if (loading || done) return;
   loading = true;
   const gen = generation;
-  $('#h-status').textContent = shown === 0 ? 'Loading…' : $('#h-status').textContent;
+  if (shown === 0) $('#h-status').textContent = 'Loading…';
   let page;
   try {
     page = await call('list_history', { query: query() });
@@ -245,6 +258,7 @@ async function loadMore() {
     return;
   }
   if (gen !== generation) return; // a newer query started meanwhile
+  if (replacing) clearRows();
   append(page.rows);
   annotate(page.rows.map((r) => r.visit_id));
   shown += page.rows.length;

@@ -84,9 +84,15 @@ fn review_right_keeps_the_category_as_the_users() {
     // The history rows show how sure each category is.
     h.click("#tab-history");
     h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 5).then_some(()));
-    let gh = h.text("#h-rows tr[data-domain='github.com'] td.c");
+    // Read as one snapshot of the page (a live refresh may replace the rows between two reads).
+    let cells = h.exec(
+        "const c = (d) => document.querySelector(`#h-rows tr[data-domain='${d}'] td.c`);\
+         return [c('github.com'), c('qzbank.example')].map(e => e ? e.innerText.trim() : null)",
+        json!([]),
+    );
+    let gh = cells[0].as_str().expect("a github.com row");
     assert!(gh.contains("built-in") && gh.contains("certain"), "{gh}");
-    let mine = h.text("#h-rows tr[data-domain='qzbank.example'] td.c");
+    let mine = cells[1].as_str().expect("a qzbank.example row");
     assert!(mine.contains("you") && mine.contains("certain"), "{mine}");
 
     // About: the open domain table and its licence.
