@@ -31,6 +31,24 @@ pub struct BlockedDomain {
     pub blocked_at: Timestamp,
 }
 
+/// The domain a block pattern as a person types it names: a domain (`tracker.example`, which
+/// blocks its subdomains too), the same as a suffix pattern (`*.tracker.example`, the form the
+/// exclusion list uses, meaning the same), or a URL. Anything else, such as a `*` elsewhere or an
+/// empty label (`a..b`), is refused with a message: a pattern that is accepted always blocks what
+/// it says.
+pub fn parse_pattern(input: &str) -> Result<Domain> {
+    let trimmed = input.trim();
+    let host = trimmed.strip_prefix("*.").unwrap_or(trimmed);
+    if host.contains('*') {
+        return Err(Error::InvalidDomain {
+            input: crate::error::truncate_chars(input, 200),
+            reason: "a block pattern is a domain (`tracker.example`) or `*.` and a domain                      (`*.tracker.example`, the same: a domain is blocked with everything under it)"
+                .into(),
+        });
+    }
+    Domain::parse(host)
+}
+
 /// `domain` and every domain it is a subdomain of: `a.b.c` → `a.b.c`, `b.c`, `c`.
 pub fn suffixes(domain: &str) -> impl Iterator<Item = &str> {
     std::iter::once(domain).chain(domain.match_indices('.').map(move |(i, _)| &domain[i + 1..]))
@@ -167,16 +185,17 @@ pub fn unblock_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Resu
 }
 
 impl Store {
-    /// Blocks `domain` (typed as a person would) and its subdomains; true if newly added.
+    /// Blocks `domain` (typed as a person would: [`parse_pattern`]) and its subdomains; true if
+    /// newly added.
     pub fn block_domain(&self, domain: &str) -> Result<bool> {
-        let domain = Domain::parse(domain)?;
+        let domain = parse_pattern(domain)?;
         let now = self.now();
         self.write(Change::Websites | Change::Outbox, |tx| block_in(tx, &domain, now))
     }
 
     /// Takes `domain` off the list; true if it was on it.
     pub fn unblock_domain(&self, domain: &str) -> Result<bool> {
-        let domain = Domain::parse(domain)?;
+        let domain = parse_pattern(domain)?;
         let now = self.now();
         self.write(Change::Websites | Change::Outbox, |tx| {
             unblock_in(tx, &domain, now)

@@ -44,8 +44,21 @@ impl Domain {
         let name = match host {
             Host::Domain(d) => d.to_owned(),
             Host::Ipv4(ip) => ip.to_string(),
-            Host::Ipv6(ip) => format!("[{ip}]"),
+            // `[::ffff:127.0.0.1]` is 127.0.0.1: one host for blocking, exclusions and forgetting.
+            Host::Ipv6(ip) => match ip.to_ipv4_mapped() {
+                Some(v4) => v4.to_string(),
+                None => format!("[{ip}]"),
+            },
         };
+        if let Host::Domain(d) = host {
+            let d = d.strip_suffix('.').unwrap_or(d);
+            if d.split('.').any(str::is_empty) {
+                return Err(bad("the host has an empty label (`..`)"));
+            }
+            if d.contains('*') {
+                return Err(bad("a host name has no `*`"));
+            }
+        }
         normalise(&name).ok_or_else(|| bad("the URL has an empty host"))
     }
 

@@ -61,6 +61,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "extension_contact",
         include_str!("../migrations/0011_extension_contact.sql"),
     ),
+    (
+        14,
+        "block_patterns",
+        include_str!("../migrations/0014_block_patterns.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

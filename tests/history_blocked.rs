@@ -224,3 +224,92 @@ fn the_capture_host_drops_blocked_and_forgotten_visits_and_stores_the_rest() {
     assert!(outcome.rejected[1].reason.contains("forget"), "{outcome:?}");
     assert_eq!(count(&store, "visit"), 1);
 }
+
+#[test]
+fn a_block_pattern_blocks_what_it_says_or_is_refused() {
+    let db = TempDb::new();
+    let store = db.open();
+    visit(&store, "https://old.wild.test/");
+    // `*.wild.test` is the exclusion list's way to write "wild.test and everything under it".
+    let out = run_ok(cli(&db.path).args(["blocked", "add", "*.wild.test"]));
+    assert!(out.contains("wild.test and its subdomains are blocked"), "{out}");
+    for url in ["https://wild.test/", "https://a.b.wild.test/x"] {
+        assert!(
+            matches!(try_visit(&store, url), Err(Error::Blocked { .. })),
+            "{url}"
+        );
+    }
+    assert_eq!(
+        live_jobs(&store, "old.wild.test"),
+        0,
+        "its recorded subdomain is settled"
+    );
+    // Patterns that could match nothing are refused, and nothing is added.
+    for bad in ["a..b", "a*.test", "*.", "*.*.test", "wild.*"] {
+        let out = cli(&db.path).args(["blocked", "add", bad]).output().unwrap();
+        assert!(!out.status.success(), "{bad} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.is_empty() && !err.contains("panicked"), "{bad}: {err}");
+    }
+    let list: Vec<String> = store
+        .blocked_domains()
+        .unwrap()
+        .into_iter()
+        .map(|b| b.domain)
+        .collect();
+    assert_eq!(list, ["wild.test"]);
+    run_ok(cli(&db.path).args(["blocked", "remove", "*.wild.test"]));
+    assert!(try_visit(&store, "https://wild.test/").is_ok());
+}
+
+#[test]
+fn an_ipv4_mapped_ipv6_host_is_its_ipv4_host_for_blocking_exclusions_and_forgetting() {
+    let db = TempDb::new();
+    let store = db.open();
+    let mapped = visit(&store, "http://[::ffff:127.0.0.1]:8080/a");
+    assert_eq!(mapped.domain, "127.0.0.1");
+    store.block_domain("127.0.0.1").unwrap();
+    assert!(matches!(
+        try_visit(&store, "http://[::ffff:7f00:1]/b"),
+        Err(Error::Blocked { .. })
+    ));
+    store.unblock_domain("[::ffff:127.0.0.1]").unwrap();
+    assert!(
+        store.blocked_domains().unwrap().is_empty(),
+        "one host: unblocked by either form"
+    );
+    let ex = sitetrail::classify::privacy::Exclusions::parse(&["127.0.0.1"]).unwrap();
+    assert!(ex.matches("[::ffff:127.0.0.1]"));
+    // Forgetting the website by either form forgets the visits of both.
+    visit(&store, "http://127.0.0.1/c");
+    run_ok(cli(&db.path).args(["forget", "website", "[::ffff:127.0.0.1]", "--yes"]));
+    assert_eq!(count(&store, "visit"), 0);
+}
+
+#[test]
+fn a_wildcard_entry_stored_by_an_older_version_blocks_what_it_said_after_the_upgrade() {
+    let db = TempDb::new();
+    let store = db.open();
+    visit(&store, "https://a.legacy.test/");
+    // What `blocked add '*.legacy.test'` stored before patterns were parsed, with the migration
+    // that mends it not yet run.
+    crate::common::exec(
+        &store,
+        "INSERT INTO blocked_domain (domain, blocked_at) VALUES ('*.legacy.test', 1), ('a*.bad.test', 1);
+         DELETE FROM schema_migrations WHERE name = 'block_patterns';",
+    );
+    drop(store);
+    let store = db.open();
+    let list: Vec<String> = store
+        .blocked_domains()
+        .unwrap()
+        .into_iter()
+        .map(|b| b.domain)
+        .collect();
+    assert_eq!(list, ["legacy.test"]);
+    assert!(matches!(
+        try_visit(&store, "https://b.legacy.test/"),
+        Err(Error::Blocked { .. })
+    ));
+    assert_eq!(live_jobs(&store, "a.legacy.test"), 0);
+}

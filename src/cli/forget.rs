@@ -225,7 +225,7 @@ pub(crate) fn run_blocked(store: &Store, args: BlockedArgs) -> Result<()> {
     match args.action {
         Some(BlockedAction::Add { domain }) => {
             let added = store.block_domain(&domain)?;
-            let d = Domain::parse(&domain)?;
+            let d = sitetrail::blocked::parse_pattern(&domain)?;
             let d = unicode_form(d.as_str());
             if added {
                 out::line(&format!(
@@ -236,7 +236,7 @@ pub(crate) fn run_blocked(store: &Store, args: BlockedArgs) -> Result<()> {
             }
         }
         Some(BlockedAction::Remove { domain }) => {
-            let d = Domain::parse(&domain)?;
+            let d = sitetrail::blocked::parse_pattern(&domain)?;
             if store.unblock_domain(&domain)? {
                 out::line(&format!("{} is recorded again", unicode_form(d.as_str())))
             } else {

@@ -96,7 +96,7 @@ pub struct BlockChange {
 #[tauri::command]
 pub async fn block_domain(state: State<'_, AppState>, domain: String) -> CmdResult<BlockChange> {
     let domain = check_domain(&domain)?;
-    let parsed = sitetrail::domain::Domain::parse(&domain)?.to_string();
+    let parsed = sitetrail::blocked::parse_pattern(&domain)?.to_string();
     let changed = lib(state.store.run(move |s| s.block_domain(&domain)).await)?;
     Ok(BlockChange {
         domain: parsed,
@@ -108,7 +108,7 @@ pub async fn block_domain(state: State<'_, AppState>, domain: String) -> CmdResu
 #[tauri::command]
 pub async fn unblock_domain(state: State<'_, AppState>, domain: String) -> CmdResult<BlockChange> {
     let domain = check_domain(&domain)?;
-    let parsed = sitetrail::domain::Domain::parse(&domain)?.to_string();
+    let parsed = sitetrail::blocked::parse_pattern(&domain)?.to_string();
     let changed = lib(state.store.run(move |s| s.unblock_domain(&domain)).await)?;
     Ok(BlockChange {
         domain: parsed,
