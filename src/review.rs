@@ -22,6 +22,9 @@ use crate::websites::{self, Website};
 /// Most rows one review list returns.
 pub const MAX_REVIEW: usize = 1_000;
 
+/// Rows a review list holds when its caller does not say (the CLI's `--limit`, the app's view).
+pub const DEFAULT_REVIEW: usize = 100;
+
 /// Which websites the review list shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReviewQuery {
@@ -34,9 +37,50 @@ pub struct ReviewQuery {
 impl Default for ReviewQuery {
     fn default() -> Self {
         ReviewQuery {
-            limit: 50,
+            limit: DEFAULT_REVIEW,
             confidence: None,
         }
+    }
+}
+
+impl ReviewQuery {
+    /// The query for `limit` rows ([`DEFAULT_REVIEW`] if `None`) of the band typed as `low` or
+    /// `medium` (both if `None` or blank), checked: the one reading of a review request, for the
+    /// CLI and the app.
+    pub fn parse(limit: Option<usize>, confidence: Option<&str>) -> Result<ReviewQuery> {
+        let confidence = match confidence.map(str::trim).filter(|c| !c.is_empty()) {
+            None => None,
+            Some(c @ ("low" | "medium")) => Some(c.parse::<Confidence>()?),
+            Some(other) => {
+                return Err(Error::InvalidInput(format!(
+                    "the review list shows low or medium confidence (or both), not {:?}",
+                    crate::error::truncate_chars(other, 40)
+                )))
+            }
+        };
+        let q = ReviewQuery {
+            limit: limit.unwrap_or(DEFAULT_REVIEW),
+            confidence,
+        };
+        q.check()?;
+        Ok(q)
+    }
+
+    /// Refuses a limit outside 1..=[`MAX_REVIEW`] and the `high` band (certain categories are
+    /// not reviewed).
+    pub fn check(&self) -> Result<()> {
+        if self.limit == 0 || self.limit > MAX_REVIEW {
+            return Err(Error::InvalidInput(format!(
+                "the review list holds 1 to {MAX_REVIEW} websites, not {}",
+                self.limit
+            )));
+        }
+        if self.confidence == Some(Confidence::High) {
+            return Err(Error::InvalidInput(
+                "the review list shows low and medium categories; high ones are certain".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -65,17 +109,7 @@ pub struct ReviewItem {
 
 /// The review list (see the module docs).
 pub fn list_review(conn: &Connection, q: &ReviewQuery) -> Result<Vec<ReviewItem>> {
-    if q.limit == 0 || q.limit > MAX_REVIEW {
-        return Err(Error::InvalidInput(format!(
-            "the review list holds 1 to {MAX_REVIEW} websites, not {}",
-            q.limit
-        )));
-    }
-    if q.confidence == Some(Confidence::High) {
-        return Err(Error::InvalidInput(
-            "the review list shows low and medium categories; high ones are certain".into(),
-        ));
-    }
+    q.check()?;
     let mut stmt = conn.prepare_cached(
         r#"SELECT w.id, w.domain, w.category, w.category_source, w.category_confidence, w.category_rule,
                   o.status IN ('PENDING', 'PROCESSING') AS open

@@ -12,8 +12,10 @@
 //! and that no newer Sitetrail migrated it: any other file is refused unchanged, byte for byte. The
 //! data folder and the database files are created private (`0700`/`0600`, see [`crate::files`]).
 //!
-//! Invariant: only this crate's store, visits, outbox, websites and worker_state modules touch
-//! rusqlite, and the importers, which also read the browsers' own (copied) database files.
+//! Invariant: only the modules ARCHITECTURE.md names under "Only these modules run SQL" touch
+//! rusqlite (the importers among them, which also read the browsers' own copied files); the
+//! test `core_architecture` holds the list and the code to each other, so the list is kept in
+//! one place.
 
 mod identity;
 
@@ -160,8 +162,16 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// The default database file: `sitetrail.db` in the user's data directory.
+/// The environment variable naming the database file (the CLI's `--db`, the app's file).
+pub const DB_ENV: &str = "SITETRAIL_DB";
+
+/// The database file when none is named on the command line: [`DB_ENV`] if it is set and not
+/// empty, else `sitetrail.db` in the user's data directory. The one resolution, for the CLI, the
+/// app and the native host.
 pub fn default_db_path() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os(DB_ENV).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
     Ok(crate::fsutil::project_dirs()?.data_dir().join("sitetrail.db"))
 }
 

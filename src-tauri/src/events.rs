@@ -92,6 +92,56 @@ pub async fn forward_changes<R: Runtime>(app: tauri::AppHandle<R>, mut rx: broad
 mod tests {
     use super::*;
 
+    /// `NAME = 'value'` pairs of `export const` string constants in JavaScript source.
+    fn js_string_consts(src: &str) -> std::collections::BTreeMap<String, String> {
+        src.lines()
+            .filter_map(|l| l.trim().strip_prefix("export const "))
+            .filter_map(|l| {
+                let (name, rest) = l.split_once(" = '")?;
+                Some((name.to_owned(), rest.split_once("';")?.0.to_owned()))
+            })
+            .collect()
+    }
+
+    /// The UI names the events in `ui/js/api.js`: the same names and values as here, every one.
+    #[test]
+    fn the_ui_knows_every_event_by_the_same_name() {
+        let ui = js_string_consts(include_str!("../../ui/js/api.js"));
+        let ours = [
+            ("STORE_CHANGED", STORE_CHANGED),
+            ("IMPORT_PROGRESS", IMPORT_PROGRESS),
+            ("SEARCH_INDEX_PROGRESS", SEARCH_INDEX_PROGRESS),
+        ];
+        for (name, value) in ours {
+            assert_eq!(
+                ui.get(name).map(String::as_str),
+                Some(value),
+                "{name} in ui/js/api.js"
+            );
+        }
+        // And nothing the UI listens to that is not sent from here.
+        let rust_names: Vec<&str> = include_str!("events.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub const "))
+            .filter(|l| l.contains(": &str = "))
+            .filter_map(|l| l.split(':').next())
+            .collect();
+        assert_eq!(
+            rust_names.len(),
+            ours.len(),
+            "every event constant here is checked above"
+        );
+        let ui_events: Vec<&String> = ui
+            .keys()
+            .filter(|k| ours.iter().all(|(n, _)| n != *k))
+            .filter(|k| k.ends_with("_CHANGED") || k.ends_with("_PROGRESS"))
+            .collect();
+        assert!(
+            ui_events.is_empty(),
+            "the UI names events the app never sends: {ui_events:?}"
+        );
+    }
+
     #[test]
     fn a_batch_remembers_every_kind_of_change() {
         let mut b = StoreChanged::default();

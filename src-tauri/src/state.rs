@@ -38,10 +38,7 @@ impl AppPaths {
     /// The paths the CLI uses too: `SITETRAIL_DB` or the default database, and the user's config
     /// directory (`XDG_CONFIG_HOME` on Linux).
     pub fn from_env() -> sitetrail::Result<AppPaths> {
-        let db = match std::env::var_os("SITETRAIL_DB").filter(|p| !p.is_empty()) {
-            Some(p) => PathBuf::from(p),
-            None => sitetrail::store::default_db_path()?,
-        };
+        let db = sitetrail::store::default_db_path()?;
         let dirs = sitetrail::fsutil::project_dirs()?;
         Ok(AppPaths {
             db,

@@ -11,6 +11,7 @@
 // Test helpers may panic: a panic is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
 
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -28,6 +29,22 @@ use tauri::{WebviewWindow, WebviewWindowBuilder};
 mod poll;
 
 static BLOCKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The commands `generate_handler!` registers in `src-tauri/src/lib.rs`, by name, read from the
+/// source: a command added there and not called here fails the test.
+fn registered_commands() -> BTreeSet<&'static str> {
+    let src = include_str!("../src/lib.rs");
+    let start = src
+        .find("generate_handler![")
+        .expect("lib.rs registers its commands with generate_handler!");
+    let body = &src[start + "generate_handler![".len()..];
+    let body = &body[..body.find(']').expect("the list ends")];
+    body.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(|e| e.rsplit("::").next().unwrap_or(e))
+        .collect()
+}
 
 fn probe(what: &'static str) {
     let thread = std::thread::current();
@@ -135,6 +152,15 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
             json!({"domain": "shop.example", "category": "shopping"}),
         ),
         ("reclassify_website", json!({"domain": "shop.example"})),
+        ("list_review", json!({})),
+        (
+            "confirm_category",
+            json!({"domain": "shop.example", "category": "shopping"}),
+        ),
+        (
+            "retry_jobs",
+            json!({"ids": ["01890000-0000-7000-8000-000000000000"]}),
+        ),
         ("list_failed_jobs", json!({})),
         ("retry_all_failed", json!({})),
         (
@@ -193,6 +219,13 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("sync_devices", json!({})),
         ("sync_leave", json!({"force": true})),
     ];
+    // Every command the app registers is called here (forget_recent last, below).
+    let called: BTreeSet<&str> = calls.iter().map(|c| c.0).chain(["forget_recent"]).collect();
+    assert_eq!(
+        called,
+        registered_commands(),
+        "the commands called here and those src-tauri/src/lib.rs registers"
+    );
     for (cmd, args) in calls {
         // Success or a {kind, message} error: either way the command ran to its end.
         let answer = invoke(&window, cmd, args);

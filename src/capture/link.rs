@@ -412,15 +412,46 @@ pub fn firefox_package_name() -> String {
     )
 }
 
-/// The Firefox extension's package (`.xpi`) that `scripts/firefox-extension` writes to `dist/` of
-/// the source tree this binary was built from, if it is there. Firefox keeps an extension
-/// installed from it (about:addons, Install Add-on From File) across restarts, unlike a
-/// temporary add-on.
+/// Where the package installs Sitetrail's shared files (`/usr/share/sitetrail` beside
+/// `/usr/bin/sitetrail`): `../share/sitetrail` from the running program, if it is there.
+fn installed_share_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.parent()?.join("share").join("sitetrail");
+    dir.is_dir().then_some(dir)
+}
+
+/// The source tree this binary was built from (where `scripts/run` builds it).
+fn source_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The Chromium extension's folder, to choose in "Load unpacked": the installed one
+/// (`/usr/share/sitetrail/extension`), else `extension/` of the source tree this binary was
+/// built from, if either is there.
+pub fn extension_dir() -> Option<PathBuf> {
+    [
+        installed_share_dir().map(|d| d.join("extension")),
+        Some(source_dir().join("extension")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|d| d.join("manifest.json").is_file())
+    .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+}
+
+/// The Firefox extension's package (`.xpi`): the installed one (`/usr/share/sitetrail/`), else
+/// the one `scripts/firefox-extension` writes to `dist/` of the source tree this binary was
+/// built from, if either is there. Firefox keeps an extension installed from it (about:addons,
+/// Install Add-on From File) across restarts, unlike a temporary add-on.
 pub fn firefox_package() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("dist")
-        .join(firefox_package_name());
-    path.is_file().then_some(path)
+    let name = firefox_package_name();
+    [
+        installed_share_dir().map(|d| d.join(&name)),
+        Some(source_dir().join("dist").join(&name)),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_file())
 }
 
 #[cfg(test)]

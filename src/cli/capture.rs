@@ -4,7 +4,7 @@
 //! `native-host` never prints anything but protocol frames on stdout (logs go to stderr, which
 //! the browser keeps in its own log).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -158,11 +158,6 @@ pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Resu
 }
 
 /// Where the extension's files are, if this binary was built from a source tree that has them.
-fn extension_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
-    dir.join("manifest.json").is_file().then_some(dir)
-}
-
 fn print_status(list: &[LinkStatus]) -> Result<()> {
     let mut t = Table::new()
         .column("BROWSER", Align::Left)
@@ -248,7 +243,7 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
                 exe.display(),
                 db.display()
             )];
-            match (target.browser, extension_dir()) {
+            match (target.browser, link::extension_dir()) {
                 (LinkBrowser::Firefox, _) => lines.extend(firefox_steps()),
                 (_, Some(dir)) => lines.push(format!(
                     "Now load the extension: open the extensions page (chrome://extensions), turn on \
@@ -257,7 +252,8 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
                 )),
                 (_, None) => lines.push(
                     "Now load the extension: open the extensions page, turn on Developer mode, Load \
-                     unpacked, and choose the extension/ folder of Sitetrail."
+                     unpacked, and choose the folder of sitetrail-extension-<version>.zip, unpacked \
+                     (the package installs it as /usr/share/sitetrail/extension)."
                         .into(),
                 ),
             }

@@ -41,7 +41,7 @@ pub(crate) use worker::{build_worker, WorkerArgs};
 )]
 struct Cli {
     /// The database file [default: sitetrail.db in the user's data directory].
-    #[arg(long, global = true, env = "SITETRAIL_DB", value_name = "PATH")]
+    #[arg(long, global = true, env = sitetrail::store::DB_ENV, value_name = "PATH")]
     db: Option<PathBuf>,
     /// The settings file [default: settings.json in the user's config directory].
     #[arg(long, global = true, env = "SITETRAIL_SETTINGS", value_name = "PATH")]

@@ -5,7 +5,7 @@
 use clap::Args;
 
 use sitetrail::domain::unicode_form;
-use sitetrail::review::{ReviewQuery, MAX_REVIEW};
+use sitetrail::review::{ReviewQuery, DEFAULT_REVIEW};
 use sitetrail::{Category, Confidence, Error, Result, Store};
 
 use super::human;
@@ -17,7 +17,7 @@ pub(crate) struct ReviewArgs {
     #[arg(long)]
     json: bool,
     /// Websites at most.
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REVIEW)]
     limit: usize,
     /// Only this band: `low` or `medium` [default: both].
     #[arg(long, value_name = "BAND", value_parser = ["low", "medium"])]
@@ -56,21 +56,12 @@ pub(crate) fn run_review(store: &Store, args: ReviewArgs) -> Result<()> {
         }
         return Ok(());
     }
-    if args.limit == 0 || args.limit > MAX_REVIEW {
-        return Err(Error::InvalidInput(format!(
-            "--limit must be between 1 and {MAX_REVIEW}, not {}",
-            args.limit
-        )));
-    }
-    let confidence = args
-        .confidence
-        .as_deref()
-        .map(str::parse::<Confidence>)
-        .transpose()?;
-    let items = store.review(&ReviewQuery {
-        limit: args.limit,
-        confidence,
+    // clap has checked the band: a refusal here is about the limit.
+    let query = ReviewQuery::parse(Some(args.limit), args.confidence.as_deref()).map_err(|e| match e {
+        Error::InvalidInput(m) => Error::InvalidInput(format!("--limit: {m}")),
+        other => other,
     })?;
+    let items = store.review(&query)?;
     if args.json {
         return out::json(&items);
     }

@@ -76,14 +76,6 @@ fn view(status: LinkStatus, db: &std::path::Path, contacts: &[Contact]) -> LinkV
     }
 }
 
-/// The extension's folder in the source tree this app was built from, if it is still there.
-fn extension_dir() -> Option<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension");
-    dir.join("manifest.json")
-        .is_file()
-        .then(|| std::fs::canonicalize(&dir).unwrap_or(dir).display().to_string())
-}
-
 /// The links of every browser, with when each one's extension last talked to this database
 /// (file-system and database work: run it on a blocking thread).
 fn links(paths: &AppPaths, store: &sitetrail::Store) -> LinksView {
@@ -116,7 +108,7 @@ fn links(paths: &AppPaths, store: &sitetrail::Store) -> LinksView {
             .unwrap_or_default(),
         cli: paths.cli.as_ref().map(|c| c.display().to_string()),
         problem,
-        extension_dir: extension_dir(),
+        extension_dir: sitetrail::capture::link::extension_dir().map(|d| d.display().to_string()),
         firefox_package: link::firefox_package().map(|p| p.display().to_string()),
         extension_id: EXTENSION_ID,
     }

@@ -2,17 +2,14 @@
 //! (the shown category becomes the user's) and a picker (the existing `set_category`).
 
 use serde::Deserialize;
-use sitetrail::review::{ReviewItem, ReviewQuery, MAX_REVIEW};
+use sitetrail::review::{ReviewItem, ReviewQuery};
 use sitetrail::websites::Website;
-use sitetrail::{Category, Confidence};
+use sitetrail::Category;
 use tauri::State;
 
 use super::lib;
-use crate::error::{CmdError, CmdResult};
+use crate::error::CmdResult;
 use crate::state::AppState;
-
-/// Rows the review view asks for when the UI does not say.
-pub const DEFAULT_REVIEW: usize = 100;
 
 /// The UI's review query. Unknown fields are refused.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -27,27 +24,7 @@ pub struct ReviewArgs {
 impl ReviewArgs {
     /// Checks every field and builds the library's query.
     pub fn to_query(&self) -> CmdResult<ReviewQuery> {
-        let limit = self.limit.unwrap_or(DEFAULT_REVIEW);
-        if limit == 0 || limit > MAX_REVIEW {
-            return Err(CmdError::invalid(format!(
-                "The review list holds 1 to {MAX_REVIEW} websites, not {limit}."
-            )));
-        }
-        let confidence = match self
-            .confidence
-            .as_deref()
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-        {
-            None => None,
-            Some(c @ ("low" | "medium")) => Some(c.parse::<Confidence>()?),
-            Some(_) => {
-                return Err(CmdError::invalid(
-                    "Review shows low or medium confidence; choose one of them or both.",
-                ))
-            }
-        };
-        Ok(ReviewQuery { limit, confidence })
+        Ok(ReviewQuery::parse(self.limit, self.confidence.as_deref())?)
     }
 }
 
