@@ -282,3 +282,31 @@ fn a_recorder_never_waits_long_while_a_large_forgetting_runs() {
         "a visit waited {max:?} for the write lock"
     );
 }
+
+/// Search in scripts with combining vowel signs (Bengali, Tamil, Hindi, vowel-marked Arabic) finds
+/// the page instead of failing with `fts5: phrase queries are not supported`.
+#[test]
+fn history_search_works_in_scripts_with_combining_marks() {
+    let db = TempDb::new();
+    let pages = [
+        ("https://bn.example/", "বাংলা সংবাদ"),
+        ("https://ta.example/", "தமிழ் செய்திகள்"),
+        ("https://hi.example/", "हिन्दी समाचार"),
+        ("https://ar.example/", "العَرَبِيَّةُ"),
+    ];
+    for (url, title) in pages {
+        run_ok(cli(&db.path).args(["visit", url, "--title", title]));
+    }
+    for (url, title) in pages {
+        let out = cli(&db.path)
+            .args(["history", "--search", title, "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{title}: {stderr}");
+        let hits = json(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(hits.len(), 1, "{title}");
+        assert_eq!(hits[0]["url"], url);
+        assert!(run_ok(cli(&db.path).args(["history", "--search", title])).contains(title));
+    }
+}
