@@ -127,13 +127,21 @@ const RANKED_ROW_SQL: &str = concat!(
 pub(crate) fn key_range(low: VisitId, below: VisitId) -> (i64, i64) {
     // `below` is exclusive: a cursor (a visit's id: its key is excluded, smaller keys are older
     // visits), the first id after a range's end (its key starts the next millisecond), or the
-    // largest id (no bound; as a key it would read as negative).
-    let below_key = if below.0 == uuid::Uuid::max() {
+    // largest id (no bound).
+    (end_key(low), end_key(below))
+}
+
+/// The index key of a range's end `id`, or `i64::MAX` for an id from the year 6429 on (its
+/// millisecond has the top bit of 48 set, so its 8 bytes read as a negative key: `--until
+/// 9999-12-31` would find nothing, `--since 7000-01-01` everything). No visit has such a key
+/// (visit times end in 2199), so past every key is where those ends lie.
+fn end_key(id: VisitId) -> i64 {
+    let key = key_of(id);
+    if key < 0 {
         i64::MAX
     } else {
-        key_of(below)
-    };
-    (key_of(low), below_key)
+        key
+    }
 }
 
 /// Filters shared by both orders, already checked by `list_history`.
