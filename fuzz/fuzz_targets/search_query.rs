@@ -42,7 +42,9 @@ static STORE: LazyLock<(tempfile::TempDir, Store)> = LazyLock::new(|| {
 });
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Some(expression) = match_expression(text) {
         for term in expression.split(' ') {
             let word = term.trim_end_matches('*').trim_matches('"');
