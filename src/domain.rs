@@ -25,7 +25,7 @@ impl Domain {
     /// The domain of an `http`/`https` URL.
     pub fn from_url(input: &str) -> Result<Domain> {
         let bad = |reason: &str| Error::InvalidUrl {
-            input: truncate_chars(input, 200),
+            input: truncate_chars(&crate::page_url::redacted(input), 200),
             reason: reason.to_owned(),
         };
         if input.len() > MAX_URL_LEN {

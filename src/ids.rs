@@ -117,7 +117,9 @@ impl VisitId {
 
 /// A v7-shaped UUID for millisecond `t` with every other bit set to `fill`.
 fn bound(t: crate::time::Timestamp, fill: u8) -> Uuid {
-    let millis = (t.as_micros().max(0) / 1_000) as u64;
+    // 48 bits of milliseconds reach the year 10889: a later time is the last millisecond, not
+    // one that wrapped round to 1970.
+    let millis = ((t.as_micros().max(0) / 1_000) as u64).min(0xffff_ffff_ffff);
     let mut bytes = [fill; 16];
     bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
     Uuid::from_bytes(bytes)

@@ -25,6 +25,7 @@ pub mod history;
 pub mod ids;
 pub mod import;
 pub mod outbox;
+pub mod page_url;
 pub mod provisional;
 pub mod review;
 pub mod search;

@@ -10,6 +10,8 @@
 //! ([`crate::search::index_visit_in`]), under an id whose index key no other visit has
 //! ([`crate::search::free_visit_id`]). A visit to a blocked domain, or at a time the user asked to
 //! forget, is refused ([`Error::Blocked`], [`Error::Forgotten`]) before anything is written.
+//! Every URL is stored in one form, [`crate::page_url::normalise`]'s (control characters
+//! percent-encoded, no user name or password), by the two inserts here that every path uses.
 
 use rusqlite::{named_params, OptionalExtension, Transaction};
 
@@ -97,6 +99,12 @@ pub fn record_visit_for_domain_in(
     if visit.source.trim().is_empty() {
         return Err(Error::InvalidInput("a visit's source must not be empty".into()));
     }
+    // Every check below sees the URL as it will be stored.
+    let url = crate::page_url::normalise(visit.url)?;
+    let visit = &NewVisit {
+        url: &url,
+        ..visit.clone()
+    };
     check_visit_time(visit.visited_at).map_err(Error::InvalidInput)?;
     crate::blocked::refuse_if_blocked(tx, domain.as_str())?;
     if crate::forget::is_forgotten_time(tx, visit.visited_at)? {
@@ -172,6 +180,7 @@ pub fn insert_visit_in(
     website_id: WebsiteId,
     domain: &Domain,
 ) -> Result<(Option<VisitId>, bool)> {
+    let url = crate::page_url::normalise(visit.url)?;
     let visit_id = crate::search::free_visit_id(tx, visit.visited_at)?;
     let title = clean_title(visit.title);
     let inserted =
@@ -183,20 +192,20 @@ pub fn insert_visit_in(
         .execute(named_params! {
             ":id": visit_id,
             ":website_id": website_id,
-            ":url": visit.url.trim(),
+            ":url": url,
             ":title": &title,
             ":visited_at": visit.visited_at,
             ":source": visit.source,
             ":source_visit_id": visit.source_visit_id,
         })? == 1;
     if inserted {
-        let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
+        let text = crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref());
         crate::search::index_visit_in(tx, visit_id, &text)?;
         let queued = crate::sync::local::queue_in(
             tx,
             &crate::sync::ops::Op::Visit {
                 id: visit_id,
-                url: visit.url.trim().to_owned(),
+                url: url.clone(),
                 title,
                 at: visit.visited_at.as_micros(),
                 source: visit.source.to_owned(),
@@ -230,6 +239,7 @@ pub fn insert_synced_visit_in(
     domain: &Domain,
     (device, hlc): (uuid::Uuid, i64),
 ) -> Result<VisitId> {
+    let url = crate::page_url::normalise(visit.url)?;
     let visit_id = crate::search::free_id_from(tx, id)?;
     let title = clean_title(visit.title);
     tx.prepare_cached(
@@ -242,13 +252,13 @@ pub fn insert_synced_visit_in(
         ":sync_id": id,
         ":hlc": hlc,
         ":website_id": website_id,
-        ":url": visit.url.trim(),
+        ":url": url,
         ":title": &title,
         ":visited_at": visit.visited_at,
         ":source": visit.source,
         ":device": device.as_bytes().as_slice(),
     })?;
-    let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
+    let text = crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref());
     crate::search::index_visit_in(tx, visit_id, &text)?;
     Ok(visit_id)
 }

@@ -504,3 +504,32 @@ fn the_host_a_worker_and_the_cli_share_one_file_at_once() {
     assert_eq!(count(&store, "visit"), 220);
     assert_eq!(count(&store, "website"), 220);
 }
+
+/// The host stores a page's URL as `visit` does: control characters percent-encoded, no user
+/// name or password (a page loaded as `https://user:pw@host/` keeps them in the tab's URL).
+#[test]
+fn the_host_stores_urls_percent_encoded_and_without_credentials() {
+    let db = TempDb::new();
+    let mut host = HostProc::start(&db.path, &[]);
+    let t = now_ms();
+    let ack = host.request(&batch(
+        1,
+        vec![
+            visit_event("v1", "https://alice:hunter2@mail.test/inbox", Some("Inbox"), t),
+            visit_event("v2", "https://evil.test/\u{1b}]0;x\u{7}\nline", None, t + 1),
+        ],
+    ));
+    assert_eq!(ack["stored"], json!(["v1", "v2"]), "{ack}");
+    assert!(host.finish().success());
+    let urls: Vec<String> = stored_visits(&db.path).into_iter().map(|v| v.0).collect();
+    assert_eq!(
+        urls,
+        ["https://mail.test/inbox", "https://evil.test/%1B]0;x%07line"]
+    );
+    let mut bytes = std::fs::read(&db.path).unwrap();
+    bytes.extend(std::fs::read(db.path.with_extension("db-wal")).unwrap_or_default());
+    assert!(
+        !bytes.windows(7).any(|w| w == b"hunter2"),
+        "the password is in the database file"
+    );
+}

@@ -531,6 +531,14 @@ fn control_and_bidi_characters_never_reach_the_terminal_raw() {
     let store = db.open();
     let hostile_url = "https://evil.example/\x1b]0;owned\x07\x1b[2J\nforged line\r\u{9b}31m";
     record(&store, hostile_url, None, Timestamp::now());
+    // Stored percent-encoded now; a database written before holds it raw, and is shown escaped.
+    exec(
+        &store,
+        &format!(
+            "UPDATE visit SET url = '{}' WHERE url LIKE 'https://evil.example/%'",
+            hostile_url.replace('\'', "''")
+        ),
+    );
     record(
         &store,
         "https://rtl.example/",
@@ -838,4 +846,84 @@ fn commands_that_change_things_finish_their_work_before_a_closed_output_ends_the
         );
         assert_quiet_end(&out, &args.join(" "));
     }
+}
+
+/// The bytes of the database and its WAL, to check a secret is not in them.
+fn file_bytes(db: &std::path::Path) -> Vec<u8> {
+    let mut all = std::fs::read(db).unwrap();
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    all.extend(std::fs::read(wal).unwrap_or_default());
+    all
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// A URL typed into `visit` is stored as browsers store it: control characters percent-encoded
+/// (so no output, human or JSON, ever holds them raw, nor a forged line), and without a user
+/// name or password, which are never stored or printed.
+#[test]
+fn visit_stores_urls_percent_encoded_and_without_credentials() {
+    let db = TempDb::new();
+    let hostile = "https://evil.example/\x1b]0;owned\x07\x1b[2J\nforged line\r\u{9b}31m\u{202e}x";
+    run_ok(cli(&db.path).args(["visit", hostile]));
+    run_ok(cli(&db.path).args(["visit", "https://alice:hunter2@creds.example/inbox?a=1"]));
+    run_ok(cli(&db.path).args(["visit", "http://bob@user-only.example/"]));
+
+    let listed = json(&run_ok(cli(&db.path).args(["history", "--json"])));
+    let mut urls: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["url"].as_str().unwrap())
+        .collect();
+    urls.sort_unstable();
+    assert_eq!(
+        urls,
+        [
+            "http://user-only.example/",
+            "https://creds.example/inbox?a=1",
+            "https://evil.example/%1B]0;owned%07%1B[2Jforged%20line%C2%9B31m%E2%80%AEx",
+        ]
+    );
+    let export = db.path.with_extension("csv");
+    run_ok(cli(&db.path).args(["export", "history", "-o"]).arg(&export));
+    let exported = std::fs::read_to_string(&export).unwrap();
+    for args in [
+        vec!["history"],
+        vec!["history", "--json"],
+        vec!["websites"],
+        vec!["time"],
+    ] {
+        let out = cli(&db.path).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' || c == '\u{202e}'),
+            "{args:?}: {text:?}"
+        );
+        if args == ["history"] {
+            assert_eq!(text.lines().count(), 4, "a header and three rows: {text}");
+        }
+        for secret in ["hunter2", "alice", "bob@"] {
+            assert!(!text.contains(secret), "{args:?} printed {secret}: {text}");
+            assert!(!exported.contains(secret), "the export holds {secret}");
+        }
+    }
+    assert!(
+        !contains(&file_bytes(&db.path), "hunter2"),
+        "the password is in the database file"
+    );
+    // A refused URL's message does not repeat its password either.
+    let out = cli(&db.path)
+        .args(["visit", "https://carol:s3cret@[::1/"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("cannot record") && !err.contains("s3cret"), "{err}");
 }

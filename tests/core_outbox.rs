@@ -54,8 +54,8 @@ fn seeded(domains: &[&str]) -> (TempDb, Store) {
 }
 
 #[test]
-fn never_attempted_jobs_come_first_oldest_first_and_failed_ones_go_behind() {
-    let (_db, store) = seeded(&["a.example", "b.example", "c.example"]);
+fn never_attempted_jobs_come_first_oldest_first_but_a_due_job_always_gets_a_slot() {
+    let (_db, store) = seeded(&["a.example", "b.example", "c.example", "d.example"]);
     let a = claim_at(&store, T0).unwrap();
     assert_eq!(a.domain, "a.example");
     assert_eq!((a.attempt_count, a.previous_attempted_at), (1, None));
@@ -63,12 +63,35 @@ fn never_attempted_jobs_come_first_oldest_first_and_failed_ones_go_behind() {
         fail_at(&store, &a, T0, Duration::ZERO, 5),
         FailOutcome::WillRetry(T0)
     );
-    // a is due again at once, but b and c were never attempted: they go first.
+    // a is due again at once; b, c and d were never attempted. A claim of two takes the oldest
+    // new job and keeps its other slot for a, not for c.
     let later = T0.plus(Duration::from_secs(1));
-    assert_eq!(claim_at(&store, later).unwrap().domain, "b.example");
-    assert_eq!(claim_at(&store, later).unwrap().domain, "c.example");
+    let two: Vec<String> = store
+        .write(None, |tx| outbox::claim_jobs(tx, later, policy(2)))
+        .unwrap()
+        .into_iter()
+        .map(|j| j.domain)
+        .collect();
+    assert_eq!(two, ["b.example", "a.example"]);
+    // With nothing due, every slot is new work's, oldest first.
+    let two: Vec<String> = store
+        .write(None, |tx| outbox::claim_jobs(tx, later, policy(2)))
+        .unwrap()
+        .into_iter()
+        .map(|j| j.domain)
+        .collect();
+    assert_eq!(two, ["c.example", "d.example"]);
+}
+
+#[test]
+fn a_claim_of_one_takes_the_due_job_before_new_ones() {
+    let (_db, store) = seeded(&["a.example", "b.example"]);
+    let a = claim_at(&store, T0).unwrap();
+    fail_at(&store, &a, T0, Duration::ZERO, 5);
+    let later = T0.plus(Duration::from_secs(1));
     let again = claim_at(&store, later).unwrap();
     assert_eq!((again.domain.as_str(), again.attempt_count), ("a.example", 2));
+    assert_eq!(claim_at(&store, later).unwrap().domain, "b.example");
 }
 
 #[test]

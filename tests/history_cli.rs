@@ -282,3 +282,61 @@ fn a_recorder_never_waits_long_while_a_large_forgetting_runs() {
         "a visit waited {max:?} for the write lock"
     );
 }
+
+/// Search in scripts with combining vowel signs (Bengali, Tamil, Hindi, vowel-marked Arabic) finds
+/// the page instead of failing with `fts5: phrase queries are not supported`.
+#[test]
+fn history_search_works_in_scripts_with_combining_marks() {
+    let db = TempDb::new();
+    let pages = [
+        ("https://bn.example/", "বাংলা সংবাদ"),
+        ("https://ta.example/", "தமிழ் செய்திகள்"),
+        ("https://hi.example/", "हिन्दी समाचार"),
+        ("https://ar.example/", "العَرَبِيَّةُ"),
+    ];
+    for (url, title) in pages {
+        run_ok(cli(&db.path).args(["visit", url, "--title", title]));
+    }
+    for (url, title) in pages {
+        let out = cli(&db.path)
+            .args(["history", "--search", title, "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{title}: {stderr}");
+        let hits = json(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(hits.len(), 1, "{title}");
+        assert_eq!(hits[0]["url"], url);
+        assert!(run_ok(cli(&db.path).args(["history", "--search", title])).contains(title));
+    }
+}
+
+/// Dates far in the future: `--until 9999-12-31` means everything, searched or not, and a range
+/// that starts after the year 6429 (where a date no longer fits an index key) finds nothing.
+#[test]
+fn far_future_dates_bound_searches_like_listings() {
+    let db = TempDb::new();
+    seed(&db);
+    let count = |args: &[&str]| {
+        let mut all = vec!["history", "--json"];
+        all.extend_from_slice(args);
+        json(&run_ok(cli(&db.path).args(&all))).len()
+    };
+    for until in ["9999-12-31", "9999-12-31T23:59:59Z", "6429-01-01", "6430-01-01"] {
+        assert_eq!(count(&["--until", until]), 4, "{until}");
+        assert_eq!(count(&["--search", "news", "--until", until]), 2, "{until}");
+        assert_eq!(
+            count(&["--search", "news", "--sort", "rank", "--until", until]),
+            2,
+            "{until}"
+        );
+        assert_eq!(
+            count(&["--search", "sqlite", "--since", "2000-01-01", "--until", until]),
+            1
+        );
+    }
+    for since in ["6430-01-01", "9999-12-30"] {
+        assert_eq!(count(&["--since", since]), 0, "{since}");
+        assert_eq!(count(&["--search", "news", "--since", since]), 0, "{since}");
+    }
+}

@@ -270,3 +270,47 @@ fn daemon_refuses_until_idle_and_a_zero_interval() {
         );
     }
 }
+
+/// An imported URL is stored as every other path stores it: without a user name or password,
+/// control characters percent-encoded (a hostile or hand-edited History file can hold them raw).
+#[test]
+fn imported_urls_are_stored_without_credentials_and_percent_encoded() {
+    let db = TempDb::new();
+    let dir = tempfile::tempdir().unwrap();
+    let history = copy_fixture("chromium-History", dir.path(), "History");
+    {
+        let conn = Connection::open(&history).unwrap();
+        let t = 13_440_415_200_000_000; // 2026-11-29 in Chromium time.
+        add_chromium_visit(
+            &conn,
+            "https://alice:hunter2@creds.example/inbox",
+            "Inbox",
+            t,
+            CHROMIUM_LINK,
+        );
+        add_chromium_visit(
+            &conn,
+            "https://evil.example/\x1b]0;x\x07y",
+            "Evil",
+            t + 1,
+            CHROMIUM_LINK,
+        );
+    }
+    run_ok(cli(&db.path).args(["import", "chrome"]).arg(&history));
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&run_ok(
+        cli(&db.path).args(["history", "--json", "--limit", "1000"]),
+    ))
+    .unwrap();
+    let url_of = |title: &str| {
+        listed
+            .iter()
+            .find(|v| v["title"] == title)
+            .map(|v| v["url"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(url_of("Inbox").as_deref(), Some("https://creds.example/inbox"));
+    assert_eq!(
+        url_of("Evil").as_deref(),
+        Some("https://evil.example/%1B]0;x%07y")
+    );
+    assert!(!listed.iter().any(|v| v.to_string().contains("hunter2")));
+}

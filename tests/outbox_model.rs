@@ -635,3 +635,160 @@ fn real_worker_processes_killed_mid_run_keep_the_promises() {
         assert!(r.2 <= 3, "{} has {} attempts", r.0, r.2);
     }
 }
+
+/// A job's place in the claim's order of due jobs: its last attempt, then its id.
+type DueKey = (i64, Vec<u8>);
+
+/// The jobs due again now (a retry whose time has come, a lease that has run out), each with its
+/// key.
+fn due_jobs(store: &Store, now: Timestamp) -> Vec<DueKey> {
+    store
+        .with_conn(|c| {
+            let mut stmt = c.prepare(
+                "SELECT attempted_at, id FROM website_category_classification_outbox
+                 WHERE (status = 'PENDING' AND attempted_at IS NOT NULL
+                        AND coalesce(next_attempt_at, attempted_at) <= ?1)
+                    OR (status = 'PROCESSING' AND lease_until <= ?1)",
+            )?;
+            let rows = stmt.query_map([now.as_micros()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<DueKey>>>()?)
+        })
+        .unwrap()
+}
+
+/// The unfinished jobs (PENDING or PROCESSING) attempted no later than `key`, `key`'s own
+/// included: the only jobs a claim can take as the oldest due job before it.
+fn ahead_of(store: &Store, key: &DueKey) -> usize {
+    store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM website_category_classification_outbox
+                 WHERE status IN ('PENDING', 'PROCESSING') AND attempted_at IS NOT NULL
+                   AND (attempted_at < ?1 OR (attempted_at = ?1 AND id <= ?2))",
+                rusqlite::params![key.0, key.1],
+                |r| r.get::<_, i64>(0),
+            )?)
+        })
+        .unwrap() as usize
+}
+
+/// True while job `id` still waits with the attempt it had when it came due.
+fn is_still_due(store: &Store, id: &[u8], attempted: i64) -> bool {
+    store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM website_category_classification_outbox
+                 WHERE id = ?1 AND status IN ('PENDING', 'PROCESSING') AND attempted_at = ?2",
+                rusqlite::params![id, attempted],
+                |r| r.get::<_, i64>(0),
+            )?)
+        })
+        .unwrap()
+        == 1
+}
+
+fn never_attempted(store: &Store) -> usize {
+    store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM website_category_classification_outbox
+                 WHERE status = 'PENDING' AND attempted_at IS NULL",
+                [],
+                |r| r.get::<_, i64>(0),
+            )?)
+        })
+        .unwrap() as usize
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(12), ..ProptestConfig::default() })]
+
+    /// A live browsing session: every tick more new websites arrive than a claim takes, so new
+    /// work never runs out, while claimed jobs are completed, fail (retry due later) or are left
+    /// by a worker that died (lease runs out). The bound: a job due when a claim runs is taken
+    /// (claimed, or FAILED at its last attempt) within as many claims as there are unfinished
+    /// jobs attempted no later than it, counted then. Every claim takes the oldest due job, and a
+    /// claimed job's new attempt time puts it behind, so each of those takes at most one claim.
+    /// New work still comes first: a claim of `limit` takes at least `limit - 1` new jobs while
+    /// that many wait.
+    #[test]
+    fn under_a_steady_stream_of_new_websites_every_due_job_is_taken_within_its_bound(
+        limit in 1..4usize,
+        extra in 1..4usize,
+        seed in any::<u64>(),
+    ) {
+        let db = TempDb::new();
+        let (store, clock) = manual_store(&db, Timestamp::now());
+        let worker = WorkerId::new();
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let tick = Duration::from_secs(10);
+        // Each due job, the claim by which it must have been taken.
+        let mut deadlines: HashMap<Vec<u8>, (DueKey, usize)> = HashMap::new();
+        let mut site = 0;
+        let mut took_due = 0;
+        for claim in 0..80usize {
+            clock.advance(tick);
+            let now = store.now();
+            for _ in 0..limit + extra {
+                store
+                    .record_visit(&NewVisit {
+                        url: &format!("https://new{site}.example/"),
+                        title: None,
+                        visited_at: now,
+                        source: "model",
+                        source_visit_id: None,
+                    })
+                    .expect("record visit");
+                site += 1;
+            }
+            for key in due_jobs(&store, now) {
+                let ahead = ahead_of(&store, &key);
+                deadlines.entry(key.1.clone()).or_insert((key, claim + ahead));
+            }
+            let waiting_new = never_attempted(&store);
+            let got = store
+                .write(None, |tx| outbox::claim_jobs(tx, now, policy(limit, worker)))
+                .expect("claim");
+            let new = got.iter().filter(|j| j.previous_attempted_at.is_none()).count();
+            prop_assert!(
+                new + 1 >= limit.min(waiting_new + 1),
+                "claim {}: {} new jobs of {} while {} waited", claim, new, limit, waiting_new
+            );
+            took_due += got.len() - new;
+            // A due job is taken once its attempt time moved on or it ended FAILED.
+            let still: Vec<(Vec<u8>, usize)> = deadlines
+                .iter()
+                .filter(|(id, ((attempted, _), _))| is_still_due(&store, id, *attempted))
+                .map(|(id, (_, by))| (id.clone(), *by))
+                .collect();
+            deadlines.retain(|id, _| still.iter().any(|(s, _)| s == id));
+            for (id, by) in &still {
+                prop_assert!(
+                    claim < *by,
+                    "claim {}: a due job that had to be taken by claim {} still waits ({:?})", claim, by, id
+                );
+            }
+            for job in got {
+                let store = &store;
+                match rng.u8(0..10) {
+                    0..=4 => {
+                        store
+                            .write(None, |tx| {
+                                outbox::complete_job(tx, &job, Some((Category::Other, CategorySource::Ai)), now)
+                            })
+                            .expect("complete");
+                    }
+                    5..=7 => {
+                        let retry_at = now.plus(Duration::from_secs(rng.u64(0..120)));
+                        store
+                            .write(None, |tx| outbox::fail_job(tx, &job, "model failure", MAX_ATTEMPTS, now, retry_at))
+                            .expect("fail");
+                    }
+                    // The worker dies holding the job: its lease runs out.
+                    _ => {}
+                }
+            }
+        }
+        prop_assert!(took_due > 0, "the scenario never had a due job to take");
+    }
+}

@@ -181,7 +181,8 @@ fn progress_bar(label: &str) -> ProgressBar {
     {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar.set_message(label.to_owned());
+    // A profile's folder name is text from outside: escaped like every human line.
+    bar.set_message(out::escape(label).into_owned());
     bar
 }
 

@@ -98,70 +98,32 @@ const CLAIM_EXPIRED_SQL: &str = r#"SELECT id, attempted_at, attempt_count FROM w
 /// on a young file the planner could choose another plan and sort.
 pub const CLAIM_QUERIES: [&str; 3] = [CLAIM_FRESH_SQL, CLAIM_RETRY_SQL, CLAIM_EXPIRED_SQL];
 
-/// Claims up to `policy.limit` jobs in the caller's `BEGIN IMMEDIATE` transaction: never-attempted
-/// `PENDING` jobs first (oldest `created_at`), then, oldest `attempted_at` first, `PENDING` jobs
-/// whose retry time has come and `PROCESSING` jobs whose lease expired. Each claimed job gets a
-/// lease of `policy.processing_timeout` held by `policy.worker`. A due job that has already used
-/// `policy.max_attempts` attempts ends `FAILED` instead (see [`give_up_job`]).
+/// Claims up to `policy.limit` jobs in the caller's `BEGIN IMMEDIATE` transaction. New work comes
+/// first, but never starves old work: the claim reads the jobs that are due again, oldest
+/// `attempted_at` first (`PENDING` jobs whose retry time has come and `PROCESSING` jobs whose
+/// lease expired), keeps one slot for the oldest of them, fills the other slots with
+/// never-attempted `PENDING` jobs (oldest `created_at` first), and gives any slot left over to the
+/// next due jobs. So a steady stream of new websites cannot hold a due job back: every claim takes
+/// the oldest due job, and a job due now is taken within as many claims as there are unfinished
+/// jobs attempted no later than it (a claimed job's new attempt time puts it behind). With a
+/// limit of 1, that one slot goes to the due job. Each claimed job gets a lease of
+/// `policy.processing_timeout` held by `policy.worker`. A due job that has already used
+/// `policy.max_attempts` attempts ends `FAILED` instead (see [`give_up_job`]); it takes no slot.
 pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> Result<Vec<ClaimedJob>> {
     // No `LIMIT :n` in the SQL: a bound LIMIT makes SQLite re-prepare the statement on every run
     // (its planner looks at the value). The rows come lazily in index order, so taking the first
     // `limit` of them reads no more than a LIMIT would.
     let limit = policy.limit.max(1);
+    let due = claim_due(tx, now, policy, limit)?;
+    // One slot is old work's whenever any is due; the rest are new work's first.
+    let reserved = usize::from(!due.is_empty());
     let mut ids: Vec<OutboxId> = tx
         .prepare_cached(CLAIM_FRESH_SQL)?
         .query_map([], |r| r.get("id"))?
-        .take(limit)
+        .take(limit - reserved)
         .collect::<rusqlite::Result<_>>()?;
-    let remaining = limit - ids.len();
-    if remaining > 0 {
-        let read = |expired: bool| {
-            move |r: &rusqlite::Row<'_>| {
-                Ok((
-                    r.get::<_, Timestamp>("attempted_at")?,
-                    r.get::<_, OutboxId>("id")?,
-                    r.get::<_, i64>("attempt_count")?,
-                    expired,
-                ))
-            }
-        };
-        let mut due: Vec<(Timestamp, OutboxId, i64, bool)> = tx
-            .prepare_cached(CLAIM_RETRY_SQL)?
-            .query_map(
-                named_params! {
-                    ":now": now, ":horizon": now.plus(policy.longest_retry_delay).plus(CLOCK_SLACK),
-                },
-                read(false),
-            )?
-            .take(remaining)
-            .collect::<rusqlite::Result<_>>()?;
-        let lease = policy.processing_timeout;
-        let expired: Vec<(Timestamp, OutboxId, i64, bool)> = tx
-            .prepare_cached(CLAIM_EXPIRED_SQL)?
-            .query_map(
-                named_params! {
-                    ":now": now, ":lease_horizon": now.plus(lease).plus(CLOCK_SLACK),
-                    ":legacy_cutoff": now.minus(lease),
-                },
-                read(true),
-            )?
-            .take(remaining)
-            .collect::<rusqlite::Result<_>>()?;
-        // Both lists are sorted by attempted_at; the oldest attempts of the two go first.
-        due.extend(expired);
-        due.sort();
-        let max = i64::from(policy.max_attempts.max(1));
-        for (_, id, attempts, expired) in due {
-            if ids.len() == limit {
-                break;
-            }
-            if attempts >= max {
-                give_up_job(tx, id, attempts, expired)?;
-            } else {
-                ids.push(id);
-            }
-        }
-    }
+    let room = limit - ids.len();
+    ids.extend(due.into_iter().take(room));
 
     // Read each job's row, then update it guarded by the version just read. No RETURNING: SQLite
     // runs RETURNING through an ephemeral table, a B-tree opened and closed per statement.
@@ -206,6 +168,65 @@ pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> 
         jobs.push(job);
     }
     Ok(jobs)
+}
+
+/// The oldest due jobs, up to `limit`, oldest `attempted_at` first: `PENDING` jobs whose retry
+/// time has come and `PROCESSING` jobs whose lease expired. Those of them that have used all
+/// their attempts end `FAILED` on the way ([`give_up_job`]) and are not returned.
+fn claim_due(
+    tx: &Transaction<'_>,
+    now: Timestamp,
+    policy: ClaimPolicy,
+    limit: usize,
+) -> Result<Vec<OutboxId>> {
+    let read = |expired: bool| {
+        move |r: &rusqlite::Row<'_>| {
+            Ok((
+                r.get::<_, Timestamp>("attempted_at")?,
+                r.get::<_, OutboxId>("id")?,
+                r.get::<_, i64>("attempt_count")?,
+                expired,
+            ))
+        }
+    };
+    let mut due: Vec<(Timestamp, OutboxId, i64, bool)> = tx
+        .prepare_cached(CLAIM_RETRY_SQL)?
+        .query_map(
+            named_params! {
+                ":now": now, ":horizon": now.plus(policy.longest_retry_delay).plus(CLOCK_SLACK),
+            },
+            read(false),
+        )?
+        .take(limit)
+        .collect::<rusqlite::Result<_>>()?;
+    let lease = policy.processing_timeout;
+    let expired: Vec<(Timestamp, OutboxId, i64, bool)> = tx
+        .prepare_cached(CLAIM_EXPIRED_SQL)?
+        .query_map(
+            named_params! {
+                ":now": now, ":lease_horizon": now.plus(lease).plus(CLOCK_SLACK),
+                ":legacy_cutoff": now.minus(lease),
+            },
+            read(true),
+        )?
+        .take(limit)
+        .collect::<rusqlite::Result<_>>()?;
+    // Both lists are sorted by attempted_at; the oldest attempts of the two go first.
+    due.extend(expired);
+    due.sort();
+    let max = i64::from(policy.max_attempts.max(1));
+    let mut ids = Vec::with_capacity(limit);
+    for (_, id, attempts, expired) in due {
+        if ids.len() == limit {
+            break;
+        }
+        if attempts >= max {
+            give_up_job(tx, id, attempts, expired)?;
+        } else {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
 }
 
 /// Ends a due job that has used all its attempts: `FAILED`. A job whose lease expired (`expired`)

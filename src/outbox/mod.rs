@@ -1,7 +1,8 @@
 //! The classification outbox: claiming jobs and recording their outcome.
 //!
-//! A job moves `PENDING → PROCESSING → COMPLETED`, or back to `PENDING` after a failure (behind
-//! work never attempted, not before its retry time), or to `FAILED` after `max_attempts`. Every
+//! A job moves `PENDING → PROCESSING → COMPLETED`, or back to `PENDING` after a failure (not
+//! claimed before its retry time; then every claim keeps a slot for the oldest due job, so new
+//! work comes first but never starves it), or to `FAILED` after `max_attempts`. Every
 //! state change bumps `version` and is guarded by the version the worker read when it claimed the
 //! job, so a worker whose job was reclaimed after a timeout cannot write its stale result.
 //!

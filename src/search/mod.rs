@@ -24,6 +24,7 @@
 
 mod backfill;
 pub mod query;
+pub mod unicode61;
 
 use rusqlite::{named_params, Connection, Transaction};
 

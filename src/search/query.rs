@@ -1,9 +1,11 @@
 //! Searching the index: the user's words as an FTS5 query, and the search pages.
 //!
-//! Words: the text is split into words the way the index's `unicode61` tokenizer splits (runs of
-//! letters and digits; everything else separates), and every word must match (several words mean
-//! all of them). A word matches as a prefix (`lock` finds "Locking"), except a single letter and a
-//! word written next to a dot, which is a domain label and matches whole (`github.com`, `docs.rs`):
+//! Words: the text is split into words exactly where the index's `unicode61` tokenizer splits
+//! ([`super::unicode61`]: its token characters, from SQLite's own Unicode table, so a combining
+//! vowel sign separates in Bengali as in the index), and every word must match (several words
+//! mean all of them). A word is then one token, never a phrase (which the index refuses). A word
+//! matches as a prefix (`lock` finds "Locking"), except a single letter and a word written next to
+//! a dot, which is a domain label and matches whole (`github.com`, `docs.rs`):
 //! a prefix costs FTS5 every posting of every word it expands to, and `com*` is most of the index.
 //! The last word of the text, still being typed, stays a prefix after a dot when it is longer than
 //! an ending (`en.wikip` finds en.wikipedia.org; `github.co` does not find github.com yet).
@@ -40,24 +42,17 @@ const DROPPED: [&str; 3] = ["http", "https", "www"];
 
 /// The FTS5 query for what the user typed, or `None` if it holds no word (only punctuation, say).
 pub fn match_expression(text: &str) -> Option<String> {
-    let chars: Vec<char> = text.chars().collect();
     // (word, written next to a dot)
     let mut words: Vec<(String, bool)> = Vec::new();
-    let mut i = 0;
-    while i < chars.len() && words.len() < MAX_WORDS {
-        if !chars[i].is_alphanumeric() {
-            i += 1;
-            continue;
+    for range in super::unicode61::words(text) {
+        if words.len() == MAX_WORDS {
+            break;
         }
-        let start = i;
-        while i < chars.len() && chars[i].is_alphanumeric() {
-            i += 1;
-        }
-        let word: String = chars[start..i].iter().take(MAX_WORD_CHARS).collect();
+        let word: String = text[range.clone()].chars().take(MAX_WORD_CHARS).collect();
         if DROPPED.iter().any(|d| word.eq_ignore_ascii_case(d)) {
             continue;
         }
-        let label = (start > 0 && chars[start - 1] == '.') || chars.get(i) == Some(&'.');
+        let label = text[..range.start].ends_with('.') || text[range.end..].starts_with('.');
         words.push((word, label));
     }
     let last = words.len().saturating_sub(1);
@@ -69,7 +64,7 @@ pub fn match_expression(text: &str) -> Option<String> {
             // The last word may still be being typed (`en.wikip`), unless it is as short as an
             // ending (`github.com`, `docs.rs`: `com*` would expand to most of the index).
             let whole = len == 1 || (*label && !(n == last && len > 3));
-            // A word is letters and digits only: quoting it needs no escaping.
+            // A word is token characters only (no `"`): quoting it needs no escaping.
             if whole {
                 format!("\"{word}\"")
             } else {
@@ -132,13 +127,21 @@ const RANKED_ROW_SQL: &str = concat!(
 pub(crate) fn key_range(low: VisitId, below: VisitId) -> (i64, i64) {
     // `below` is exclusive: a cursor (a visit's id: its key is excluded, smaller keys are older
     // visits), the first id after a range's end (its key starts the next millisecond), or the
-    // largest id (no bound; as a key it would read as negative).
-    let below_key = if below.0 == uuid::Uuid::max() {
+    // largest id (no bound).
+    (end_key(low), end_key(below))
+}
+
+/// The index key of a range's end `id`, or `i64::MAX` for an id from the year 6429 on (its
+/// millisecond has the top bit of 48 set, so its 8 bytes read as a negative key: `--until
+/// 9999-12-31` would find nothing, `--since 7000-01-01` everything). No visit has such a key
+/// (visit times end in 2199), so past every key is where those ends lie.
+fn end_key(id: VisitId) -> i64 {
+    let key = key_of(id);
+    if key < 0 {
         i64::MAX
     } else {
-        key_of(below)
-    };
-    (key_of(low), below_key)
+        key
+    }
 }
 
 /// Filters shared by both orders, already checked by `list_history`.

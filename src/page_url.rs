@@ -1,0 +1,67 @@
+//! A visited page's URL as Sitetrail stores it: the one form every write path (the CLI's
+//! `visit`, the app, imports, the browser extension's host, sync) writes, made in one place.
+//!
+//! The form is the `url` crate's serialisation (the WHATWG URL standard, what browsers store in
+//! their own history): control characters, spaces and non-ASCII characters in the path, query and
+//! fragment percent-encoded (so `ESC ] 0;…BEL` is `%1B]0;…%07`), tabs and newlines removed, the
+//! scheme and host in lower case, the host in punycode, a default port dropped. A user name and
+//! password (`https://user:pw@host/`) are dropped, as browsers drop them from their history:
+//! they are secrets, and were never part of the page. Normalising is idempotent, so a URL already
+//! stored, or read back from an export, stays as it is.
+
+use url::Url;
+
+use crate::error::{truncate_chars, Error, Result};
+
+/// The stored form of `raw`, a page's URL (see the module doc). A text that is not a URL is
+/// refused as [`crate::domain::Domain::from_url`] refuses it, without its credentials.
+pub fn normalise(raw: &str) -> Result<String> {
+    let mut url = Url::parse(raw.trim()).map_err(|e| Error::InvalidUrl {
+        input: truncate_chars(&redacted(raw), 200),
+        reason: format!("not a URL ({e})"),
+    })?;
+    // Both fail only for a URL that cannot hold credentials (no host): then it has none.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    Ok(url.into())
+}
+
+/// `raw` with any user name and password shown as `***`: for messages about a URL that was
+/// refused, which must not repeat a secret.
+pub fn redacted(raw: &str) -> String {
+    crate::classify::http::display_url(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_percent_encoded_and_credentials_dropped() {
+        assert_eq!(
+            normalise("https://evil.example/\x1b]0;owned\x07\x1b[2J\nforged\r\u{9b}x").unwrap(),
+            "https://evil.example/%1B]0;owned%07%1B[2Jforged%C2%9Bx"
+        );
+        assert_eq!(
+            normalise("https://a.example/\u{202e}fdp.exe?q=\u{2066}#\u{7f}").unwrap(),
+            "https://a.example/%E2%80%AEfdp.exe?q=%E2%81%A6#%7F"
+        );
+        assert_eq!(
+            normalise(" https://user:pw@A.Example:443/x ").unwrap(),
+            "https://a.example/x"
+        );
+        assert_eq!(normalise("http://user@b.example/").unwrap(), "http://b.example/");
+        assert_eq!(
+            normalise("https://münchen.example").unwrap(),
+            "https://xn--mnchen-3ya.example/"
+        );
+        for stored in [
+            "https://a.example/x%20y?b=%1B#c",
+            "https://xn--mnchen-3ya.example/",
+        ] {
+            assert_eq!(normalise(stored).unwrap(), stored, "idempotent");
+        }
+        let refused = normalise("https://user:secret@[::1/").unwrap_err().to_string();
+        assert!(!refused.contains("secret"), "{refused}");
+    }
+}
