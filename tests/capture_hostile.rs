@@ -221,3 +221,19 @@ fn the_extensions_own_queue_moves_past_every_hostile_event_against_the_real_host
         ]
     );
 }
+
+#[test]
+fn a_visit_sent_again_is_the_same_event_in_the_form_urls_are_stored_in() {
+    // A URL the store keeps in another form (no password, control characters encoded) is still
+    // the same page when its event is sent again.
+    let db = TempDb::new();
+    let mut host = HostProc::start(&db.path, &[]);
+    let t = now_ms();
+    let url = "https://user:pw@raw.test/a\u{7}b";
+    for n in 1..=2 {
+        let ack = host.request(&batch(n, vec![visit_event("r1", url, Some("Raw"), t)]));
+        assert_eq!(ack["stored"], json!(["r1"]), "send {n}: {ack}");
+    }
+    assert_eq!(stored_visits(&db.path).len(), 1);
+    assert!(host.finish().success());
+}

@@ -167,7 +167,8 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
             // An id is the visit's for good: sent again it must be the same page at the same
             // time, or a title meant for one page would land on another.
             if let Some((stored_url, stored_at)) = get_visit_url_and_time_by_source_in(tx, source, id)? {
-                if stored_url != url.trim() || stored_at != *at {
+                // Compared in the form URLs are stored in.
+                if stored_url != crate::page_url::normalise(url)? || stored_at != *at {
                     return Err(Error::Conflict(format!(
                         "event id {id} was already stored for another page or time; the stored visit is kept"
                     )));
