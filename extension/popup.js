@@ -1,7 +1,8 @@
 // The popup: connected or not (and why), events waiting, pause, and "don't record this site".
 // It reads what the service worker stores (status, queue) and changes settings in storage; the
 // worker reacts to the change.
-import { normalize, siteOfUrl } from './lib/settings.js';
+import { excludedBy, normalize, siteOfUrl, toggleExclusion } from './lib/settings.js';
+import { MAX_EVENTS } from './lib/queue.js';
 import { openOptionsAndClose } from './lib/popup-actions.js';
 import { siteLine } from './lib/format.js';
 
@@ -34,12 +35,12 @@ async function render() {
     ? 'Everything recorded is stored.'
     : `${plural(waiting, 'event', 'events')} waiting to be stored${status.connected ? '…' : ' (kept until Sitetrail is reachable).'}`;
   $('dropped').hidden = !meta.dropped;
-  $('dropped').textContent = `${plural(meta.dropped || 0, 'event was', 'events were')} dropped: the queue was full (it keeps the newest 10,000).`;
+  $('dropped').textContent = `${plural(meta.dropped || 0, 'event was', 'events were')} dropped: the queue was full (it keeps the newest ${MAX_EVENTS.toLocaleString()}).`;
   $('refused').hidden = !status.rejected;
   $('refused').textContent = `${plural(status.rejected || 0, 'event was', 'events were')} refused by Sitetrail (see the browser's extension errors).`;
 
   $('paused').checked = settings.paused;
-  const excluded = site && settings.excludedHosts.some((h) => site === h || site.endsWith(`.${h}`));
+  const excluded = excludedBy(site, settings.excludedHosts).length > 0;
   $('site').textContent = site ? (excluded ? `${site} is not recorded` : site) : 'This page is not recorded (not a web page).';
   $('exclude').hidden = !site;
   $('exclude').textContent = excluded ? 'Record this site' : "Don't record this site";
@@ -54,11 +55,7 @@ async function init() {
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
   site = tab && /^https?:/i.test(tab.url || '') ? siteOfUrl(tab.url) : '';
   $('paused').addEventListener('change', (e) => save({ paused: e.target.checked }));
-  $('exclude').addEventListener('click', () => {
-    const list = settings.excludedHosts;
-    const excludedBy = list.filter((h) => site === h || site.endsWith(`.${h}`));
-    save({ excludedHosts: excludedBy.length ? list.filter((h) => !excludedBy.includes(h)) : [...list, site] });
-  });
+  $('exclude').addEventListener('click', () => save({ excludedHosts: toggleExclusion(site, settings.excludedHosts) }));
   $('retry').addEventListener('click', () => chrome.runtime.sendMessage({ type: 'reconnect' }));
   $('options').addEventListener('click', (e) => {
     e.preventDefault();

@@ -51,11 +51,22 @@ export function siteOfUrl(url) {
   }
 }
 
-/** True if `url`'s host is `site` or under it. */
+/** The entries of `excludedHosts` that exclude `host` (a site): itself, or a site it is under. */
+export function excludedBy(host, excludedHosts) {
+  if (!host) return [];
+  return excludedHosts.filter((site) => host === site || host.endsWith(`.${site}`));
+}
+
+/** True if `url`'s host is excluded: it or a site it is under is on `excludedHosts`. */
 export function isExcluded(url, excludedHosts) {
-  const host = siteOfUrl(url);
-  if (!host) return false;
-  return excludedHosts.some((site) => host === site || host.endsWith(`.${site}`));
+  return excludedBy(siteOfUrl(url), excludedHosts).length > 0;
+}
+
+/** The exclusion list after the popup's button for `site`: recorded again (every entry that
+ * excludes it removed) if it was excluded, else added. */
+export function toggleExclusion(site, excludedHosts) {
+  const by = excludedBy(site, excludedHosts);
+  return by.length ? excludedHosts.filter((h) => !by.includes(h)) : [...excludedHosts, site];
 }
 
 /** The URL without its fragment: `#...` changes are not new pages. */

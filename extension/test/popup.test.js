@@ -26,3 +26,12 @@ test('the popup closes even when the options page cannot open', async () => {
   }
   assert.deepEqual(calls, ['close']);
 });
+
+test("the popup's site button excludes a site, and records it again whatever entry excluded it", async () => {
+  const { toggleExclusion, excludedBy, isExcluded } = await import('../lib/settings.js');
+  assert.deepEqual(toggleExclusion('news.example', []), ['news.example']);
+  assert.deepEqual(toggleExclusion('a.news.example', ['news.example', 'other.example', 'a.news.example']), ['other.example']);
+  assert.deepEqual(excludedBy('', ['news.example']), []);
+  assert.equal(isExcluded('https://www.a.news.example/x', ['news.example']), true);
+  assert.equal(isExcluded('https://notnews.example/', ['news.example']), false);
+});

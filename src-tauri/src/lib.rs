@@ -29,9 +29,6 @@ use crate::error::CmdError;
 use crate::secret::KeyStore;
 use crate::state::{AppPaths, AppState};
 
-/// Optional features this build has; the UI shows "not available yet" for the others.
-pub const FEATURES: &[&str] = &["settings", "import", "capture", "sync"];
-
 /// Registers the commands on any runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     // The opener is used from Rust only (`open_url` checks the address first): the capability

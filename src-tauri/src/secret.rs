@@ -22,7 +22,7 @@ pub const KEYRING_SERVICE: &str = "app.sitetrail.desktop";
 /// The keyring entry's user name.
 pub const KEYRING_USER: &str = "classifier-api-key";
 /// The environment variable that overrides any stored key.
-pub const ENV_KEY: &str = "SITETRAIL_API_KEY";
+pub const ENV_KEY: &str = sitetrail::settings::API_KEY_ENV;
 /// Longest key accepted (characters).
 pub const MAX_KEY_CHARS: usize = 512;
 

@@ -690,6 +690,34 @@ mod tests {
         assert_eq!(bounded("short"), "short");
     }
 
+    /// A number the extension's `lib/host.js` exports (`export const NAME = 123_456;` or an
+    /// expression of products like `256 * 1024`).
+    fn js_number(src: &str, name: &str) -> u64 {
+        let line = src
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("export const {name} = ")))
+            .unwrap_or_else(|| panic!("lib/host.js exports {name}"));
+        line.trim_end_matches(';')
+            .split('*')
+            .map(|n| n.trim().replace('_', "").parse::<u64>().expect("a number"))
+            .product()
+    }
+
+    /// The extension's side of the protocol is written in JavaScript: its constants must agree
+    /// with these, or batches would be refused (or the host never found).
+    #[test]
+    fn the_extensions_host_constants_agree_with_the_host() {
+        let js = include_str!("../../extension/lib/host.js");
+        assert!(js.contains(&format!(
+            "export const HOST_NAME = '{}';",
+            crate::capture::link::HOST_NAME
+        )));
+        assert_eq!(js_number(js, "PROTOCOL"), u64::from(PROTOCOL_VERSION));
+        assert!(js_number(js, "BATCH_EVENTS") <= super::super::events::MAX_EVENTS_PER_BATCH as u64);
+        // A batch of BATCH_BYTES of events, with its envelope, is well within what the host reads.
+        assert!(js_number(js, "BATCH_BYTES") * 2 <= u64::from(MAX_INCOMING));
+    }
+
     #[test]
     fn ids_are_short_and_plain() {
         assert!(valid_id("0192c1f2-7b3a-7c4e-9d2f-1a2b3c4d5e6f"));

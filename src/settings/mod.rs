@@ -256,7 +256,7 @@ impl Environment {
         }
         Environment {
             vars,
-            api_key: get("SITETRAIL_API_KEY").and_then(ApiKey::new),
+            api_key: get(API_KEY_ENV).and_then(ApiKey::new),
         }
     }
 
@@ -265,7 +265,7 @@ impl Environment {
     pub fn variables_set(&self) -> Vec<String> {
         let mut names: Vec<String> = self.vars.values().map(|(var, _)| var.clone()).collect();
         if self.api_key.is_some() {
-            names.push("SITETRAIL_API_KEY".into());
+            names.push(API_KEY_ENV.into());
         }
         names
     }
@@ -283,6 +283,10 @@ impl Environment {
         Ok(o)
     }
 }
+
+/// The environment variable holding the API key (never a setting: it is not saved in the
+/// settings file).
+pub const API_KEY_ENV: &str = "SITETRAIL_API_KEY";
 
 /// The settings file: `SITETRAIL_SETTINGS` if set, else `settings.json` in the config directory.
 pub fn default_settings_path() -> Result<PathBuf> {

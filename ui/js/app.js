@@ -44,7 +44,6 @@ async function start() {
   // The launch benchmark reads this: the first answers from the backend are in.
   performance.mark('sitetrail-started');
   setCategories(categories);
-  firstRun.setFeatures(info.features);
   overview.init();
   forget.init();
   history.init(categories);

@@ -4,13 +4,8 @@ import { call, describe, listen, IMPORT_PROGRESS } from './api.js';
 import { $, el, fmtNumber, toast } from './dom.js';
 import { renderLinks } from './capture.js';
 
-let features = [];
 let rendered = false;
 let importing = false;
-
-export function setFeatures(list) {
-  features = list;
-}
 
 /** Imports a browser history file the user picks in the system's open dialog. */
 export async function importFile() {
@@ -33,17 +28,8 @@ export function update(visits) {
   if (visits !== 0 || rendered) return;
   rendered = true;
   const ext = $('#first-run-extension');
-  if (features.includes('capture')) renderLinks(ext, { firstRun: true });
-  else ext.replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
+  renderLinks(ext, { firstRun: true });
   const body = $('#first-run-body');
-  if (!features.includes('import')) {
-    body.replaceChildren(
-      el('p', { class: 'note' },
-        'Importing browser history is not available in this build yet. Until then, record visits with ',
-        el('code', { text: 'sitetrail visit URL' }), ' and they show up here as they are classified.'),
-    );
-    return;
-  }
   body.replaceChildren(el('p', { class: 'muted', text: 'Looking for browsers…' }));
   offerImport(body);
 }

@@ -7,12 +7,10 @@ import { renderLinks } from './capture.js';
 import { showBlocked } from './forget.js';
 import { renderSync } from './sync.js';
 
-let features = [];
 let current = null;
 
 export function init(info) {
   $('#s-blocked').addEventListener('click', showBlocked);
-  features = info.features;
   $('#s-db-path').textContent = info.db_path;
   $('#s-config-dir').textContent = info.config_dir;
   renderAbout(info);
@@ -38,7 +36,7 @@ export function hide() {
 
 /** New visits may be an extension's first pages: its link then reads "recording live". */
 export function onChange(ch) {
-  if (shown && ch.visits && features.includes('capture')) renderLinks($('#s-ext-body'));
+  if (shown && ch.visits) renderLinks($('#s-ext-body'));
 }
 
 /** The About section: version, and the open data shipped with its licence and attribution. */
@@ -59,33 +57,22 @@ function numberInput(id, value, min, max, placeholder = '') {
 }
 
 async function load() {
-  if (!features.includes('settings')) {
-    const note = $('#s-classifier-note');
-    note.hidden = false;
-    note.textContent = 'Classifier settings are not available in this build yet: the worker uses the built-in rules (no account, no network).';
-    $('#s-classifier-fields').replaceChildren();
-  } else {
-    try {
-      current = await call('get_settings');
-    } catch (e) {
-      toast(`Could not load the settings: ${describe(e)}`, true);
-      return;
-    }
-    renderClassifier(current);
+  try {
+    current = await call('get_settings');
+  } catch (e) {
+    toast(`Could not load the settings: ${describe(e)}`, true);
+    return;
   }
+  renderClassifier(current);
   let imp = null;
-  if (features.includes('import')) {
-    try {
-      imp = await call('get_import_settings');
-    } catch (e) {
-      toast(`Could not load the import settings: ${describe(e)}`, true);
-    }
+  try {
+    imp = await call('get_import_settings');
+  } catch (e) {
+    toast(`Could not load the import settings: ${describe(e)}`, true);
   }
   renderImport(imp);
-  if (features.includes('capture')) renderLinks($('#s-ext-body'));
-  else $('#s-ext-body').replaceChildren(el('p', { class: 'note', text: 'The browser extension is not available in this build yet.' }));
-  if (features.includes('sync')) renderSync($('#s-sync-body'));
-  else $('#s-sync-body').replaceChildren(el('p', { class: 'note', text: 'Sync is not available in this build.' }));
+  renderLinks($('#s-ext-body'));
+  renderSync($('#s-sync-body'));
 }
 
 /** Display names for the provider choices (the choices themselves come from the schema). */
@@ -223,7 +210,7 @@ async function save() {
   try {
     current = await call('save_settings', { settings: formSettings() });
     renderClassifier(current);
-    if (features.includes('import')) renderImport(await call('save_import_settings', { settings: formImport() }));
+    renderImport(await call('save_import_settings', { settings: formImport() }));
     $('#s-save-status').textContent = 'Saved. The classifier restarted with the new settings.';
     refreshQueue();
   } catch (e) {

@@ -166,8 +166,6 @@ pub struct AppInfo {
     pub config_dir: String,
     /// The app's version.
     pub version: &'static str,
-    /// Which optional features this build has (`settings`, `import`).
-    pub features: Vec<&'static str>,
     /// The open data the built-in classifier ships, with its licence, for the About section.
     pub open_data: Vec<OpenData>,
 }
@@ -187,14 +185,13 @@ pub struct OpenData {
     pub attribution: &'static str,
 }
 
-/// Paths, version, the features this build has and the open data it ships.
+/// Paths, version and the open data it ships.
 #[tauri::command]
 pub fn get_app_info(state: State<'_, AppState>) -> AppInfo {
     AppInfo {
         db_path: state.paths.db.display().to_string(),
         config_dir: state.paths.config_dir.display().to_string(),
         version: env!("CARGO_PKG_VERSION"),
-        features: crate::FEATURES.to_vec(),
         open_data: vec![
             OpenData {
                 name: "Open domain table (the built-in classifier's second lookup)",
