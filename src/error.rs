@@ -209,7 +209,7 @@ pub enum Error {
     Io(#[from] std::io::Error),
     /// A classifier could not give an answer for a whole batch.
     #[error("classifier: {0}")]
-    Classify(#[from] crate::classify::ClassifyError),
+    Classify(#[from] ClassifyError),
     /// A blocking task panicked or was cancelled.
     #[error("background task failed: {0}")]
     Task(String),
@@ -249,7 +249,7 @@ impl Error {
 
     /// The kind of error, shared with the CLI's exit codes and the UI (`{kind, message}`).
     pub fn kind(&self) -> ErrorKind {
-        use crate::classify::ClassifyError as C;
+        use ClassifyError as C;
         match self {
             Error::InvalidUrl { .. }
             | Error::InvalidDomain { .. }
@@ -285,6 +285,43 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+/// Why a whole batch could not be classified.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClassifyError {
+    /// The provider could not be reached (DNS, connection refused, no route). Not the job's fault.
+    #[error("offline: {0}")]
+    Offline(String),
+    /// The provider asked us to slow down. Not the job's fault; the whole worker waits.
+    #[error("rate limited: {message}")]
+    RateLimited {
+        /// How long the provider asked us to wait, if it said.
+        retry_after: Option<std::time::Duration>,
+        /// What it said.
+        message: String,
+    },
+    /// The provider refuses until the user acts (bad API key, no quota, unknown model).
+    #[error("{0}")]
+    NeedsUser(String),
+    /// A failure that may pass (5xx, timeout, garbage body): costs an attempt, retried later.
+    #[error("{0}")]
+    Transient(String),
+    /// A failure that will not pass for these domains: costs an attempt.
+    #[error("{0}")]
+    Permanent(String),
+}
+
+impl ClassifyError {
+    /// True if the failure counts as an attempt of each job in the batch.
+    pub fn consumes_attempt(&self) -> bool {
+        matches!(self, ClassifyError::Transient(_) | ClassifyError::Permanent(_))
+    }
+
+    /// True for failures that may pass by themselves.
+    pub fn is_transient(&self) -> bool {
+        !matches!(self, ClassifyError::Permanent(_) | ClassifyError::NeedsUser(_))
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod auto_import;
 pub mod backlog;
 pub mod blocked;
 pub mod blocking;
@@ -22,6 +23,7 @@ pub mod favicon;
 pub mod forget;
 pub mod fsutil;
 pub mod history;
+pub mod history_page;
 pub mod ids;
 pub mod import;
 pub mod outbox;

@@ -29,7 +29,30 @@ pub fn normalise(raw: &str) -> Result<String> {
 /// `raw` with any user name and password shown as `***`: for messages about a URL that was
 /// refused, which must not repeat a secret.
 pub fn redacted(raw: &str) -> String {
-    crate::classify::http::display_url(raw)
+    display_url(raw)
+}
+
+/// `url` as it may be shown or logged: user name and password replaced by `***`. Works on text
+/// that is not a valid URL too (everything between `://` and the last `@` of the authority).
+pub fn display_url(url: &str) -> String {
+    if let Ok(mut u) = Url::parse(url) {
+        if u.username().is_empty() && u.password().is_none() {
+            return url.to_owned();
+        }
+        if u.set_username("***").is_ok() && u.set_password(None).is_ok() {
+            return u.to_string();
+        }
+    }
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
+        None => url.to_owned(),
+    }
 }
 
 #[cfg(test)]

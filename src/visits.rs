@@ -54,11 +54,15 @@ pub struct Recorded {
     pub inserted: bool,
 }
 
+/// Earliest visit time accepted: 1990-01-01T00:00:00Z (before the web, so a bogus value).
+pub const MIN_VISIT_MICROS: i64 = 631_152_000_000_000;
+/// Latest visit time accepted (exclusive): 2200-01-01T00:00:00Z.
+pub const MAX_VISIT_MICROS: i64 = 7_258_118_400_000_000;
+
 /// Checks that a visit time is within the range every source accepts, the importers'
 /// (1990-01-01 to 2200-01-01, UTC): earlier or later times are a broken clock or a bogus value,
 /// and would sort wrongly (a visit id holds its time from 1970 on). `Err` says why, for a message.
 pub fn check_visit_time(t: Timestamp) -> std::result::Result<(), String> {
-    use crate::import::{MAX_VISIT_MICROS, MIN_VISIT_MICROS};
     if (MIN_VISIT_MICROS..MAX_VISIT_MICROS).contains(&t.as_micros()) {
         Ok(())
     } else {

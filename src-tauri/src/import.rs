@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sitetrail::import::schedule::{self, AutoImport};
+use sitetrail::auto_import::{self as schedule, AutoImport};
 use sitetrail::import::{self, DetectedProfile, ImportOptions};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 
@@ -245,7 +245,7 @@ pub async fn run<R: Runtime>(
     result.map_err(CmdError::from)
 }
 
-/// The auto-import schedule (the library's, `sitetrail::import::schedule`, as `sitetrail daemon`
+/// The auto-import schedule (the library's, `sitetrail::auto_import`, as `sitetrail daemon`
 /// runs it): every `auto_import_minutes` (re-read each round, so a change in Settings applies at
 /// the next look), the chosen profiles are imported, except browsers linked to this database.
 pub async fn schedule<R: Runtime>(app: AppHandle<R>) {

@@ -14,7 +14,6 @@
 use rusqlite::Transaction;
 
 use crate::error::{Error, Result};
-use crate::import::{MAX_VISIT_MICROS, MIN_VISIT_MICROS};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 use crate::time_spent::{set_active_ms_in, MAX_ACTIVE_MS};
@@ -22,6 +21,7 @@ use crate::visits::{
     get_visit_id_by_source_in, get_visit_url_and_time_by_source_in, record_visit_in, update_title_in,
     NewVisit,
 };
+use crate::visits::{MAX_VISIT_MICROS, MIN_VISIT_MICROS};
 
 use super::protocol::{valid_id, Event, EventKind, Rejected};
 

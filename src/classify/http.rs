@@ -28,6 +28,10 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use url::Url;
 
+/// How a provider's URL may be shown (its credentials as `***`): defined with the page URLs'
+/// forms, kept here under its old path.
+pub use crate::page_url::display_url;
+
 use super::secret::{ApiKey, BasicAuth, Secrets};
 use super::ClassifyError;
 
@@ -56,10 +60,20 @@ pub struct HttpOptions {
     pub total_timeout: Duration,
 }
 
-/// The timeouts of the default settings (the settings schema holds each default once).
+impl HttpOptions {
+    /// The default connect timeout (ms): the `connect-timeout-ms` setting's default.
+    pub const DEFAULT_CONNECT_MS: u64 = 10_000;
+    /// The default timeout of a whole call (ms): the `request-timeout-ms` setting's default.
+    pub const DEFAULT_TOTAL_MS: u64 = 120_000;
+}
+
+/// The timeouts of the default settings (which take their defaults from here).
 impl Default for HttpOptions {
     fn default() -> Self {
-        crate::settings::Settings::default().http_options()
+        HttpOptions {
+            connect_timeout: Duration::from_millis(Self::DEFAULT_CONNECT_MS),
+            total_timeout: Duration::from_millis(Self::DEFAULT_TOTAL_MS),
+        }
     }
 }
 
@@ -85,29 +99,6 @@ pub fn normalise_base_url(base: &str) -> Result<String, String> {
         return Err(format!("base URL {shown:?} must start with http:// or https://"));
     }
     Ok(trimmed.to_owned())
-}
-
-/// `url` as it may be shown or logged: user name and password replaced by `***`. Works on text
-/// that is not a valid URL too (everything between `://` and the last `@` of the authority).
-pub fn display_url(url: &str) -> String {
-    if let Ok(mut u) = Url::parse(url) {
-        if u.username().is_empty() && u.password().is_none() {
-            return url.to_owned();
-        }
-        if u.set_username("***").is_ok() && u.set_password(None).is_ok() {
-            return u.to_string();
-        }
-    }
-    let Some(start) = url.find("://").map(|i| i + 3) else {
-        return url.to_owned();
-    };
-    let authority_end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    match url[start..authority_end].rfind('@') {
-        Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
-        None => url.to_owned(),
-    }
 }
 
 /// One provider endpoint: a client, the URL (without credentials) and the secrets to redact.

@@ -43,42 +43,9 @@ pub struct Verdict {
 /// One domain's outcome: a verdict, or why this domain alone could not be classified.
 pub type DomainOutcome = Result<Verdict, String>;
 
-/// Why a whole batch could not be classified.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ClassifyError {
-    /// The provider could not be reached (DNS, connection refused, no route). Not the job's fault.
-    #[error("offline: {0}")]
-    Offline(String),
-    /// The provider asked us to slow down. Not the job's fault; the whole worker waits.
-    #[error("rate limited: {message}")]
-    RateLimited {
-        /// How long the provider asked us to wait, if it said.
-        retry_after: Option<Duration>,
-        /// What it said.
-        message: String,
-    },
-    /// The provider refuses until the user acts (bad API key, no quota, unknown model).
-    #[error("{0}")]
-    NeedsUser(String),
-    /// A failure that may pass (5xx, timeout, garbage body): costs an attempt, retried later.
-    #[error("{0}")]
-    Transient(String),
-    /// A failure that will not pass for these domains: costs an attempt.
-    #[error("{0}")]
-    Permanent(String),
-}
-
-impl ClassifyError {
-    /// True if the failure counts as an attempt of each job in the batch.
-    pub fn consumes_attempt(&self) -> bool {
-        matches!(self, ClassifyError::Transient(_) | ClassifyError::Permanent(_))
-    }
-
-    /// True for failures that may pass by themselves.
-    pub fn is_transient(&self) -> bool {
-        !matches!(self, ClassifyError::Permanent(_) | ClassifyError::NeedsUser(_))
-    }
-}
+/// Why a whole batch could not be classified: defined with the library's other errors (so the
+/// error vocabulary depends on no module above it), and named here where classifiers use it.
+pub use crate::error::ClassifyError;
 
 /// Something that puts domains into categories.
 #[async_trait]

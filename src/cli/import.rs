@@ -14,8 +14,8 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use sitetrail::auto_import::{self as schedule, AutoImport};
 use sitetrail::import::detect::Roots;
-use sitetrail::import::schedule::{self, AutoImport};
 use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
 use sitetrail::{Error, Result, Store};
 

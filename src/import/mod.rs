@@ -36,7 +36,6 @@ mod favicons;
 mod firefox;
 mod rows;
 mod safari;
-pub mod schedule;
 mod snapshot;
 
 use std::path::{Path, PathBuf};

@@ -12,10 +12,7 @@ use crate::domain::Domain;
 use crate::time::Timestamp;
 use crate::visits::MAX_TITLE_CHARS;
 
-/// Earliest visit time accepted: 1990-01-01T00:00:00Z (before the web, so a bogus value).
-pub const MIN_VISIT_MICROS: i64 = 631_152_000_000_000;
-/// Latest visit time accepted (exclusive): 2200-01-01T00:00:00Z.
-pub const MAX_VISIT_MICROS: i64 = 7_258_118_400_000_000;
+pub use crate::visits::{MAX_VISIT_MICROS, MIN_VISIT_MICROS};
 
 /// Why a browser visit was not imported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,7 +23,7 @@
 use rusqlite::{named_params, Connection};
 
 use crate::error::Result;
-use crate::history::{HistoryPage, HistoryRow};
+use crate::history_page::{HistoryPage, HistoryRow};
 use crate::ids::VisitId;
 
 use super::key_of;
@@ -81,7 +81,7 @@ pub fn match_expression(text: &str) -> Option<String> {
 pub const SEARCH_SQL: &str = concat!(
     r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
            w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
-    crate::history::device_name_of_v!(),
+    crate::history_page::device_name_of_v!(),
     r#" AS device
     FROM visit_fts CROSS JOIN visit v CROSS JOIN website w
     WHERE visit_fts MATCH :match
@@ -92,7 +92,7 @@ pub const SEARCH_SQL: &str = concat!(
       AND (:category IS NULL OR w.category = :category)
       AND (:uncategorized = 0 OR w.category IS NULL)
       AND (:device IS NULL OR "#,
-    crate::history::device_name_of_v!(),
+    crate::history_page::device_name_of_v!(),
     r#" = :device)
     ORDER BY visit_fts.rowid DESC"#
 );
@@ -111,7 +111,7 @@ pub const RANK_SQL: &str = r#"SELECT key, score FROM (
 const RANKED_ROW_SQL: &str = concat!(
     r#"SELECT v.id, v.url, v.title, v.visited_at, v.source,
            w.id AS website_id, w.domain, w.category, w.category_source, w.category_confidence, "#,
-    crate::history::device_name_of_v!(),
+    crate::history_page::device_name_of_v!(),
     r#" AS device
     FROM visit v JOIN website w ON w.id = v.website_id
     WHERE v.id >= unhex(printf('%016X0000000000000000', :key))
@@ -119,7 +119,7 @@ const RANKED_ROW_SQL: &str = concat!(
       AND (:category IS NULL OR w.category = :category)
       AND (:uncategorized = 0 OR w.category IS NULL)
       AND (:device IS NULL OR "#,
-    crate::history::device_name_of_v!(),
+    crate::history_page::device_name_of_v!(),
     r#" = :device)"#
 );
 
@@ -162,7 +162,7 @@ pub(crate) fn list_newest(conn: &Connection, p: &SearchPage<'_>, limit: usize) -
             ":match": p.expression, ":low": p.low, ":below": p.below,
             ":category": p.category, ":uncategorized": p.uncategorized, ":device": p.device,
         },
-        crate::history::read_row,
+        crate::history_page::read_row,
     )?;
     let mut rows: Vec<HistoryRow> = rows.take(limit + 1).collect::<rusqlite::Result<_>>()?;
     let next_cursor = if rows.len() > limit {
@@ -203,7 +203,7 @@ pub(crate) fn list_ranked(
                     ":key": key, ":category": p.category, ":uncategorized": p.uncategorized,
                     ":device": p.device,
                 },
-                crate::history::read_row,
+                crate::history_page::read_row,
             )?
             .next()
             .transpose()?;

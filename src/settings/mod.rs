@@ -154,11 +154,11 @@ settings! {
         Spec::integer("processing-timeout-ms", "Processing timeout", 1, 86_400_000).unit("ms").advanced()
             .help("The lease on a claimed job: a worker renews it every third of this while it works on the job, so a slow call never loses it; a job whose worker died is taken over this long after its last renewal.");
     /// Longest wait to connect to the provider (ms).
-    connect_timeout_ms: u64 = 10_000,
+    connect_timeout_ms: u64 = crate::classify::http::HttpOptions::DEFAULT_CONNECT_MS,
         Spec::integer("connect-timeout-ms", "Connect timeout", 1, 600_000).unit("ms").provider().advanced()
             .help("Longest wait to connect to the provider.");
     /// Longest wait for a whole provider call (ms).
-    request_timeout_ms: u64 = 120_000,
+    request_timeout_ms: u64 = crate::classify::http::HttpOptions::DEFAULT_TOTAL_MS,
         Spec::integer("request-timeout-ms", "Request timeout", 1, 3_600_000).unit("ms").provider().advanced()
             .help("Longest wait for a whole provider call, from sending to the last byte of the answer.");
 }

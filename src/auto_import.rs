@@ -15,9 +15,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use super::detect::{detect_profiles_in, Roots};
-use super::DetectedProfile;
 use crate::error::Result;
+use crate::import::detect::{detect_profiles_in, Roots};
+use crate::import::DetectedProfile;
 
 /// How often a schedule looks again at its settings when it is off or not yet due.
 pub const RECHECK: Duration = Duration::from_secs(60);
@@ -126,7 +126,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn rounds_come_every_interval_and_the_settings_are_read_each_time() {
         let home = tempfile::tempdir().unwrap();
-        let roots = Roots::for_home(super::super::detect::Os::current(), home.path());
+        let roots = Roots::for_home(crate::import::detect::Os::current(), home.path());
         let every = Arc::new(AtomicUsize::new(0)); // minutes; 0 = off
         let rounds = Arc::new(AtomicUsize::new(0));
         let (stop_tx, stop) = watch::channel(false);
