@@ -174,6 +174,18 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A change asked of a database that could only be opened read-only (on read-only media, in
+    /// a read-only folder, or a read-only file). Reading it works.
+    #[error(
+        "{path} is read-only ({reason}), and this changes the database. Reading works (history, search, \
+         status, export, time); to change it, copy it somewhere writable and open the copy"
+    )]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+        /// Why it can only be read.
+        reason: String,
+    },
     /// A browser history file that cannot be imported as a whole (missing, unreadable, not an
     /// intact SQLite database, or not the named browser's schema). Nothing of it was imported.
     #[error("cannot import {path}: {problem}")]
@@ -263,7 +275,7 @@ impl Error {
             Error::Busy(_) | Error::Pool(_) => ErrorKind::Busy,
             Error::Sql(e) if is_busy(e) => ErrorKind::Busy,
             Error::Unavailable(_) => ErrorKind::Unavailable,
-            Error::Open { .. } | Error::Import { .. } => ErrorKind::BadFile,
+            Error::Open { .. } | Error::ReadOnly { .. } | Error::Import { .. } => ErrorKind::BadFile,
             Error::Sql(_) => ErrorKind::Database,
             Error::Io(_) => ErrorKind::Io,
             Error::Classify(C::Offline(_)) => ErrorKind::Offline,

@@ -34,7 +34,6 @@ mod delete;
 mod space;
 pub(crate) mod steps;
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -248,10 +247,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The connection a forgetting runs on: `secure_delete = ON` (deleted content is zeroed) and
 /// foreign keys off (see the module doc). Its own, not a pooled one, so these settings never
 /// reach other code; closed when the forgetting ends.
-pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
+pub(crate) fn open_connection(store: &Store) -> Result<Connection> {
     crate::blocking::note("database");
+    store.check_writable()?;
     let conn = Connection::open_with_flags(
-        path,
+        store.path(),
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -303,7 +303,7 @@ impl Store {
                 ids.len()
             )));
         }
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let now = self.now();
         let started = Instant::now();
         let mut report = self.write_on(&mut conn, forgetting(), |tx| {
@@ -332,7 +332,7 @@ impl Store {
         progress: &mut dyn FnMut(ForgetProgress),
     ) -> Result<ForgetReport> {
         let domain = Domain::parse(domain)?;
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let now = self.now();
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
@@ -368,7 +368,7 @@ impl Store {
                 "the time range to forget ends before it starts".into(),
             ));
         }
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let now = self.now();
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
@@ -402,7 +402,7 @@ impl Store {
         if pending.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let mut reports = Vec::new();
         for id in pending {
             let mut report = ForgetReport::default();
