@@ -514,3 +514,75 @@ fn a_read_only_database_is_read_and_every_write_says_it_is_read_only() {
     assert_eq!(names_in(db.dir.path()), ["sitetrail.db"], "no side file");
     std::fs::set_permissions(db.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+#[cfg(unix)]
+#[test]
+fn export_writes_into_pipes_and_devices_and_through_symlinks_without_replacing_them() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args(["visit", "https://piped.example/page"]));
+    let dir = tempfile::tempdir().unwrap();
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type().is_symlink();
+    // A link to this process's standard output, as /dev/stdout is (made here, so that a broken
+    // export replaces this link and not the system's).
+    let stdout_link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &stdout_link).unwrap();
+    for target in [
+        stdout_link.clone(),
+        PathBuf::from("/dev/fd/1"),
+        PathBuf::from("/dev/stdout"),
+    ] {
+        let out = run_bounded(cli(&db.path).args(["export", "history", "-o"]).arg(&target));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{target:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.starts_with("\"visit_id\"") && stdout.contains("piped.example/page"),
+            "{target:?}: the rows reach the pipe, and only they: {stdout}"
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("exported 1 row(s)"));
+    }
+    assert!(is_link(&stdout_link), "the link to stdout was replaced");
+    assert!(is_link(Path::new("/dev/stdout")));
+    // A FIFO: written directly, with a reader at the other end.
+    let fifo = dir.path().join("out.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    run_ok(
+        cli(&db.path)
+            .args(["export", "history", "--format", "json", "-o"])
+            .arg(&fifo),
+    );
+    assert!(reader.join().unwrap().contains("piped.example/page"));
+    run_ok(cli(&db.path).args(["export", "history", "-o", "/dev/null"]));
+    // A symlink to a file: the file gets the export, the link stays a link.
+    let real = dir.path().join("real.csv");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    run_ok(cli(&db.path).args(["export", "history", "-o"]).arg(&link));
+    assert!(is_link(&link));
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("piped.example/page"));
+    // A link to nothing is refused and left as it is.
+    let dangling = dir.path().join("dangling.csv");
+    std::os::unix::fs::symlink(dir.path().join("missing/x.csv"), &dangling).unwrap();
+    let err = run_err(cli(&db.path).args(["export", "history", "-o"]).arg(&dangling));
+    assert!(
+        err.contains("symbolic link") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(is_link(&dangling));
+    let names = names_in(dir.path());
+    assert_eq!(
+        names,
+        ["dangling.csv", "link.csv", "out.fifo", "real.csv", "stdout"],
+        "no temporary file"
+    );
+}
