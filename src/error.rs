@@ -204,11 +204,18 @@ pub enum Error {
         /// The entry of the blocked list that covers it.
         blocked: String,
     },
-    /// A visit whose time lies in a range the user asked to forget: never recorded again.
-    #[error("not recorded: {at} lies in a time range you asked to forget")]
+    /// A visit whose time lies in a range the user asked to forget, or that very visit (its URL at
+    /// that time) forgotten: never recorded again.
+    #[error("not recorded: {}", if *visit {
+        format!("you asked to forget this visit (of {at})")
+    } else {
+        format!("{at} lies in a time range you asked to forget")
+    })]
     Forgotten {
         /// The visit's time (RFC 3339).
         at: String,
+        /// True if this very visit (its URL at that time) was forgotten, false for a range.
+        visit: bool,
     },
     /// A SQL error.
     #[error("database error: {0}")]

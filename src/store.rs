@@ -63,6 +63,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "extension_contact",
         include_str!("../migrations/0011_extension_contact.sql"),
     ),
+    (
+        12,
+        "forgetting",
+        include_str!("../migrations/0012_forgetting.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

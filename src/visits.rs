@@ -102,6 +102,14 @@ pub fn record_visit_for_domain_in(
     if crate::forget::is_forgotten_time(tx, visit.visited_at)? {
         return Err(Error::Forgotten {
             at: visit.visited_at.to_rfc3339(),
+            visit: false,
+        });
+    }
+    // The same page at the same time, forgotten: from any source (another import, the extension).
+    if crate::forget::is_forgotten_visit(tx, visit.url, visit.visited_at)? {
+        return Err(Error::Forgotten {
+            at: visit.visited_at.to_rfc3339(),
+            visit: true,
         });
     }
     let (website_id, new_website) = get_or_insert_website_in(tx, domain, now)?;

@@ -16,9 +16,11 @@
 //! - **Never back.** Each forgetting writes a tombstone (what and when, never a URL, title or
 //!   domain: a website is recorded by the SHA-256 of its domain), so a later sync can forget it on
 //!   other devices. An imported visit leaves its import key (a hash of its source and its id in
-//!   the browser, [`import_key`]) in `forgotten_import`, and a time range stays forgotten:
-//!   `record_visit_in` and every import refuse a visit in a forgotten range or with a forgotten
-//!   key, even when an import reads the whole browser file again.
+//!   the browser, [`import_key`]) in `forgotten_import`, every forgotten visit leaves what it was
+//!   (its URL and time, hashed: [`visit_key`]) in `forgotten_visit`, and a time range stays
+//!   forgotten: `record_visit_in` (the CLI, the extension), sync and every import refuse a visit in
+//!   a forgotten range or with a forgotten key, from any source: importing a copy of the file, or
+//!   the same file under another `--source`, brings nothing back.
 //! - **Short locks.** A forgetting is one transaction when it is small. A large one commits in
 //!   batches of at most [`ForgetOptions::batch_size`] visits (about a tenth of a second of write
 //!   lock each), each moving the tombstone's cursor with it: interrupted, it is resumed where it
@@ -152,6 +154,26 @@ pub fn import_key(source: &str, source_visit_id: &str) -> i64 {
     i64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
 }
 
+/// The key a forgotten visit leaves in `forgotten_visit`, from what it was: the first 8 bytes of
+/// SHA-256 of its URL as stored (trimmed), a NUL and its time in microseconds (decimal), as a
+/// big-endian integer. The same visit has the same key whatever source or copy of a history file
+/// it comes from; the key keeps no URL or time in readable form.
+pub fn visit_key(url: &str, visited_at: Timestamp) -> i64 {
+    let mut h = Sha256::new();
+    h.update(url.trim().as_bytes());
+    h.update([0u8]);
+    h.update(visited_at.as_micros().to_string().as_bytes());
+    let d = h.finalize();
+    i64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+/// True if the visit of `url` at `t` was forgotten (its [`visit_key`] is in `forgotten_visit`).
+pub fn is_forgotten_visit(conn: &Connection, url: &str, t: Timestamp) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_visit WHERE key = :key)"#)?
+        .query_row(named_params! { ":key": visit_key(url, t) }, |r| r.get(0))?)
+}
+
 /// Hex SHA-256 of a domain, as a website tombstone keeps it.
 pub fn domain_sha256(domain: &str) -> Vec<u8> {
     Sha256::digest(domain.as_bytes()).to_vec()
@@ -172,6 +194,7 @@ pub fn is_forgotten_time(conn: &Connection, t: Timestamp) -> Result<bool> {
 pub struct ForgottenFilter {
     ranges: Vec<(Timestamp, Timestamp)>,
     any_keys: bool,
+    any_visits: bool,
 }
 
 impl ForgottenFilter {
@@ -186,18 +209,30 @@ impl ForgottenFilter {
         let any_keys = conn
             .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import)"#)?
             .query_row([], |r| r.get(0))?;
-        Ok(ForgottenFilter { ranges, any_keys })
+        let any_visits = conn
+            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_visit)"#)?
+            .query_row([], |r| r.get(0))?;
+        Ok(ForgottenFilter {
+            ranges,
+            any_keys,
+            any_visits,
+        })
     }
 
-    /// True if an imported visit at `t` stored as (`source`, `source_visit_id`) was forgotten.
+    /// True if an imported visit of `url` at `t`, stored as (`source`, `source_visit_id`), was
+    /// forgotten: its time is in a forgotten range, the visit itself (its URL and time) was
+    /// forgotten from whatever source, or its import key was.
     pub fn forgets(
         &self,
         conn: &Connection,
-        t: Timestamp,
+        (url, t): (&str, Timestamp),
         source: &str,
         source_visit_id: &str,
     ) -> Result<bool> {
         if self.ranges.iter().any(|&(since, until)| since <= t && t <= until) {
+            return Ok(true);
+        }
+        if self.any_visits && is_forgotten_visit(conn, url, t)? {
             return Ok(true);
         }
         if !self.any_keys {
