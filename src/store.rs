@@ -280,7 +280,14 @@ impl Store {
         // fails until its timeout (30 s), and a file SQLite cannot open should be said at once.
         let mut first = make_manager().connect().map_err(|e| open_err(e.to_string()))?;
         match &read_only {
-            None => migrate(&mut first).map_err(|e| open_err(e.to_string()))?,
+            None => {
+                migrate(&mut first).map_err(|e| open_err(e.to_string()))?;
+                // A forgetting that could not truncate the WAL (another process was reading) is
+                // finished by the next process that opens the file: this one. Never fatal.
+                if let Err(e) = crate::forget::finish_pending_scrub(&first, busy) {
+                    tracing::warn!(error = %e, "could not finish a forgetting's scrub of the WAL");
+                }
+            }
             Some(reason) => {
                 let pending = pending_migrations(&first).map_err(|e| open_err(e.to_string()))?;
                 if pending > 0 {

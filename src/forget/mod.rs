@@ -49,7 +49,8 @@ use crate::ids::{TombstoneId, VisitId};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 
-pub use space::Reclaimed;
+pub(crate) use space::finish_pending_scrub;
+pub use space::{Reclaimed, SCRUB_WAIT};
 
 /// Most visits deleted per transaction by default (also websites checked).
 pub const DEFAULT_FORGET_BATCH: usize = 1_000;
@@ -80,6 +81,9 @@ pub struct ForgetOptions {
     /// Checked between batches: when set, the forgetting stops after the batch in flight and is
     /// resumed later ([`Store::resume_forgetting`]).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// How long the last step (truncating the WAL) is tried again while another connection reads,
+    /// before the scrub is left pending ([`SCRUB_WAIT`]).
+    pub scrub_wait: Duration,
 }
 
 impl Default for ForgetOptions {
@@ -88,6 +92,7 @@ impl Default for ForgetOptions {
             batch_size: DEFAULT_FORGET_BATCH,
             pause: DEFAULT_PAUSE,
             cancel: None,
+            scrub_wait: SCRUB_WAIT,
         }
     }
 }
@@ -103,8 +108,13 @@ pub struct ForgetReport {
     pub not_found: u64,
     /// The domain now blocked, if the forgetting blocked one.
     pub blocked: Option<String>,
-    /// False if it was cancelled before the end (it is resumed later).
+    /// True once what was forgotten is gone from the database file and its WAL. False if it was
+    /// cancelled before the end (it is resumed later), or if its scrub is pending.
     pub complete: bool,
+    /// True if the visits are deleted but another connection (another process reading) kept the
+    /// WAL, which may still hold copies of them, from being truncated, even after
+    /// [`ForgetOptions::scrub_wait`]: the next Sitetrail process to open the file truncates it.
+    pub scrub_pending: bool,
     /// Space given back to the file system once complete (bytes).
     pub reclaimed_bytes: u64,
     /// The longest any of its transactions held the write lock (ms).
@@ -118,6 +128,9 @@ pub struct ForgetProgress {
     pub visits: u64,
     /// Websites deleted so far.
     pub websites: u64,
+    /// True while the last step waits for another connection that is reading (up to
+    /// [`ForgetOptions::scrub_wait`]).
+    pub waiting_for_readers: bool,
 }
 
 /// A tombstone: one forgetting, without the content.
@@ -350,8 +363,10 @@ impl Store {
             steps::forget_visits_in(tx, ids, now)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
-        report.complete = true;
-        report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;
+        let reclaimed = space::reclaim(self, &mut conn, (DEFAULT_PAUSE, SCRUB_WAIT), &mut || {})?;
+        report.reclaimed_bytes = reclaimed.bytes;
+        report.complete = reclaimed.scrubbed;
+        report.scrub_pending = !reclaimed.scrubbed;
         Ok(report)
     }
 
@@ -479,6 +494,7 @@ impl Store {
         progress(ForgetProgress {
             visits: report.visits,
             websites: report.websites,
+            waiting_for_readers: false,
         });
         if let Some(id) = tombstone {
             loop {
@@ -497,14 +513,25 @@ impl Store {
                 progress(ForgetProgress {
                     visits: report.visits,
                     websites: report.websites,
+                    waiting_for_readers: false,
                 });
                 if step.done {
                     break;
                 }
             }
         }
-        report.complete = true;
-        report.reclaimed_bytes = space::reclaim(self, conn, opts.pause)?.bytes;
+        let (visits, websites) = (report.visits, report.websites);
+        let mut waiting = || {
+            progress(ForgetProgress {
+                visits,
+                websites,
+                waiting_for_readers: true,
+            });
+        };
+        let reclaimed = space::reclaim(self, conn, (opts.pause, opts.scrub_wait), &mut waiting)?;
+        report.reclaimed_bytes = reclaimed.bytes;
+        report.complete = reclaimed.scrubbed;
+        report.scrub_pending = !reclaimed.scrubbed;
         Ok(())
     }
 }
