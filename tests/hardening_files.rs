@@ -586,3 +586,44 @@ fn export_writes_into_pipes_and_devices_and_through_symlinks_without_replacing_t
         "no temporary file"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_settings_file_with_a_byte_order_mark_is_read_and_one_that_is_not_a_file_is_refused_by_name() {
+    let db = TempDb::new();
+    let dir = tempfile::tempdir().unwrap();
+    let with_bom = dir.path().join("settings.json");
+    std::fs::write(&with_bom, "\u{feff}{\"batch_size\": 7}\n").unwrap();
+    // `classify` reads the settings and fails on a bad file (`status` only skips its estimate).
+    let status = |settings: &Path| {
+        run_bounded(
+            cli(&db.path)
+                .arg("--settings")
+                .arg(settings)
+                .args(["classify", "example.com"])
+                .env_remove("SITETRAIL_SETTINGS"),
+        )
+    };
+    let out = status(&with_bom);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let folder = dir.path().join("config");
+    std::fs::create_dir(&folder).unwrap();
+    let fifo = dir.path().join("settings.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let huge = dir.path().join("huge.json");
+    std::fs::File::create(&huge).unwrap().set_len(1 << 30).unwrap();
+    for (path, what) in [
+        (folder.as_path(), "a folder"),
+        (Path::new("/dev/zero"), "a character device"),
+        (fifo.as_path(), "a FIFO"),
+        (huge.as_path(), "larger than"),
+    ] {
+        let out = status(path);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path:?}: {err}");
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains(what),
+            "{path:?}: {err}"
+        );
+    }
+}
