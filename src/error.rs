@@ -217,6 +217,13 @@ pub enum Error {
         /// True if this very visit (its URL at that time) was forgotten, false for a range.
         visit: bool,
     },
+    /// A visit to a website that is being forgotten right now (`forget website`): not recorded,
+    /// so that the forgetting ends however fast visits arrive. Recorded again once it is done.
+    #[error("not recorded: {domain} is being forgotten right now; its visits are recorded again once that is done")]
+    Forgetting {
+        /// The website's domain.
+        domain: String,
+    },
     /// A SQL error.
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
@@ -278,7 +285,10 @@ impl Error {
             Error::NotFound { .. } => ErrorKind::NotFound,
             // A visit the user asked never to record: it does not fit what the database holds
             // (a sender drops it, it is not its input's fault nor worth retrying).
-            Error::Conflict(_) | Error::Blocked { .. } | Error::Forgotten { .. } => ErrorKind::Conflict,
+            Error::Conflict(_)
+            | Error::Blocked { .. }
+            | Error::Forgotten { .. }
+            | Error::Forgetting { .. } => ErrorKind::Conflict,
             Error::Busy(_) | Error::Pool(_) => ErrorKind::Busy,
             Error::Sql(e) if is_busy(e) => ErrorKind::Busy,
             Error::Unavailable(_) => ErrorKind::Unavailable,

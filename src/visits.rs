@@ -99,6 +99,7 @@ pub fn record_visit_for_domain_in(
     }
     check_visit_time(visit.visited_at).map_err(Error::InvalidInput)?;
     crate::blocked::refuse_if_blocked(tx, domain.as_str())?;
+    crate::forget::refuse_if_being_forgotten(tx, domain.as_str())?;
     if crate::forget::is_forgotten_time(tx, visit.visited_at)? {
         return Err(Error::Forgotten {
             at: visit.visited_at.to_rfc3339(),

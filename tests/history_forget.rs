@@ -498,3 +498,52 @@ fn a_reader_in_another_connection_leaves_the_scrub_pending_and_the_next_process_
     assert_eq!(wal, 0, "the WAL was truncated");
     drop(reader);
 }
+
+#[test]
+fn forgetting_a_website_ends_while_a_writer_keeps_adding_visits_to_it_faster_than_it_deletes() {
+    let db = TempDb::new();
+    let store = db.open();
+    for i in 0..30 {
+        record(&store, &format!("https://busy.example/{i}"), "Busy", at(i)).unwrap();
+    }
+    record(&store, "https://other.example/", "Other", at(100)).unwrap();
+    let writer = db.open();
+    let opts = ForgetOptions {
+        batch_size: 10,
+        pause: Duration::ZERO,
+        ..ForgetOptions::default()
+    };
+    // After every batch of at most 10 deletions, another writer tries to add 20 visits to the site.
+    let (mut batches, mut refused, mut next) = (0, 0, 1_000);
+    let mut accepted: Vec<(usize, String)> = Vec::new();
+    let report = store
+        .forget_website("busy.example", false, &opts, &mut |_| {
+            batches += 1;
+            assert!(batches < 500, "the forgetting never ends");
+            for _ in 0..20 {
+                next += 1;
+                let url = format!("https://busy.example/new/{next}");
+                match record(&writer, &url, "New", at(next)) {
+                    Err(Error::Forgetting { domain }) => {
+                        assert_eq!(domain, "busy.example");
+                        refused += 1;
+                    }
+                    other => {
+                        other.unwrap();
+                        accepted.push((batches, url));
+                    }
+                }
+            }
+        })
+        .unwrap();
+    assert!(report.complete, "{report:?}");
+    assert_eq!((report.visits, report.websites), (30, 1));
+    assert!(refused > 0);
+    // Only the last report (the forgetting is done) let the writer's visits in.
+    assert!(accepted.iter().all(|(b, _)| *b == batches), "{accepted:?}");
+    let mut expected: Vec<String> = accepted.into_iter().map(|(_, u)| u).rev().collect();
+    expected.push("https://other.example/".into());
+    assert_eq!(urls(&store, None), expected);
+    // Once it is done, the site is recorded again.
+    record(&writer, "https://busy.example/after", "After", at(5_000)).unwrap();
+}

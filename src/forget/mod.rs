@@ -187,6 +187,32 @@ pub fn is_forgotten_visit(conn: &Connection, url: &str, t: Timestamp) -> Result<
         .query_row(named_params! { ":key": visit_key(url, t) }, |r| r.get(0))?)
 }
 
+/// True if the website of `domain` is being forgotten (its forgetting started and is not done),
+/// by a forgetting that takes every visit: one bounded by a sync clock ends whatever arrives.
+pub fn is_being_forgotten(conn: &Connection, domain: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            r#"SELECT EXISTS (
+                   SELECT 1 FROM tombstone t INDEXED BY tombstone_pending_idx
+                   JOIN website w ON w.id = t.website_id
+                   WHERE t.completed_at IS NULL AND t.kind = 'website' AND t.sync_hlc IS NULL
+                     AND w.domain = :domain)"#,
+        )?
+        .query_row(named_params! { ":domain": domain }, |r| r.get(0))?)
+}
+
+/// `Err(Error::Forgetting)` if the website of `domain` is being forgotten: a visit recorded
+/// meanwhile would join the visits still to delete, and a writer faster than the forgetting
+/// would keep it from ever ending.
+pub fn refuse_if_being_forgotten(conn: &Connection, domain: &str) -> Result<()> {
+    if is_being_forgotten(conn, domain)? {
+        return Err(Error::Forgetting {
+            domain: domain.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 /// Hex SHA-256 of a domain, as a website tombstone keeps it.
 pub fn domain_sha256(domain: &str) -> Vec<u8> {
     Sha256::digest(domain.as_bytes()).to_vec()
@@ -208,6 +234,7 @@ pub struct ForgottenFilter {
     ranges: Vec<(Timestamp, Timestamp)>,
     any_keys: bool,
     any_visits: bool,
+    being_forgotten: Vec<String>,
 }
 
 impl ForgottenFilter {
@@ -225,11 +252,25 @@ impl ForgottenFilter {
         let any_visits = conn
             .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_visit)"#)?
             .query_row([], |r| r.get(0))?;
+        let being_forgotten = conn
+            .prepare_cached(
+                r#"SELECT w.domain FROM tombstone t INDEXED BY tombstone_pending_idx
+                   JOIN website w ON w.id = t.website_id
+                   WHERE t.completed_at IS NULL AND t.kind = 'website' AND t.sync_hlc IS NULL"#,
+            )?
+            .query_map([], |r| r.get("domain"))?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(ForgottenFilter {
             ranges,
             any_keys,
             any_visits,
+            being_forgotten,
         })
+    }
+
+    /// True if the website of `domain` is being forgotten ([`is_being_forgotten`]).
+    pub fn forgets_domain(&self, domain: &str) -> bool {
+        self.being_forgotten.iter().any(|d| d == domain)
     }
 
     /// True if an imported visit of `url` at `t`, stored as (`source`, `source_visit_id`), was

@@ -106,6 +106,11 @@ pub(super) fn store_visit(
         batch.skipped.add(Skip::Blocked);
         return Ok(());
     }
+    // A website being forgotten right now takes no visit until that is done.
+    if websites.forgotten.forgets_domain(accepted.domain.as_str()) {
+        batch.skipped.add(Skip::Forgotten);
+        return Ok(());
+    }
     if websites.forgotten.forgets(
         tx,
         (accepted.url, accepted.visited_at),
