@@ -9,8 +9,13 @@
 //!
 //! Before the pool touches a file, [`identity`] checks that it is new, empty or Sitetrail's own
 //! (SQLite's `application_id`, or Sitetrail's `schema_migrations` for files from before the mark)
-//! and that no newer Sitetrail migrated it: any other file is refused unchanged, byte for byte. The
-//! data folder and the database files are created private (`0700`/`0600`, see [`crate::files`]).
+//! and that no newer Sitetrail migrated it: any other file is refused unchanged, byte for byte. A
+//! path that is not a regular file (a FIFO, a device, a folder) is refused before it is opened. A
+//! database that can only be read (read-only media, folder or file) is opened read-only: reads
+//! work, and every write is refused with [`Error::ReadOnly`] before it starts. The first
+//! connection is made before the pool, so a file SQLite cannot open is reported at once; on it, a
+//! forgetting's pending WAL scrub is finished ([`crate::forget`]). The data folder and the
+//! database files are created private (`0700`/`0600`, see [`crate::fsutil`]).
 //!
 //! Invariant: only this crate's store, visits, outbox, websites and worker_state modules touch
 //! rusqlite, and the importers, which also read the browsers' own (copied) database files.
