@@ -33,6 +33,7 @@
 //!   [`delete::has_visits_in`] found none (served by the search index), with their job and favicon.
 
 mod delete;
+mod never_back;
 mod space;
 pub(crate) mod steps;
 
@@ -40,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::{named_params, Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
 
 use crate::domain::Domain;
@@ -49,6 +50,10 @@ use crate::ids::{TombstoneId, VisitId};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 
+pub use never_back::{
+    import_key, is_being_forgotten, is_forgotten_time, is_forgotten_visit, refuse_if_being_forgotten,
+    visit_key, ForgottenFilter,
+};
 pub(crate) use space::finish_pending_scrub;
 pub use space::{Reclaimed, SCRUB_WAIT};
 
@@ -156,149 +161,9 @@ pub struct Tombstone {
     pub completed_at: Option<Timestamp>,
 }
 
-/// The import key of an imported visit: the first 8 bytes of SHA-256 of its source, a NUL and
-/// its id in the browser, as a big-endian integer. Keeps no URL, title or time in readable form.
-pub fn import_key(source: &str, source_visit_id: &str) -> i64 {
-    let mut h = Sha256::new();
-    h.update(source.as_bytes());
-    h.update([0u8]);
-    h.update(source_visit_id.as_bytes());
-    let d = h.finalize();
-    i64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-}
-
-/// The key a forgotten visit leaves in `forgotten_visit`, from what it was: the first 8 bytes of
-/// SHA-256 of its URL as stored (trimmed), a NUL and its time in microseconds (decimal), as a
-/// big-endian integer. The same visit has the same key whatever source or copy of a history file
-/// it comes from; the key keeps no URL or time in readable form.
-pub fn visit_key(url: &str, visited_at: Timestamp) -> i64 {
-    let mut h = Sha256::new();
-    h.update(url.trim().as_bytes());
-    h.update([0u8]);
-    h.update(visited_at.as_micros().to_string().as_bytes());
-    let d = h.finalize();
-    i64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-}
-
-/// True if the visit of `url` at `t` was forgotten (its [`visit_key`] is in `forgotten_visit`).
-pub fn is_forgotten_visit(conn: &Connection, url: &str, t: Timestamp) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_visit WHERE key = :key)"#)?
-        .query_row(named_params! { ":key": visit_key(url, t) }, |r| r.get(0))?)
-}
-
-/// True if the website of `domain` is being forgotten (its forgetting started and is not done),
-/// by a forgetting that takes every visit: one bounded by a sync clock ends whatever arrives.
-pub fn is_being_forgotten(conn: &Connection, domain: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            r#"SELECT EXISTS (
-                   SELECT 1 FROM tombstone t INDEXED BY tombstone_pending_idx
-                   JOIN website w ON w.id = t.website_id
-                   WHERE t.completed_at IS NULL AND t.kind = 'website' AND t.sync_hlc IS NULL
-                     AND w.domain = :domain)"#,
-        )?
-        .query_row(named_params! { ":domain": domain }, |r| r.get(0))?)
-}
-
-/// `Err(Error::Forgetting)` if the website of `domain` is being forgotten: a visit recorded
-/// meanwhile would join the visits still to delete, and a writer faster than the forgetting
-/// would keep it from ever ending.
-pub fn refuse_if_being_forgotten(conn: &Connection, domain: &str) -> Result<()> {
-    if is_being_forgotten(conn, domain)? {
-        return Err(Error::Forgetting {
-            domain: domain.to_owned(),
-        });
-    }
-    Ok(())
-}
-
 /// Hex SHA-256 of a domain, as a website tombstone keeps it.
 pub fn domain_sha256(domain: &str) -> Vec<u8> {
     Sha256::digest(domain.as_bytes()).to_vec()
-}
-
-/// True if `t` lies in a forgotten range.
-pub fn is_forgotten_time(conn: &Connection, t: Timestamp) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_range_idx
-                              WHERE kind = 'range' AND since <= :t AND until >= :t)"#,
-        )?
-        .query_row(named_params! { ":t": t }, |r| r.get(0))?)
-}
-
-/// The forgotten ranges and whether any import key is forgotten, read once per import batch.
-#[derive(Clone, Debug, Default)]
-pub struct ForgottenFilter {
-    ranges: Vec<(Timestamp, Timestamp)>,
-    any_keys: bool,
-    any_visits: bool,
-    being_forgotten: Vec<String>,
-}
-
-impl ForgottenFilter {
-    /// Reads the forgotten ranges (a handful) and whether there is any forgotten import key.
-    pub fn load(conn: &Connection) -> Result<ForgottenFilter> {
-        let mut stmt = conn.prepare_cached(
-            r#"SELECT since, until FROM tombstone INDEXED BY tombstone_range_idx WHERE kind = 'range'"#,
-        )?;
-        let ranges = stmt
-            .query_map([], |r| Ok((r.get("since")?, r.get("until")?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let any_keys = conn
-            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import)"#)?
-            .query_row([], |r| r.get(0))?;
-        let any_visits = conn
-            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_visit)"#)?
-            .query_row([], |r| r.get(0))?;
-        let being_forgotten = conn
-            .prepare_cached(
-                r#"SELECT w.domain FROM tombstone t INDEXED BY tombstone_pending_idx
-                   JOIN website w ON w.id = t.website_id
-                   WHERE t.completed_at IS NULL AND t.kind = 'website' AND t.sync_hlc IS NULL"#,
-            )?
-            .query_map([], |r| r.get("domain"))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(ForgottenFilter {
-            ranges,
-            any_keys,
-            any_visits,
-            being_forgotten,
-        })
-    }
-
-    /// True if the website of `domain` is being forgotten ([`is_being_forgotten`]).
-    pub fn forgets_domain(&self, domain: &str) -> bool {
-        self.being_forgotten.iter().any(|d| d == domain)
-    }
-
-    /// True if an imported visit of `url` at `t`, stored as (`source`, `source_visit_id`), was
-    /// forgotten: its time is in a forgotten range, the visit itself (its URL and time) was
-    /// forgotten from whatever source, or its import key was.
-    pub fn forgets(
-        &self,
-        conn: &Connection,
-        (url, t): (&str, Timestamp),
-        source: &str,
-        source_visit_id: &str,
-    ) -> Result<bool> {
-        if self.ranges.iter().any(|&(since, until)| since <= t && t <= until) {
-            return Ok(true);
-        }
-        if self.any_visits && is_forgotten_visit(conn, url, t)? {
-            return Ok(true);
-        }
-        if !self.any_keys {
-            return Ok(false);
-        }
-        Ok(conn
-            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import WHERE key = :key)"#)?
-            .query_row(
-                named_params! { ":key": import_key(source, source_visit_id) },
-                |r| r.get(0),
-            )?)
-    }
 }
 
 /// Every tombstone, oldest first.
