@@ -67,6 +67,12 @@ pub fn check_visit_time(t: Timestamp) -> std::result::Result<(), String> {
     }
 }
 
+/// A visit's URL as it is stored, and as a forgotten visit's key hashes it
+/// ([`crate::forget::visit_key`]): every write path and every check goes through this one form.
+pub fn stored_url(url: &str) -> &str {
+    url.trim()
+}
+
 /// Cleans a title for storage: control characters become spaces, whitespace is trimmed, empty
 /// titles become `None`, very long ones are cut.
 pub fn clean_title(title: Option<&str>) -> Option<String> {
@@ -192,20 +198,20 @@ pub fn insert_visit_in(
         .execute(named_params! {
             ":id": visit_id,
             ":website_id": website_id,
-            ":url": visit.url.trim(),
+            ":url": stored_url(visit.url),
             ":title": &title,
             ":visited_at": visit.visited_at,
             ":source": visit.source,
             ":source_visit_id": visit.source_visit_id,
         })? == 1;
     if inserted {
-        let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
+        let text = crate::search::IndexedText::new(domain.as_str(), stored_url(visit.url), title.as_deref());
         crate::search::index_visit_in(tx, visit_id, &text)?;
         let queued = crate::sync::local::queue_in(
             tx,
             &crate::sync::ops::Op::Visit {
                 id: visit_id,
-                url: visit.url.trim().to_owned(),
+                url: stored_url(visit.url).to_owned(),
                 title,
                 at: visit.visited_at.as_micros(),
                 source: visit.source.to_owned(),
@@ -251,13 +257,13 @@ pub fn insert_synced_visit_in(
         ":sync_id": id,
         ":hlc": hlc,
         ":website_id": website_id,
-        ":url": visit.url.trim(),
+        ":url": stored_url(visit.url),
         ":title": &title,
         ":visited_at": visit.visited_at,
         ":source": visit.source,
         ":device": device.as_bytes().as_slice(),
     })?;
-    let text = crate::search::IndexedText::new(domain.as_str(), visit.url.trim(), title.as_deref());
+    let text = crate::search::IndexedText::new(domain.as_str(), stored_url(visit.url), title.as_deref());
     crate::search::index_visit_in(tx, visit_id, &text)?;
     Ok(visit_id)
 }
