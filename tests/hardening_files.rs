@@ -504,6 +504,9 @@ fn a_read_only_database_is_read_and_every_write_says_it_is_read_only() {
         &["visit", "https://b.example/"][..],
         &["forget", "website", "read.example"],
         &["categorize", "read.example", "news"],
+        &["worker", "--until-idle"],
+        &["daemon"],
+        &["import", "--auto"],
     ] {
         let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);
