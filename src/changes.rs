@@ -85,6 +85,9 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     ("search_state", None),
     ("forget_candidate", None),
     ("forgotten_import", None),
+    // What was forgotten, by URL and time, and a forgetting's pending WAL scrub (migration 0012).
+    ("forgotten_visit", None),
+    ("scrub_pending", None),
     ("import_cursor", None),
     ("schema_migrations", None),
     ("store_changes", None),

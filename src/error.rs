@@ -174,6 +174,18 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A change asked of a database that could only be opened read-only (on read-only media, in
+    /// a read-only folder, or a read-only file). Reading it works.
+    #[error(
+        "{path} is read-only ({reason}), and this changes the database. Reading works (history, search, \
+         status, export, time); to change it, copy it somewhere writable and open the copy"
+    )]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+        /// Why it can only be read.
+        reason: String,
+    },
     /// A browser history file that cannot be imported as a whole (missing, unreadable, not an
     /// intact SQLite database, or not the named browser's schema). Nothing of it was imported.
     #[error("cannot import {path}: {problem}")]
@@ -192,11 +204,25 @@ pub enum Error {
         /// The entry of the blocked list that covers it.
         blocked: String,
     },
-    /// A visit whose time lies in a range the user asked to forget: never recorded again.
-    #[error("not recorded: {at} lies in a time range you asked to forget")]
+    /// A visit whose time lies in a range the user asked to forget, or that very visit (its URL at
+    /// that time) forgotten: never recorded again.
+    #[error("not recorded: {}", if *visit {
+        format!("you asked to forget this visit (of {at})")
+    } else {
+        format!("{at} lies in a time range you asked to forget")
+    })]
     Forgotten {
         /// The visit's time (RFC 3339).
         at: String,
+        /// True if this very visit (its URL at that time) was forgotten, false for a range.
+        visit: bool,
+    },
+    /// A visit to a website that is being forgotten right now (`forget website`): not recorded,
+    /// so that the forgetting ends however fast visits arrive. Recorded again once it is done.
+    #[error("not recorded: {domain} is being forgotten right now; its visits are recorded again once that is done")]
+    Forgetting {
+        /// The website's domain.
+        domain: String,
     },
     /// A SQL error.
     #[error("database error: {0}")]
@@ -259,11 +285,14 @@ impl Error {
             Error::NotFound { .. } => ErrorKind::NotFound,
             // A visit the user asked never to record: it does not fit what the database holds
             // (a sender drops it, it is not its input's fault nor worth retrying).
-            Error::Conflict(_) | Error::Blocked { .. } | Error::Forgotten { .. } => ErrorKind::Conflict,
+            Error::Conflict(_)
+            | Error::Blocked { .. }
+            | Error::Forgotten { .. }
+            | Error::Forgetting { .. } => ErrorKind::Conflict,
             Error::Busy(_) | Error::Pool(_) => ErrorKind::Busy,
             Error::Sql(e) if is_busy(e) => ErrorKind::Busy,
             Error::Unavailable(_) => ErrorKind::Unavailable,
-            Error::Open { .. } | Error::Import { .. } => ErrorKind::BadFile,
+            Error::Open { .. } | Error::ReadOnly { .. } | Error::Import { .. } => ErrorKind::BadFile,
             Error::Sql(_) => ErrorKind::Database,
             Error::Io(_) => ErrorKind::Io,
             Error::Classify(C::Offline(_)) => ErrorKind::Offline,

@@ -3,7 +3,10 @@
 //! Rows are streamed from the database to the file (memory stays flat at any history size), into a
 //! private temporary file beside the target that is renamed over it only when complete
 //! ([`crate::fsutil::write_atomically_with`]), so a failed export never leaves a half-written
-//! file under the chosen name, nor a temporary file. An export never writes over the database
+//! file under the chosen name, nor a temporary file. A symlink is never replaced: its target is
+//! (the temporary file goes beside the target), and a link to nothing is refused. A pipe, a FIFO
+//! or a device (`/dev/stdout`, `/dev/fd/1`, a terminal) is written to directly: nothing is
+//! renamed over it. An export never writes over the database
 //! itself or its `-wal`, `-shm` or `-journal`, however the path is spelled (symlinks, `..`, hard
 //! links: compared resolved and by device and inode).
 //!
@@ -286,13 +289,6 @@ impl Store {
     /// Exports `kind` as `format` to `path` (replacing it only once complete); returns the number
     /// of rows written. Refuses a `path` that is the database or one of its side files.
     pub fn export(&self, kind: ExportKind, format: ExportFormat, path: &Path) -> Result<u64> {
-        let dir = crate::fsutil::parent_dir(path);
-        if !dir.is_dir() {
-            return Err(Error::InvalidInput(format!(
-                "cannot export to {}: no such folder",
-                path.display()
-            )));
-        }
         if let Some(own) = self.own_file(path) {
             return Err(Error::InvalidInput(format!(
                 "cannot export to {}: it is {own}, which the export would destroy; choose another file",
@@ -303,7 +299,7 @@ impl Store {
             ExportKind::History => VisitRecord::HEADER,
             ExportKind::Categories => WebsiteRecord::HEADER,
         };
-        crate::fsutil::write_atomically_with(path, |file| {
+        let write = |file: &mut std::fs::File| {
             let mut buffered = std::io::BufWriter::new(file);
             let mut out = RowWriter::new(format, &mut buffered)?;
             // One read transaction: the export is a consistent snapshot even while visits arrive.
@@ -319,7 +315,18 @@ impl Store {
             out.finish(header)?;
             buffered.flush()?;
             Ok(n)
-        })
+        };
+        match export_target(path)? {
+            Target::Replace(file) => crate::fsutil::write_atomically_with(&file, write),
+            Target::Stream => {
+                crate::blocking::note("file write");
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| Error::InvalidInput(format!("cannot export to {}: {e}", path.display())))?;
+                write(&mut file)
+            }
+        }
     }
 
     /// What `path` is, if it names the database or one of its side files (`-wal`, `-shm`,
@@ -338,6 +345,44 @@ impl Store {
         }
         None
     }
+}
+
+/// How an export reaches `path`.
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    /// A regular file (or a new one), replaced atomically: this path, or a symlink's target.
+    Replace(std::path::PathBuf),
+    /// A pipe, a FIFO, a terminal or another device (`/dev/stdout`, `/dev/fd/1`): written to
+    /// directly, since nothing can be renamed over it.
+    Stream,
+}
+
+/// Where an export of `path` writes. A symlink is never replaced: its target is (beside the
+/// target, atomically), or, if it points nowhere, the export is refused.
+fn export_target(path: &Path) -> Result<Target> {
+    let refuse = |why: String| Error::InvalidInput(format!("cannot export to {}: {why}", path.display()));
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(refuse("it is a folder; name a file in it".into())),
+        Ok(m) if !m.is_file() => return Ok(Target::Stream),
+        _ => {}
+    }
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if link {
+        return match std::fs::canonicalize(path) {
+            Ok(target) => Ok(Target::Replace(target)),
+            Err(_) => {
+                let to = std::fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+                Err(refuse(format!(
+                    "it is a symbolic link to {to}, which does not exist; the link is not replaced. \
+                     Export to the file itself, or remove the link"
+                )))
+            }
+        };
+    }
+    if !crate::fsutil::parent_dir(path).is_dir() {
+        return Err(refuse("no such folder".into()));
+    }
+    Ok(Target::Replace(path.to_path_buf()))
 }
 
 #[cfg(test)]

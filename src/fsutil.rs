@@ -51,6 +51,33 @@ pub fn write_atomically_with<T>(
     Ok(out)
 }
 
+/// Reads a small file the user names (settings): `Ok(None)` if it does not exist; `Err(why)` if
+/// it is not a regular file (a FIFO would block for ever, `/dev/zero` never ends) or holds more
+/// than `max` bytes. Checked before it is opened, and the read is capped too (it could grow).
+pub fn read_small_file(path: &Path, max: u64) -> std::result::Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    if let Some(what) = not_a_regular_file(&meta) {
+        return Err(format!("it is {what}, not a file"));
+    }
+    let too_large = || format!("it is larger than {max} bytes, which no such file needs");
+    if meta.len() > max {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(Some(bytes))
+}
+
 /// Creates `dir` and any missing parents, each new one readable by its owner only (`0700`).
 /// Folders that already exist are left as they are.
 pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
@@ -119,6 +146,36 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         }
     }
     false
+}
+
+/// What `meta` is if it is not a regular file ("a folder", "a FIFO (named pipe)", ...): SQLite
+/// must never open such a thing. Reading a FIFO blocks until someone writes to it, `/dev/zero`
+/// never ends, and opening `/dev/null` as a database makes SQLite create `/dev/null-journal`.
+pub fn not_a_regular_file(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a folder");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
 }
 
 #[cfg(test)]

@@ -9,8 +9,13 @@
 //!
 //! Before the pool touches a file, [`identity`] checks that it is new, empty or Sitetrail's own
 //! (SQLite's `application_id`, or Sitetrail's `schema_migrations` for files from before the mark)
-//! and that no newer Sitetrail migrated it: any other file is refused unchanged, byte for byte. The
-//! data folder and the database files are created private (`0700`/`0600`, see [`crate::files`]).
+//! and that no newer Sitetrail migrated it: any other file is refused unchanged, byte for byte. A
+//! path that is not a regular file (a FIFO, a device, a folder) is refused before it is opened. A
+//! database that can only be read (read-only media, folder or file) is opened read-only: reads
+//! work, and every write is refused with [`Error::ReadOnly`] before it starts. The first
+//! connection is made before the pool, so a file SQLite cannot open is reported at once; on it, a
+//! forgetting's pending WAL scrub is finished (`store::scrub`). The data folder and the
+//! database files are created private (`0700`/`0600`, see [`crate::fsutil`]).
 //!
 //! Invariant: only the modules ARCHITECTURE.md names under "Only these modules run SQL" touch
 //! rusqlite (the importers among them, which also read the browsers' own copied files); the
@@ -18,6 +23,7 @@
 //! one place.
 
 mod identity;
+pub(crate) mod scrub;
 
 pub use identity::APPLICATION_ID;
 
@@ -25,8 +31,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use r2d2::ManageConnection;
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use tokio::sync::broadcast;
 
 use crate::changes::{bump_counters, Hub};
@@ -64,9 +71,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0011_extension_contact.sql"),
     ),
     (
-        14,
+        12,
+        "forgetting",
+        include_str!("../migrations/0012_forgetting.sql"),
+    ),
+    (
+        13,
         "block_patterns",
-        include_str!("../migrations/0014_block_patterns.sql"),
+        include_str!("../migrations/0013_block_patterns.sql"),
     ),
 ];
 
@@ -152,6 +164,8 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     hub: Arc<Hub>,
     busy_timeout: Duration,
+    /// Why the file can only be read, if so.
+    read_only: Option<String>,
 }
 
 impl std::fmt::Debug for Store {
@@ -160,6 +174,22 @@ impl std::fmt::Debug for Store {
             .field("path", &self.path)
             .finish_non_exhaustive()
     }
+}
+
+/// The pause between two batches of a long write by default ([`pause_between_batches`]): at
+/// least the 100 ms a waiting writer's busy handler may sleep between two looks at the lock.
+pub const BATCH_PAUSE: Duration = Duration::from_millis(100);
+
+/// The pause between two batches of a long write (a forgetting, the search index's backfill):
+/// `base` plus up to a third more at random. SQLite's write lock is not fair and a waiting
+/// writer's busy handler polls it at most every 100 ms, so back-to-back batches would starve
+/// one; the random part keeps the batches from falling into step with its polls. Blocking.
+pub fn pause_between_batches(base: Duration) {
+    if base.is_zero() {
+        return;
+    }
+    let jitter = base.mul_f64(fastrand::f64() / 3.0);
+    std::thread::sleep(base + jitter);
 }
 
 /// The environment variable naming the database file (the CLI's `--db`, the app's file).
@@ -207,7 +237,38 @@ fn configure(conn: &mut Connection, sync: Synchronous, busy: Duration) -> rusqli
     Ok(())
 }
 
+/// The pragmas of a connection to a database opened read-only: no journal mode to set (the file's
+/// own is read), and `query_only` so that nothing can even try to write.
+fn configure_read_only(conn: &mut Connection, busy: Duration) -> rusqlite::Result<()> {
+    conn.busy_timeout(busy)?;
+    conn.pragma_update(None, "query_only", "ON")?;
+    conn.pragma_update(None, "cache_size", -16_384)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+/// How many of this binary's migrations the database has not had.
+fn pending_migrations(conn: &Connection) -> Result<usize> {
+    let mut stmt = conn.prepare(r#"SELECT version FROM schema_migrations"#)?;
+    let applied: std::collections::HashSet<i64> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(MIGRATIONS.iter().filter(|(v, _, _)| !applied.contains(v)).count())
+}
+
 impl Store {
+    /// A connection of its own to this database, not pooled, set up as the pool's are (WAL
+    /// checked, busy timeout, cache) but with `sync` and `busy`: for work whose own pragmas must
+    /// never reach other code (a forgetting's `secure_delete`). Blocking.
+    pub(crate) fn open_own_connection(&self, sync: Synchronous, busy: Duration) -> Result<Connection> {
+        let mut conn = Connection::open_with_flags(
+            self.path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&mut conn, sync, busy)?;
+        Ok(conn)
+    }
+
     /// Opens (creating if needed) the database at `path` with default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         Store::open_with(path, StoreOptions::default())
@@ -223,30 +284,108 @@ impl Store {
             reason,
         };
         let state = identity::check_database_file(&path).map_err(open_err)?;
-        if state == identity::FileState::New {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                crate::fsutil::create_private_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
-            }
-            crate::fsutil::create_private_file_if_missing(&path).map_err(|e| open_err(e.to_string()))?;
-        }
+        let exists = state == identity::FileState::Ours || path.exists();
+        let read_only = if exists {
+            identity::read_only_reason(&path)
+        } else {
+            None
+        };
         let (sync, busy) = (opts.synchronous, opts.busy_timeout);
-        let manager = SqliteConnectionManager::file(&path).with_init(move |c| configure(c, sync, busy));
+        let make_manager: Box<dyn Fn() -> SqliteConnectionManager> = match &read_only {
+            None => {
+                if state == identity::FileState::New {
+                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        crate::fsutil::create_private_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+                    }
+                    crate::fsutil::create_private_file_if_missing(&path)
+                        .map_err(|e| open_err(e.to_string()))?;
+                }
+                let file = path.clone();
+                Box::new(move || {
+                    SqliteConnectionManager::file(&file).with_init(move |c| configure(c, sync, busy))
+                })
+            }
+            Some(reason) => {
+                if state == identity::FileState::New {
+                    return Err(open_err(format!(
+                        "it is empty and read-only ({reason}), so it cannot become a database; pass a new file name in a writable folder"
+                    )));
+                }
+                let uri = identity::read_only_uri(&path, identity::has_live_wal(&path))
+                    .map_err(|e| open_err(e.to_string()))?;
+                Box::new(move || {
+                    SqliteConnectionManager::file(&uri)
+                        .with_flags(
+                            OpenFlags::SQLITE_OPEN_READ_ONLY
+                                | OpenFlags::SQLITE_OPEN_URI
+                                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                        )
+                        .with_init(move |c| configure_read_only(c, busy))
+                })
+            }
+        };
+        // The first connection is made here, not by the pool: the pool retries a connection that
+        // fails until its timeout (30 s), and a file SQLite cannot open should be said at once.
+        let mut first = make_manager().connect().map_err(|e| open_err(e.to_string()))?;
+        match &read_only {
+            None => {
+                migrate(&mut first).map_err(|e| open_err(e.to_string()))?;
+                // A forgetting that could not truncate the WAL (another process was reading) is
+                // finished by the next process that opens the file: this one. Never fatal.
+                if let Err(e) = scrub::finish_pending_scrub(&first, busy) {
+                    tracing::warn!(error = %e, "could not finish a forgetting's scrub of the WAL");
+                }
+            }
+            Some(reason) => {
+                let pending = pending_migrations(&first).map_err(|e| open_err(e.to_string()))?;
+                if pending > 0 {
+                    return Err(open_err(format!(
+                        "it is read-only ({reason}) and was written by an older Sitetrail: upgrading it \
+                         would change it. Copy it somewhere writable and open the copy"
+                    )));
+                }
+            }
+        }
+        drop(first);
+        // No idle minimum: the pool opens a connection when one is asked for and there is none
+        // idle, never in the background afterwards. A connection still being opened by the
+        // pool's thread when the process exits would never be closed, so the last connection
+        // to close would not checkpoint, and the file would change under the next reader.
         let pool = r2d2::Pool::builder()
             .max_size(opts.pool_size.max(1))
-            .min_idle(Some(1))
+            .min_idle(Some(0))
+            .idle_timeout(None)
             .connection_timeout(Duration::from_secs(30))
-            .build(manager)
+            .build(make_manager())
             .map_err(|e| open_err(e.to_string()))?;
-        let mut conn = pool.get().map_err(|e| open_err(e.to_string()))?;
-        migrate(&mut conn).map_err(|e| open_err(e.to_string()))?;
-        drop(conn);
+        if let Some(reason) = &read_only {
+            tracing::info!(db = %path.display(), %reason, "the database is opened read-only");
+        }
         Ok(Store {
             pool,
             path,
             clock: opts.clock,
             hub: Hub::new(),
             busy_timeout: busy,
+            read_only,
         })
+    }
+
+    /// Why the database was opened read-only (read-only media, folder or file), if it was.
+    /// Reading works; every write is refused with [`Error::ReadOnly`].
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    /// `Err(Error::ReadOnly)` if the database was opened read-only: called before any write.
+    pub fn check_writable(&self) -> Result<()> {
+        match &self.read_only {
+            None => Ok(()),
+            Some(reason) => Err(Error::ReadOnly {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            }),
+        }
     }
 
     /// The database file.
@@ -316,6 +455,7 @@ impl Store {
         conn: &mut Connection,
         f: impl FnOnce(&Transaction<'_>, &mut Changes) -> Result<T>,
     ) -> Result<T> {
+        self.check_writable()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let before = tx.total_changes();
         let mut changes = Changes::NONE;
@@ -335,8 +475,17 @@ impl Store {
     /// [`crate::changes::WATCH_INTERVAL`] (the first subscriber starts the watcher).
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         let (path, busy) = (self.path.clone(), self.busy_timeout);
+        let read_only = self.read_only.is_some();
         self.hub.subscribe(move || {
-            let conn = Connection::open(&path)?;
+            let conn = if read_only {
+                // Nobody can write this file, so nothing changes: a connection that never sees a change.
+                Connection::open_with_flags(
+                    identity::read_only_uri(&path, identity::has_live_wal(&path))?,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+                )?
+            } else {
+                Connection::open(&path)?
+            };
             conn.busy_timeout(busy)?;
             Ok(conn)
         })

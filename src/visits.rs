@@ -73,6 +73,17 @@ pub fn check_visit_time(t: Timestamp) -> std::result::Result<(), String> {
     }
 }
 
+/// A visit's URL as it is stored, and as a forgotten visit's key hashes it
+/// ([`crate::forget::visit_key`]): every write path and every check goes through this one form.
+/// A text that is no URL (it could not be stored) is kept as given, trimmed.
+pub fn stored_url(url: &str) -> std::borrow::Cow<'_, str> {
+    match crate::page_url::normalise(url) {
+        Ok(u) if u == url => std::borrow::Cow::Borrowed(url),
+        Ok(u) => std::borrow::Cow::Owned(u),
+        Err(_) => std::borrow::Cow::Borrowed(url.trim()),
+    }
+}
+
 /// Cleans a title for storage: control characters become spaces, whitespace is trimmed, empty
 /// titles become `None`, very long ones are cut.
 pub fn clean_title(title: Option<&str>) -> Option<String> {
@@ -111,9 +122,18 @@ pub fn record_visit_for_domain_in(
     };
     check_visit_time(visit.visited_at).map_err(Error::InvalidInput)?;
     crate::blocked::refuse_if_blocked(tx, domain.as_str())?;
+    crate::forget::refuse_if_being_forgotten(tx, domain.as_str())?;
     if crate::forget::is_forgotten_time(tx, visit.visited_at)? {
         return Err(Error::Forgotten {
             at: visit.visited_at.to_rfc3339(),
+            visit: false,
+        });
+    }
+    // The same page at the same time, forgotten: from any source (another import, the extension).
+    if crate::forget::is_forgotten_visit(tx, visit.url, visit.visited_at)? {
+        return Err(Error::Forgotten {
+            at: visit.visited_at.to_rfc3339(),
+            visit: true,
         });
     }
     let (website_id, new_website) = get_or_insert_website_in(tx, domain, now)?;

@@ -360,3 +360,273 @@ fn visit_times_outside_the_importers_range_are_refused() {
     }
     assert_eq!(crate::common::count(&store, "visit"), 2);
 }
+
+/// Runs `cmd` to its end (killed and failed if it runs a minute: a hang), returns its output.
+fn run_bounded(cmd: &mut std::process::Command) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sitetrail");
+    let ended = crate::common::wait_for(std::time::Duration::from_secs(60), || {
+        child.try_wait().expect("wait").is_some()
+    });
+    if !ended {
+        let _ = child.kill();
+        panic!("{cmd:?} hung");
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[cfg(unix)]
+#[test]
+fn a_database_path_that_is_not_a_regular_file_is_refused_at_once_and_nothing_is_created_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let folder = dir.path().join("folder.db");
+    std::fs::create_dir(&folder).unwrap();
+    let dev_side_files = [
+        "/dev/null-journal",
+        "/dev/null-wal",
+        "/dev/zero-journal",
+        "/dev/zero-wal",
+    ];
+    let cases: [(&Path, &str); 4] = [
+        (&fifo, "a FIFO"),
+        (Path::new("/dev/zero"), "a character device"),
+        (Path::new("/dev/null"), "a character device"),
+        (&folder, "a folder"),
+    ];
+    for (path, what) in cases {
+        for args in [
+            &["status"][..],
+            &["history"],
+            &["visit", "https://a.example/"],
+            &["export", "history", "-o", "/tmp/never-written.csv"],
+            &["forget", "range", "--since", "7d", "--until", "today"],
+        ] {
+            let out = run_bounded(cli(path).args(args));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{path:?} {args:?} succeeded");
+            assert!(
+                err.contains(what)
+                    && err.contains("not a database file")
+                    && err.contains(&path.display().to_string()),
+                "{path:?} {args:?}: {err}"
+            );
+        }
+    }
+    for side in dev_side_files {
+        assert!(!Path::new(side).exists(), "{side} was created");
+    }
+    assert_eq!(
+        names_in(dir.path()),
+        ["fifo.db", "folder.db"],
+        "nothing created beside them"
+    );
+
+    // The native host answers its hello with the problem instead of waiting for the FIFO.
+    let mut host = crate::capture_host::HostProc::start(&fifo, &[]);
+    let hello = host.request(&serde_json::json!({"type": "hello"}));
+    assert_eq!(hello["ok"], false, "{hello}");
+    assert!(hello["problem"].as_str().unwrap().contains("FIFO"), "{hello}");
+    assert!(host.finish().success());
+}
+
+/// `cmd` run as a user who cannot write what root made read-only (root writes anything): root's
+/// tests run it as `nobody`.
+#[cfg(unix)]
+fn as_unprivileged(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    // What this process creates is owned by its effective user.
+    let probe = tempfile::tempfile().unwrap();
+    if probe.metadata().unwrap().uid() == 0 {
+        cmd.uid(65_534).gid(65_534);
+    }
+    cmd
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_database_is_read_and_every_write_says_it_is_read_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = TempDb::new();
+    let store = db.open();
+    crate::common::visit(&store, "https://read.example/only?q=backup");
+    drop(store);
+    assert_eq!(
+        names_in(db.dir.path()),
+        ["sitetrail.db"],
+        "closed cleanly, no WAL left"
+    );
+    // A backup on read-only media: the file and its folder cannot be written.
+    std::fs::set_permissions(&db.path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(db.dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = hash(&db.path);
+    let out_dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(out_dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let export = out_dir.path().join("h.csv");
+    let run = |args: &[&str]| {
+        let mut cmd = cli(&db.path);
+        cmd.args(args)
+            .env("HOME", out_dir.path())
+            .env("SITETRAIL_SETTINGS", out_dir.path().join("settings.json"));
+        run_bounded(as_unprivileged(&mut cmd))
+    };
+    for args in [
+        &["history", "--json"][..],
+        &["history", "--search", "backup"],
+        &["status"],
+        &["time"],
+        &["export", "history", "-o", export.to_str().unwrap()],
+    ] {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if args[0] == "history" {
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("read.example"),
+                "{args:?}"
+            );
+        }
+    }
+    assert!(std::fs::read_to_string(&export)
+        .unwrap()
+        .contains("read.example/only"));
+    for args in [
+        &["visit", "https://b.example/"][..],
+        &["forget", "website", "read.example"],
+        &["categorize", "read.example", "news"],
+        &["worker", "--until-idle"],
+        &["daemon"],
+        &["import", "--auto"],
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains("is read-only"), "{args:?}: {err}");
+    }
+    assert_eq!(hash(&db.path), before, "the file is unchanged");
+    assert_eq!(names_in(db.dir.path()), ["sitetrail.db"], "no side file");
+    std::fs::set_permissions(db.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn export_writes_into_pipes_and_devices_and_through_symlinks_without_replacing_them() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args(["visit", "https://piped.example/page"]));
+    let dir = tempfile::tempdir().unwrap();
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type().is_symlink();
+    // A link to this process's standard output, as /dev/stdout is (made here, so that a broken
+    // export replaces this link and not the system's).
+    let stdout_link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &stdout_link).unwrap();
+    for target in [
+        stdout_link.clone(),
+        PathBuf::from("/dev/fd/1"),
+        PathBuf::from("/dev/stdout"),
+    ] {
+        let out = run_bounded(cli(&db.path).args(["export", "history", "-o"]).arg(&target));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{target:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.starts_with("\"visit_id\"") && stdout.contains("piped.example/page"),
+            "{target:?}: the rows reach the pipe, and only they: {stdout}"
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("exported 1 row(s)"));
+    }
+    assert!(is_link(&stdout_link), "the link to stdout was replaced");
+    assert!(is_link(Path::new("/dev/stdout")));
+    // A FIFO: written directly, with a reader at the other end.
+    let fifo = dir.path().join("out.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    run_ok(
+        cli(&db.path)
+            .args(["export", "history", "--format", "json", "-o"])
+            .arg(&fifo),
+    );
+    assert!(reader.join().unwrap().contains("piped.example/page"));
+    run_ok(cli(&db.path).args(["export", "history", "-o", "/dev/null"]));
+    // A symlink to a file: the file gets the export, the link stays a link.
+    let real = dir.path().join("real.csv");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    run_ok(cli(&db.path).args(["export", "history", "-o"]).arg(&link));
+    assert!(is_link(&link));
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("piped.example/page"));
+    // A link to nothing is refused and left as it is.
+    let dangling = dir.path().join("dangling.csv");
+    std::os::unix::fs::symlink(dir.path().join("missing/x.csv"), &dangling).unwrap();
+    let err = run_err(cli(&db.path).args(["export", "history", "-o"]).arg(&dangling));
+    assert!(
+        err.contains("symbolic link") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(is_link(&dangling));
+    let names = names_in(dir.path());
+    assert_eq!(
+        names,
+        ["dangling.csv", "link.csv", "out.fifo", "real.csv", "stdout"],
+        "no temporary file"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_settings_file_with_a_byte_order_mark_is_read_and_one_that_is_not_a_file_is_refused_by_name() {
+    let db = TempDb::new();
+    let dir = tempfile::tempdir().unwrap();
+    let with_bom = dir.path().join("settings.json");
+    std::fs::write(&with_bom, "\u{feff}{\"batch_size\": 7}\n").unwrap();
+    // `classify` reads the settings and fails on a bad file (`status` only skips its estimate).
+    let status = |settings: &Path| {
+        run_bounded(
+            cli(&db.path)
+                .arg("--settings")
+                .arg(settings)
+                .args(["classify", "example.com"])
+                .env_remove("SITETRAIL_SETTINGS"),
+        )
+    };
+    let out = status(&with_bom);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let folder = dir.path().join("config");
+    std::fs::create_dir(&folder).unwrap();
+    let fifo = dir.path().join("settings.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let huge = dir.path().join("huge.json");
+    std::fs::File::create(&huge).unwrap().set_len(1 << 30).unwrap();
+    for (path, what) in [
+        (folder.as_path(), "a folder"),
+        (Path::new("/dev/zero"), "a character device"),
+        (fifo.as_path(), "a FIFO"),
+        (huge.as_path(), "larger than"),
+    ] {
+        let out = status(path);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path:?}: {err}");
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains(what),
+            "{path:?}: {err}"
+        );
+    }
+}

@@ -419,3 +419,131 @@ fn a_large_forgetting_gives_the_space_back() {
         "the file shrank from {before} to {after} bytes"
     );
 }
+
+/// The `scrub_pending` rows.
+fn scrubs_pending(db: &TempDb) -> i64 {
+    let c = rusqlite::Connection::open(&db.path).unwrap();
+    c.query_row("SELECT count(*) FROM scrub_pending", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_reader_in_another_connection_leaves_the_scrub_pending_and_the_next_process_finishes_it() {
+    let db = TempDb::new();
+    let store = db.open();
+    let secret = record(
+        &store,
+        "https://scrub.example/needle-7f3a",
+        "Needle title 7f3a",
+        at(1),
+    )
+    .unwrap();
+    record(&store, "https://kept.example/", "Kept", at(2)).unwrap();
+    drop(store);
+    // Another process's read transaction (the native host's, the app's), on its own connection.
+    let reader = rusqlite::Connection::open(&db.path).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    let seen: i64 = reader
+        .query_row("SELECT count(*) FROM visit", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(seen, 2);
+
+    let out = crate::common::cli(&db.path)
+        .args(["forget", "--json", "visit"])
+        .arg(secret.visit_id.unwrap().to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&report["visits"], &report["complete"], &report["scrub_pending"]),
+        (
+            &serde_json::json!(1),
+            &serde_json::json!(false),
+            &serde_json::json!(true)
+        ),
+        "{report}"
+    );
+    assert_eq!(scrubs_pending(&db), 1, "recorded in the database");
+    // Without --json, a person is told why it is not complete.
+    let out = crate::common::cli(&db.path)
+        .args([
+            "forget",
+            "range",
+            "--since",
+            "2026-05-01T08:02:00Z",
+            "--until",
+            "2026-05-01T08:02:00Z",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("not complete yet") && text.contains("write-ahead log"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is reading the database"));
+
+    // The reader finishes its transaction but stays connected (so its closing cannot do the
+    // checkpoint): the next Sitetrail process to open the file finishes the scrub.
+    reader.execute_batch("COMMIT").unwrap();
+    crate::common::run_ok(crate::common::cli(&db.path).arg("status"));
+    assert_eq!(scrubs_pending(&db), 0);
+    assert!(
+        !in_file(&db, b"needle-7f3a"),
+        "the URL is gone from the file and its WAL"
+    );
+    assert!(!in_file(&db, b"Needle title 7f3a"));
+    let wal = std::fs::metadata(format!("{}-wal", db.path.display())).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "the WAL was truncated");
+    drop(reader);
+}
+
+#[test]
+fn forgetting_a_website_ends_while_a_writer_keeps_adding_visits_to_it_faster_than_it_deletes() {
+    let db = TempDb::new();
+    let store = db.open();
+    for i in 0..30 {
+        record(&store, &format!("https://busy.example/{i}"), "Busy", at(i)).unwrap();
+    }
+    record(&store, "https://other.example/", "Other", at(100)).unwrap();
+    let writer = db.open();
+    let opts = ForgetOptions {
+        batch_size: 10,
+        pause: Duration::ZERO,
+        ..ForgetOptions::default()
+    };
+    // After every batch of at most 10 deletions, another writer tries to add 20 visits to the site.
+    let (mut batches, mut refused, mut next) = (0, 0, 1_000);
+    let mut accepted: Vec<(usize, String)> = Vec::new();
+    let report = store
+        .forget_website("busy.example", false, &opts, &mut |_| {
+            batches += 1;
+            assert!(batches < 500, "the forgetting never ends");
+            for _ in 0..20 {
+                next += 1;
+                let url = format!("https://busy.example/new/{next}");
+                match record(&writer, &url, "New", at(next)) {
+                    Err(Error::Forgetting { domain }) => {
+                        assert_eq!(domain, "busy.example");
+                        refused += 1;
+                    }
+                    other => {
+                        other.unwrap();
+                        accepted.push((batches, url));
+                    }
+                }
+            }
+        })
+        .unwrap();
+    assert!(report.complete, "{report:?}");
+    assert_eq!((report.visits, report.websites), (30, 1));
+    assert!(refused > 0);
+    // Only the last report (the forgetting is done) let the writer's visits in.
+    assert!(accepted.iter().all(|(b, _)| *b == batches), "{accepted:?}");
+    let mut expected: Vec<String> = accepted.into_iter().map(|(_, u)| u).rev().collect();
+    expected.push("https://other.example/".into());
+    assert_eq!(urls(&store, None), expected);
+    // Once it is done, the site is recorded again.
+    record(&writer, "https://busy.example/after", "After", at(5_000)).unwrap();
+}

@@ -213,3 +213,93 @@ fn an_older_database_gets_its_index_built_in_resumable_batches() {
     }
     assert_eq!(count(&store, "visit"), 41);
 }
+
+/// The stored URL and time of the visit `id`.
+fn url_and_time(store: &Store, id: VisitId) -> (String, Timestamp) {
+    store
+        .with_conn(|c| {
+            Ok(
+                c.query_row(r#"SELECT url, visited_at FROM visit WHERE id = ?1"#, [id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?,
+            )
+        })
+        .unwrap()
+}
+
+#[test]
+fn what_was_forgotten_stays_forgotten_from_any_source_a_copy_of_the_file_capture_or_the_cli() {
+    let db = TempDb::new();
+    let store = db.open();
+    let dir = tempfile::tempdir().unwrap();
+    let history = copy_fixture("chromium-History", dir.path(), "History");
+    assert_eq!(import(&store, Browser::Chrome, &history).unwrap().imported, 18);
+    let (news, _) = visit_of(&store, "news.example.com");
+    let (news_url, news_at) = url_and_time(&store, news);
+    store.forget_visits(&[news]).unwrap();
+    let opts = ForgetOptions::default();
+    store
+        .forget_website("shop.example.org", false, &opts, &mut |_| {})
+        .unwrap();
+    let forgotten_back = |store: &Store| {
+        let sites = visits_per_website(store);
+        let news_back = store
+            .with_conn(|c| {
+                Ok(c.query_row(
+                    r#"SELECT count(*) FROM visit WHERE url = ?1 AND visited_at = ?2"#,
+                    rusqlite::params![news_url, news_at],
+                    |r| r.get::<_, i64>(0),
+                )?)
+            })
+            .unwrap();
+        news_back + i64::from(sites.iter().any(|(d, _)| d == "shop.example.org"))
+    };
+
+    // A copy of the same file (another path, so another default source), and the same file
+    // under another --source: every visit but the 3 forgotten ones comes in again.
+    let copy_dir = tempfile::tempdir().unwrap();
+    let copy = copy_fixture("chromium-History", copy_dir.path(), "History");
+    let report = import(&store, Browser::Chrome, &copy).unwrap();
+    assert_eq!((report.imported, report.skipped.forgotten), (15, 3), "{report:?}");
+    let other = sitetrail::import::ImportOptions {
+        source: Some("other".into()),
+        ..sitetrail::import::ImportOptions::default()
+    };
+    let report =
+        sitetrail::import::import_file(&store, Browser::Chrome, &history, &other, &mut |_| {}).unwrap();
+    assert_eq!((report.imported, report.skipped.forgotten), (15, 3), "{report:?}");
+    assert_eq!(forgotten_back(&store), 0);
+
+    // The CLI's `visit` of the same page at the same time.
+    let out = cli(&db.path)
+        .args(["visit", &news_url, "--at", &news_at.to_rfc3339()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("forget this visit"),
+        "{err}"
+    );
+    assert_eq!(forgotten_back(&store), 0);
+
+    // The extension: a visit it sent, forgotten, sent again under another event id (a reinstalled
+    // extension's queue) is refused.
+    let mut host = crate::capture_host::HostProc::start(&db.path, &[]);
+    let t = crate::capture_host::now_ms();
+    let page = "https://captured.example/private";
+    let ack = host.request(&crate::capture_host::batch(
+        1,
+        vec![crate::capture_host::visit_event("e1", page, None, t)],
+    ));
+    assert_eq!(ack["stored"], serde_json::json!(["e1"]), "{ack}");
+    let (captured, _) = visit_of(&store, "captured.example");
+    store.forget_visits(&[captured]).unwrap();
+    let ack = host.request(&crate::capture_host::batch(
+        2,
+        vec![crate::capture_host::visit_event("e2", page, None, t)],
+    ));
+    assert_eq!(ack["rejected"][0]["id"], "e2", "{ack}");
+    assert!(host.finish().success());
+    assert_eq!(count(&store, "visit"), 18 - 3 + 15 + 15);
+    assert_index_in_step(&store);
+}

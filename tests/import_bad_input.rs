@@ -323,3 +323,42 @@ fn a_failing_batch_rolls_back_whole_and_leaves_the_cursor_behind() {
     assert_eq!(count(&store, "website"), 14);
     assert_eq!(cursor_of(&store, &source), Some(42));
 }
+
+#[test]
+fn a_huge_sparse_file_is_refused_by_its_header_before_any_of_it_is_copied() {
+    let db = TempDb::new();
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("History");
+    // 30 GiB of zeros that take no disk space.
+    std::fs::File::create(&history)
+        .unwrap()
+        .set_len(30 << 30)
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // No file the import writes may grow past 100 MiB (`ulimit -f`, in 512-byte blocks): a copy
+    // of the file would be stopped (SIGXFSZ), the header check is not.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -f 204800 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_sitetrail"))
+        .arg("--db")
+        .arg(&db.path)
+        .args(["import", "chrome"])
+        .arg(&history)
+        .env("TMPDIR", tmp.path())
+        .env_remove("SITETRAIL_DB")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    assert!(
+        err.contains("not a SQLite database") && err.contains("History"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "nothing copied"
+    );
+    assert_eq!(count(&db.open(), "visit"), 0);
+}

@@ -142,6 +142,7 @@ fn is_event_fault(e: &Error) -> bool {
             // A blocked domain, or a time the user forgot: never recorded, dropped (not retried).
             | Error::Blocked { .. }
             | Error::Forgotten { .. }
+            | Error::Forgetting { .. }
     )
 }
 

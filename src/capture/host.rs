@@ -57,6 +57,14 @@ pub fn valid_browser(name: &str) -> bool {
 /// timeout, and the browser would wait that long for an answer.
 pub fn check_db_file(path: &std::path::Path) -> Result<()> {
     use std::io::Read as _;
+    // Before opening it: opening a FIFO waits for a writer, for ever.
+    let meta = std::fs::metadata(path).ok();
+    if let Some(what) = meta.as_ref().and_then(crate::fsutil::not_a_regular_file) {
+        return Err(crate::Error::Open {
+            path: path.to_path_buf(),
+            reason: format!("it is {what}, not a database file (is --db the right file?)"),
+        });
+    }
     let mut header = [0u8; 16];
     let n = match std::fs::File::open(path) {
         Ok(mut f) => f.read(&mut header)?,

@@ -17,7 +17,8 @@ pub(crate) struct ExportArgs {
     /// File format.
     #[arg(long, value_enum, default_value = "csv")]
     format: ExportAs,
-    /// The file to write (replaced only once the export is complete).
+    /// The file to write (replaced only once the export is complete; a symlink's target is
+    /// replaced, never the link; a pipe or device such as /dev/stdout is written to directly).
     #[arg(long, short, value_name = "PATH")]
     output: PathBuf,
 }
@@ -44,5 +45,12 @@ pub(crate) fn run_export(store: &Store, args: ExportArgs) -> Result<()> {
         ExportAs::Json => ExportFormat::Json,
     };
     let n = store.export(kind, format, &args.output)?;
-    out::line(&format!("exported {n} row(s) to {}", args.output.display()))
+    let summary = format!("exported {n} row(s) to {}", args.output.display());
+    // Into a pipe or a terminal (`-o /dev/stdout`) the summary would join the exported rows.
+    if std::fs::metadata(&args.output).is_ok_and(|m| m.is_file()) {
+        out::line(&summary)
+    } else {
+        out::note(&summary);
+        Ok(())
+    }
 }

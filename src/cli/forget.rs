@@ -97,6 +97,16 @@ fn progress_bar() -> ProgressBar {
 }
 
 fn show(bar: &ProgressBar, p: ForgetProgress) {
+    if p.waiting_for_readers {
+        bar.suspend(|| {
+            out::note(&format!(
+                "another process (the app, the browser's host, another command) is reading the database: \
+                 waiting up to {} s to scrub what was forgotten from its write-ahead log",
+                sitetrail::forget::SCRUB_WAIT.as_secs()
+            ));
+        });
+        return;
+    }
     bar.set_message(format!("{} visit(s), {} website(s)", p.visits, p.websites));
 }
 
@@ -210,6 +220,13 @@ fn print_report(r: &ForgetReport) -> Result<()> {
             "  {} and its subdomains are blocked: never recorded again",
             unicode_form(d)
         ))?;
+    }
+    if r.scrub_pending {
+        out::line(
+            "  not complete yet: another process was reading the database, so copies of what was forgotten \
+             may remain in its write-ahead log (the -wal file); the next Sitetrail command, or the app, \
+             removes them when it opens the database once that process has stopped reading",
+        )?;
     }
     if r.reclaimed_bytes > 0 {
         out::line(&format!(

@@ -135,7 +135,8 @@ impl HistoryArgs {
 /// when it is complete.
 pub(crate) fn ensure_search_index(store: &Store) -> Result<IndexStatus> {
     let status = store.search_index_status()?;
-    if status.complete {
+    // A read-only database cannot get its index: searches read the visits without it.
+    if status.complete || store.read_only().is_some() {
         return Ok(status);
     }
     let bar = if std::io::stderr().is_terminal() {

@@ -98,6 +98,8 @@ pub(crate) struct DaemonArgs {
 
 /// Runs `sitetrail import`.
 pub(crate) fn run_import(store: &Store, args: ImportArgs) -> Result<()> {
+    // Said before a browser's file is copied and checked, not after.
+    store.check_writable()?;
     let opts = ImportOptions {
         source: args.source.clone(),
         batch_size: args.batch_size,
@@ -250,6 +252,7 @@ fn print_report(r: &ImportReport) -> Result<()> {
 /// Runs `sitetrail daemon`: the worker, and an import of every detected profile at start and every
 /// interval, until SIGINT/SIGTERM. An import in progress stops after the batch in flight commits.
 pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonArgs) -> Result<()> {
+    store.check_writable()?;
     if args.worker.until_idle {
         return Err(Error::InvalidInput(
             "the daemon runs until SIGINT/SIGTERM; --until-idle is for `sitetrail worker`".into(),

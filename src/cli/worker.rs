@@ -32,6 +32,8 @@ pub(crate) struct WorkerArgs {
 }
 
 pub(crate) fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
+    // Every tick writes: on a read-only database it would only fail, again and again.
+    store.check_writable()?;
     let worker = build_worker(store, settings, &args, Arc::new(tokio::sync::Notify::new()))?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {

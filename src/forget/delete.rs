@@ -24,6 +24,7 @@ pub(super) struct Doomed {
     pub(super) domain: String,
     pub(super) source: String,
     pub(super) source_visit_id: Option<String>,
+    pub(super) visited_at: crate::time::Timestamp,
 }
 
 impl Doomed {
@@ -36,20 +37,21 @@ impl Doomed {
             domain: r.get("domain")?,
             source: r.get("source")?,
             source_visit_id: r.get("source_visit_id")?,
+            visited_at: r.get("visited_at")?,
         })
     }
 }
 
 /// The columns [`Doomed::read`] reads, from `visit v JOIN website w`.
 pub(super) const DOOMED_COLUMNS: &str =
-    "v.id, v.website_id, v.url, v.title, w.domain, v.source, v.source_visit_id";
+    "v.id, v.website_id, v.url, v.title, w.domain, v.source, v.source_visit_id, v.visited_at";
 
 /// The visit `id`, if stored.
 pub(super) fn get_doomed(tx: &Transaction<'_>, id: VisitId) -> Result<Option<Doomed>> {
     use rusqlite::OptionalExtension;
     Ok(tx
         .prepare_cached(
-            r#"SELECT v.id, v.website_id, v.url, v.title, w.domain, v.source, v.source_visit_id
+            r#"SELECT v.id, v.website_id, v.url, v.title, w.domain, v.source, v.source_visit_id, v.visited_at
                FROM visit v JOIN website w ON w.id = v.website_id
                WHERE v.id = :id"#,
         )?
@@ -65,8 +67,9 @@ pub(super) fn delete_visits_in(tx: &Transaction<'_>, visits: &[&Doomed]) -> Resu
     Ok(())
 }
 
-/// Deletes the visit, its index row (so its words leave the file) and, for an imported visit,
-/// remembers its import key so that no import brings it back. A visit not in the index (a
+/// Deletes the visit, its index row (so its words leave the file), and remembers what it was
+/// (its URL and time, hashed: [`super::visit_key`]) and, for an imported visit, its import key, so
+/// that nothing brings it back. A visit not in the index (a
 /// forgetting emptied it, or the backfill has not reached it) has no index row to delete.
 pub(super) fn delete_visit_in(tx: &Transaction<'_>, v: &Doomed) -> Result<()> {
     if search::is_indexed(tx, v.id)? {
@@ -78,6 +81,9 @@ pub(super) fn delete_visit_in(tx: &Transaction<'_>, v: &Doomed) -> Result<()> {
         .execute(named_params! { ":id": v.id })?;
     tx.prepare_cached(r#"DELETE FROM visit WHERE id = :id"#)?
         .execute(named_params! { ":id": v.id })?;
+    // What it was, so that no path records it again, from any source.
+    tx.prepare_cached(r#"INSERT INTO forgotten_visit (key) VALUES (:key) ON CONFLICT (key) DO NOTHING"#)?
+        .execute(named_params! { ":key": super::visit_key(&v.url, v.visited_at) })?;
     if let Some(svid) = &v.source_visit_id {
         tx.prepare_cached(
             r#"INSERT INTO forgotten_import (key) VALUES (:key) ON CONFLICT (key) DO NOTHING"#,
@@ -155,7 +161,8 @@ pub(super) fn find_website_visits(
     if let (true, Some(m)) = (index_complete(tx)?, domain_expression(domain)) {
         let visits: Vec<Doomed> = tx
             .prepare_cached(
-                r#"SELECT v.id, v.website_id, v.url, v.title, :domain AS domain, v.source, v.source_visit_id
+                r#"SELECT v.id, v.website_id, v.url, v.title, :domain AS domain, v.source, v.source_visit_id,
+                          v.visited_at
                    FROM visit_fts CROSS JOIN visit v
                    WHERE visit_fts MATCH :match AND visit_fts.rowid < :below
                      AND v.id >= unhex(printf('%016X0000000000000000', visit_fts.rowid))

@@ -16,9 +16,11 @@
 //! - **Never back.** Each forgetting writes a tombstone (what and when, never a URL, title or
 //!   domain: a website is recorded by the SHA-256 of its domain), so a later sync can forget it on
 //!   other devices. An imported visit leaves its import key (a hash of its source and its id in
-//!   the browser, [`import_key`]) in `forgotten_import`, and a time range stays forgotten:
-//!   `record_visit_in` and every import refuse a visit in a forgotten range or with a forgotten
-//!   key, even when an import reads the whole browser file again.
+//!   the browser, [`import_key`]) in `forgotten_import`, every forgotten visit leaves what it was
+//!   (its URL and time, hashed: [`visit_key`]) in `forgotten_visit`, and a time range stays
+//!   forgotten: `record_visit_in` (the CLI, the extension), sync and every import refuse a visit in
+//!   a forgotten range or with a forgotten key, from any source: importing a copy of the file, or
+//!   the same file under another `--source`, brings nothing back.
 //! - **Short locks.** A forgetting is one transaction when it is small. A large one commits in
 //!   batches of at most [`ForgetOptions::batch_size`] visits (about a tenth of a second of write
 //!   lock each), each moving the tombstone's cursor with it: interrupted, it is resumed where it
@@ -31,15 +33,15 @@
 //!   [`delete::has_visits_in`] found none (served by the search index), with their job and favicon.
 
 mod delete;
+mod never_back;
 mod space;
 pub(crate) mod steps;
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::{named_params, Connection, OpenFlags};
+use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 
 use crate::domain::Domain;
@@ -48,7 +50,11 @@ use crate::ids::{TombstoneId, VisitId};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 
-pub use space::Reclaimed;
+pub use never_back::{
+    import_key, is_being_forgotten, is_forgotten_time, is_forgotten_visit, refuse_if_being_forgotten,
+    visit_key, ForgottenFilter,
+};
+pub use space::{Reclaimed, SCRUB_WAIT};
 
 /// Most visits deleted per transaction by default (also websites checked).
 pub const DEFAULT_FORGET_BATCH: usize = 1_000;
@@ -63,7 +69,7 @@ pub const TARGET_BATCH_TIME: Duration = Duration::from_millis(100);
 /// The pause after each batch (plus up to a third more, at random). Other writers waiting for the
 /// lock poll it every 100 ms at most (SQLite's busy handler): a pause at least that long lets
 /// each of them in between two batches, instead of starving behind back-to-back ones.
-pub const DEFAULT_PAUSE: Duration = Duration::from_millis(100);
+pub const DEFAULT_PAUSE: Duration = crate::store::BATCH_PAUSE;
 
 /// Most visit ids one `forget_visits` call may name (one transaction).
 pub const MAX_VISIT_IDS: usize = 10_000;
@@ -79,6 +85,9 @@ pub struct ForgetOptions {
     /// Checked between batches: when set, the forgetting stops after the batch in flight and is
     /// resumed later ([`Store::resume_forgetting`]).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// How long the last step (truncating the WAL) is tried again while another connection reads,
+    /// before the scrub is left pending ([`SCRUB_WAIT`]).
+    pub scrub_wait: Duration,
 }
 
 impl Default for ForgetOptions {
@@ -87,6 +96,7 @@ impl Default for ForgetOptions {
             batch_size: DEFAULT_FORGET_BATCH,
             pause: DEFAULT_PAUSE,
             cancel: None,
+            scrub_wait: SCRUB_WAIT,
         }
     }
 }
@@ -102,8 +112,13 @@ pub struct ForgetReport {
     pub not_found: u64,
     /// The domain now blocked, if the forgetting blocked one.
     pub blocked: Option<String>,
-    /// False if it was cancelled before the end (it is resumed later).
+    /// True once what was forgotten is gone from the database file and its WAL. False if it was
+    /// cancelled before the end (it is resumed later), or if its scrub is pending.
     pub complete: bool,
+    /// True if the visits are deleted but another connection (another process reading) kept the
+    /// WAL, which may still hold copies of them, from being truncated, even after
+    /// [`ForgetOptions::scrub_wait`]: the next Sitetrail process to open the file truncates it.
+    pub scrub_pending: bool,
     /// Space given back to the file system once complete (bytes).
     pub reclaimed_bytes: u64,
     /// The longest any of its transactions held the write lock (ms).
@@ -117,6 +132,9 @@ pub struct ForgetProgress {
     pub visits: u64,
     /// Websites deleted so far.
     pub websites: u64,
+    /// True while the last step waits for another connection that is reading (up to
+    /// [`ForgetOptions::scrub_wait`]).
+    pub waiting_for_readers: bool,
 }
 
 /// A tombstone: one forgetting, without the content.
@@ -142,75 +160,9 @@ pub struct Tombstone {
     pub completed_at: Option<Timestamp>,
 }
 
-/// The import key of an imported visit: the first 8 bytes of SHA-256 of its source, a NUL and
-/// its id in the browser, as a big-endian integer. Keeps no URL, title or time in readable form.
-pub fn import_key(source: &str, source_visit_id: &str) -> i64 {
-    let mut h = Sha256::new();
-    h.update(source.as_bytes());
-    h.update([0u8]);
-    h.update(source_visit_id.as_bytes());
-    let d = h.finalize();
-    i64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-}
-
 /// Hex SHA-256 of a domain, as a website tombstone keeps it.
 pub fn domain_sha256(domain: &str) -> Vec<u8> {
     Sha256::digest(domain.as_bytes()).to_vec()
-}
-
-/// True if `t` lies in a forgotten range.
-pub fn is_forgotten_time(conn: &Connection, t: Timestamp) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_range_idx
-                              WHERE kind = 'range' AND since <= :t AND until >= :t)"#,
-        )?
-        .query_row(named_params! { ":t": t }, |r| r.get(0))?)
-}
-
-/// The forgotten ranges and whether any import key is forgotten, read once per import batch.
-#[derive(Clone, Debug, Default)]
-pub struct ForgottenFilter {
-    ranges: Vec<(Timestamp, Timestamp)>,
-    any_keys: bool,
-}
-
-impl ForgottenFilter {
-    /// Reads the forgotten ranges (a handful) and whether there is any forgotten import key.
-    pub fn load(conn: &Connection) -> Result<ForgottenFilter> {
-        let mut stmt = conn.prepare_cached(
-            r#"SELECT since, until FROM tombstone INDEXED BY tombstone_range_idx WHERE kind = 'range'"#,
-        )?;
-        let ranges = stmt
-            .query_map([], |r| Ok((r.get("since")?, r.get("until")?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let any_keys = conn
-            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import)"#)?
-            .query_row([], |r| r.get(0))?;
-        Ok(ForgottenFilter { ranges, any_keys })
-    }
-
-    /// True if an imported visit at `t` stored as (`source`, `source_visit_id`) was forgotten.
-    pub fn forgets(
-        &self,
-        conn: &Connection,
-        t: Timestamp,
-        source: &str,
-        source_visit_id: &str,
-    ) -> Result<bool> {
-        if self.ranges.iter().any(|&(since, until)| since <= t && t <= until) {
-            return Ok(true);
-        }
-        if !self.any_keys {
-            return Ok(false);
-        }
-        Ok(conn
-            .prepare_cached(r#"SELECT EXISTS (SELECT 1 FROM forgotten_import WHERE key = :key)"#)?
-            .query_row(
-                named_params! { ":key": import_key(source, source_visit_id) },
-                |r| r.get(0),
-            )?)
-    }
 }
 
 /// Every tombstone, oldest first.
@@ -248,35 +200,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The connection a forgetting runs on: `secure_delete = ON` (deleted content is zeroed) and
 /// foreign keys off (see the module doc). Its own, not a pooled one, so these settings never
 /// reach other code; closed when the forgetting ends.
-pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
+pub(crate) fn open_connection(store: &Store) -> Result<Connection> {
     crate::blocking::note("database");
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(Error::Conflict(format!(
-            "the database is in {mode} mode, not WAL; cannot forget safely"
-        )));
-    }
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    store.check_writable()?;
+    let conn = store.open_own_connection(crate::store::Synchronous::Full, BUSY_TIMEOUT)?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
     conn.pragma_update(None, "secure_delete", "ON")?;
-    conn.pragma_update(None, "cache_size", -16_384)?;
     Ok(conn)
 }
 
-/// Sleeps `base` plus up to a third more at random (so batches do not fall into step with a
-/// waiting writer's polls).
-fn pause(base: Duration) {
-    if base.is_zero() {
-        return;
-    }
-    let jitter = base.mul_f64(fastrand::f64() / 3.0);
-    std::thread::sleep(base + jitter);
-}
+use crate::store::pause_between_batches as pause;
 
 /// The next batch's size from the last one's: aiming at [`TARGET_BATCH_TIME`], at most `max`.
 fn next_budget(last: usize, took: Duration, max: usize) -> usize {
@@ -286,7 +219,8 @@ fn next_budget(last: usize, took: Duration, max: usize) -> usize {
     // In range: a positive float no larger than twice a usize, and `as` saturates.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let next = scaled.min(last as f64 * 2.0) as usize;
-    next.clamp(10, max)
+    // At least 10 a batch, unless the caller allows fewer (`clamp` would panic on max < 10).
+    next.clamp(10.min(max.max(1)), max.max(1))
 }
 
 fn cancelled(opts: &ForgetOptions) -> bool {
@@ -303,7 +237,7 @@ impl Store {
                 ids.len()
             )));
         }
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let now = self.now();
         let started = Instant::now();
         let mut report = self.write_on(&mut conn, forgetting(), |tx| {
@@ -315,8 +249,10 @@ impl Store {
             steps::forget_visits_in(tx, ids, now)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
-        report.complete = true;
-        report.reclaimed_bytes = space::reclaim(self, &mut conn, DEFAULT_PAUSE)?.bytes;
+        let reclaimed = space::reclaim(self, &mut conn, (DEFAULT_PAUSE, SCRUB_WAIT), &mut || {})?;
+        report.reclaimed_bytes = reclaimed.bytes;
+        report.complete = reclaimed.scrubbed;
+        report.scrub_pending = !reclaimed.scrubbed;
         Ok(report)
     }
 
@@ -332,7 +268,7 @@ impl Store {
         progress: &mut dyn FnMut(ForgetProgress),
     ) -> Result<ForgetReport> {
         let domain = Domain::parse(domain)?;
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let now = self.now();
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
@@ -368,7 +304,7 @@ impl Store {
                 "the time range to forget ends before it starts".into(),
             ));
         }
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let now = self.now();
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
@@ -402,7 +338,7 @@ impl Store {
         if pending.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = open_connection(self.path())?;
+        let mut conn = open_connection(self)?;
         let mut reports = Vec::new();
         for id in pending {
             let mut report = ForgetReport::default();
@@ -444,6 +380,7 @@ impl Store {
         progress(ForgetProgress {
             visits: report.visits,
             websites: report.websites,
+            waiting_for_readers: false,
         });
         if let Some(id) = tombstone {
             loop {
@@ -462,14 +399,25 @@ impl Store {
                 progress(ForgetProgress {
                     visits: report.visits,
                     websites: report.websites,
+                    waiting_for_readers: false,
                 });
                 if step.done {
                     break;
                 }
             }
         }
-        report.complete = true;
-        report.reclaimed_bytes = space::reclaim(self, conn, opts.pause)?.bytes;
+        let (visits, websites) = (report.visits, report.websites);
+        let mut waiting = || {
+            progress(ForgetProgress {
+                visits,
+                websites,
+                waiting_for_readers: true,
+            });
+        };
+        let reclaimed = space::reclaim(self, conn, (opts.pause, opts.scrub_wait), &mut waiting)?;
+        report.reclaimed_bytes = reclaimed.bytes;
+        report.complete = reclaimed.scrubbed;
+        report.scrub_pending = !reclaimed.scrubbed;
         Ok(())
     }
 }
@@ -477,6 +425,14 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_budget_below_ten_is_kept_not_a_panic() {
+        assert_eq!(next_budget(1, Duration::from_millis(1), 1), 1);
+        assert_eq!(next_budget(5, Duration::from_secs(5), 3), 3);
+        assert_eq!(next_budget(100, Duration::from_secs(100), 1000), 10);
+        assert_eq!(next_budget(1, Duration::ZERO, 0), 1);
+    }
 
     #[test]
     fn batches_aim_at_the_target_time() {

@@ -424,23 +424,22 @@ fn advance_range(
     let Some(from) = resume_at else {
         return sweep_websites(tx, id, now, budget);
     };
-    let rows: Vec<(Doomed, Timestamp)> = tx
+    let rows: Vec<Doomed> = tx
         .prepare_cached(&format!(
-            r#"SELECT {cols}, v.visited_at FROM visit v JOIN website w ON w.id = v.website_id
+            r#"SELECT {cols} FROM visit v JOIN website w ON w.id = v.website_id
                WHERE v.id >= :from AND v.id <= :to ORDER BY v.id"#,
             cols = delete::DOOMED_COLUMNS
         ))?
         .query_map(
             named_params! { ":from": from, ":to": VisitId::upper_bound(until) },
-            |r| Ok((Doomed::read(r)?, r.get("visited_at")?)),
+            Doomed::read,
         )?
         .take(budget)
         .collect::<rusqlite::Result<_>>()?;
     // Ids bound the range to the millisecond; the visit's own time decides.
     let doomed: Vec<&Doomed> = rows
         .iter()
-        .filter(|(_, at)| since <= *at && *at <= until)
-        .map(|(v, _)| v)
+        .filter(|v| since <= v.visited_at && v.visited_at <= until)
         .collect();
     delete_visits_in(tx, &doomed)?;
     let mut add_candidate = tx.prepare_cached(
@@ -454,7 +453,7 @@ fn advance_range(
         None
     } else {
         rows.last()
-            .map(|(v, _)| VisitId(uuid::Uuid::from_u128(v.id.0.as_u128().saturating_add(1))))
+            .map(|v| VisitId(uuid::Uuid::from_u128(v.id.0.as_u128().saturating_add(1))))
     };
     save(tx, id, next, visits)?;
     Ok(Step {

@@ -6,8 +6,9 @@
 //! each domain already seen in this import, which saves a lookup for nearly every visit.
 //!
 //! Before either, a visit to a blocked domain is skipped (`blocked`), and so is one the user
-//! forgot: its time lies in a forgotten range, or its import key is in `forgotten_import`
-//! (`forgotten`), so no import, not even one that reads the whole file again, brings it back.
+//! forgot: its time lies in a forgotten range, the visit itself (its URL and time) is in
+//! `forgotten_visit`, or its import key is in `forgotten_import` (`forgotten`), so no import, not
+//! even one that reads the whole file again, a copy of it or under another source, brings it back.
 //! Both lists are read once per batch ([`WebsiteCache::begin_batch`]): the batch holds the write
 //! lock, so they cannot change under it.
 //!
@@ -105,10 +106,17 @@ pub(super) fn store_visit(
         batch.skipped.add(Skip::Blocked);
         return Ok(());
     }
-    if websites
-        .forgotten
-        .forgets(tx, accepted.visited_at, source, &accepted.source_visit_id)?
-    {
+    // A website being forgotten right now takes no visit until that is done.
+    if websites.forgotten.forgets_domain(accepted.domain.as_str()) {
+        batch.skipped.add(Skip::Forgotten);
+        return Ok(());
+    }
+    if websites.forgotten.forgets(
+        tx,
+        (accepted.url, accepted.visited_at),
+        source,
+        &accepted.source_visit_id,
+    )? {
         batch.skipped.add(Skip::Forgotten);
         return Ok(());
     }

@@ -1,10 +1,11 @@
 //! A private, validated, read-only snapshot of a browser's history database.
 //!
 //! A browser keeps its database open (and, on some systems, locked), and a damaged or hostile file
-//! must never reach the import loop. [`Snapshot::take`] copies the file with its `-wal` and
-//! `-journal` companions into a private temp dir, checks the copy as a whole (SQLite header and
-//! size, `PRAGMA quick_check` over every page, the tables and columns the importer reads) and
-//! opens it read-only. Only then does the importer read a single row.
+//! must never reach the import loop. [`Snapshot::take`] checks the file's SQLite header and size
+//! (so that a file that is not a database, however large, is never copied), copies the file with
+//! its `-wal` and `-journal` companions into a private temp dir, checks the copy as a whole (header
+//! and size again, `PRAGMA quick_check` over every page, the tables and columns the importer
+//! reads) and opens it read-only. Only then does the importer read a single row.
 //!
 //! Invariants: the browser's own files are only ever read, by the copy (never opened by SQLite,
 //! so no `-shm` or journal is ever created next to them); every refusal is an [`Error::Import`]
@@ -55,12 +56,16 @@ impl Snapshot {
             problem,
         };
         check_source(path, hint).map_err(refuse)?;
+        // The header and size first, on the browser's file itself: a file that is not a database
+        // (a sparse 30 GB file of zeros, say) is refused before a byte of it is copied.
+        check_header(path).map_err(refuse)?;
         let dir = tempfile::Builder::new()
             .prefix("sitetrail-import-")
             .tempdir()
             .map_err(|e| refuse(format!("cannot create a temp dir for its copy: {e}")))?;
         let copy = dir.path().join("history.sqlite");
         copy_stable(path, &copy).map_err(|e| refuse(format!("cannot copy it: {e}")))?;
+        // Again on the copy: the browser may have written the file meanwhile.
         check_header(&copy).map_err(refuse)?;
         recover_hot_journal(&copy).map_err(|e| refuse(describe_sqlite(&e)))?;
         let conn = Connection::open_with_flags(
@@ -148,10 +153,10 @@ fn copy_stable(src: &Path, dst: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Checks the copy's 100-byte SQLite header against its size: empty, not SQLite, truncated.
+/// Checks a file's 100-byte SQLite header against its size: empty, not SQLite, truncated.
 fn check_header(copy: &Path) -> std::result::Result<(), String> {
     let len = fs::metadata(copy)
-        .map_err(|e| format!("cannot read its copy: {e}"))?
+        .map_err(|e| format!("cannot read it: {e}"))?
         .len();
     if len == 0 {
         return Err("the file is empty (0 bytes), not a history database".into());
@@ -159,7 +164,7 @@ fn check_header(copy: &Path) -> std::result::Result<(), String> {
     let mut header = Vec::with_capacity(100);
     File::open(copy)
         .and_then(|f| f.take(100).read_to_end(&mut header))
-        .map_err(|e| format!("cannot read its copy: {e}"))?;
+        .map_err(|e| format!("cannot read it: {e}"))?;
     let magic_len = header.len().min(SQLITE_MAGIC.len());
     if header[..magic_len] != SQLITE_MAGIC[..magic_len] {
         return Err("it is not a SQLite database (wrong file header)".into());

@@ -27,9 +27,9 @@ use super::{free_id_from, index_visit_in, is_indexed, key_of, next_key, IndexedT
 /// Visits indexed per transaction by default: about 100 ms of write lock on this machine.
 pub const DEFAULT_BACKFILL_BATCH: usize = 10_000;
 
-/// The pause between two batches by default, so other writers get the lock (SQLite's lock is not
-/// fair; its busy handler polls at most every 100 ms: see `forget::DEFAULT_PAUSE`).
-pub const DEFAULT_BACKFILL_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+/// The pause between two batches by default, so other writers get the lock (see
+/// [`crate::store::pause_between_batches`]).
+pub const DEFAULT_BACKFILL_PAUSE: std::time::Duration = crate::store::BATCH_PAUSE;
 
 /// How far the index is built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -188,7 +188,7 @@ pub fn backfill(
         if st.complete {
             return Ok(st);
         }
-        std::thread::sleep(opts.pause);
+        crate::store::pause_between_batches(opts.pause);
     }
 }
 

@@ -306,16 +306,25 @@ pub fn load_and_resolve(path: Option<&Path>, overrides: &Overrides) -> Result<Re
     Settings::load(&path)?.resolve(&Environment::from_process(), overrides)
 }
 
+/// The largest settings file read: a few hundred bytes is usual.
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
 impl Settings {
     /// Loads `path`: defaults if it does not exist, an error naming it if it is malformed or a
     /// value is out of its limits. Keys it does not know are ignored (a newer Sitetrail may have
-    /// written them).
+    /// written them). A leading UTF-8 byte-order mark is skipped; anything but a regular file (a
+    /// folder, a FIFO, `/dev/zero`), or a file over 1 MiB, is refused before it is read.
     pub fn load(path: &Path) -> Result<Settings> {
         crate::blocking::note("settings file");
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-            Err(e) => return Err(Error::Io(e)),
+        let bytes = match crate::fsutil::read_small_file(path, MAX_SETTINGS_BYTES) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(Settings::default()),
+            Err(why) => {
+                return Err(Error::InvalidConfig(format!(
+                    "cannot read the settings file {}: {why}",
+                    path.display()
+                )))
+            }
         };
         let bad = |why: String| {
             Error::InvalidConfig(format!(
@@ -323,7 +332,10 @@ impl Settings {
                 path.display()
             ))
         };
-        let value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| bad(format!("it is not UTF-8 text ({e})")))?;
+        // Editors on Windows start UTF-8 files with a byte-order mark, which JSON does not allow.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         let Value::Object(object) = value else {
             return Err(bad("it is not a JSON object".into()));
         };

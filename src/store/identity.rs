@@ -40,8 +40,11 @@ pub(super) fn check_database_file(path: &Path) -> Result<FileState, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileState::New),
         Err(e) => return Err(e.to_string()),
     };
-    if meta.is_dir() {
-        return Err("it is a folder, not a database file".into());
+    if let Some(what) = crate::fsutil::not_a_regular_file(&meta) {
+        return Err(format!(
+            "it is {what}, not a database file; nothing was opened or created. Pass the path of a \
+             Sitetrail database, or a new file name"
+        ));
     }
     if meta.len() == 0 {
         return Ok(FileState::New);
@@ -85,12 +88,75 @@ fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// every other case the main file holds everything, and `immutable=1` reads it with no locking,
 /// no journal and no shared-memory file.
 fn open_without_side_files(path: &Path, wal_mode: bool) -> rusqlite::Result<Connection> {
-    let with_suffix = |s: &str| {
-        let mut p = path.as_os_str().to_owned();
-        p.push(s);
-        std::path::PathBuf::from(p)
+    let live_wal = wal_mode && has_live_wal(path);
+    let conn = Connection::open_with_flags(
+        read_only_uri(path, live_wal)?,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(conn)
+}
+
+/// Why the database at `path` (an existing regular file) can only be read, if so: the file cannot
+/// be opened for writing (read-only media, a read-only file), or its `-wal` and `-shm` cannot be
+/// written or created beside it (a read-only folder: SQLite keeps the write-ahead log there).
+/// Opening a file for writing, and a probe file created and removed at once, change nothing.
+pub(super) fn read_only_reason(path: &Path) -> Option<String> {
+    let refused = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        )
     };
-    let live_wal = wal_mode && with_suffix("-wal").exists() && with_suffix("-shm").exists();
+    let open_rw = |p: &Path| std::fs::OpenOptions::new().write(true).open(p);
+    match open_rw(path) {
+        Ok(_) => {}
+        Err(e) if refused(&e) => return Some(format!("the file cannot be written: {e}")),
+        // Anything else is SQLite's to report.
+        Err(_) => return None,
+    }
+    let mut missing_side_file = false;
+    for suffix in ["-wal", "-shm"] {
+        match open_rw(&side_file(path, suffix)) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing_side_file = true,
+            Err(e) if refused(&e) => return Some(format!("its {suffix} file cannot be written: {e}")),
+            Err(_) => return None,
+        }
+    }
+    if missing_side_file {
+        let dir = crate::fsutil::parent_dir(path);
+        if let Err(e) = tempfile::Builder::new()
+            .prefix(".sitetrail-probe-")
+            .tempfile_in(dir)
+        {
+            if refused(&e) {
+                return Some(format!(
+                    "its folder {} cannot be written, and SQLite keeps its write-ahead log beside the file: {e}",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `path` with `suffix` appended to its name (`-wal`, `-shm`).
+pub(super) fn side_file(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    std::path::PathBuf::from(p)
+}
+
+/// True if both the `-wal` and the `-shm` of `path` exist: the database is in use, or its last
+/// user crashed, and its latest commits may be in the WAL.
+pub(super) fn has_live_wal(path: &Path) -> bool {
+    side_file(path, "-wal").exists() && side_file(path, "-shm").exists()
+}
+
+/// The URI that opens `path` read-only without creating any file: through the WAL and shared
+/// memory that are there (`live_wal`), else `immutable=1` (no locking, no journal, no `-shm`).
+pub(super) fn read_only_uri(path: &Path, live_wal: bool) -> rusqlite::Result<String> {
     let absolute = std::path::absolute(path).map_err(|e| {
         rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
@@ -103,17 +169,11 @@ fn open_without_side_files(path: &Path, wal_mode: bool) -> rusqlite::Result<Conn
             Some(format!("{} is not a file path", absolute.display())),
         )
     })?;
-    let uri = if live_wal {
+    Ok(if live_wal {
         format!("{url}?mode=ro")
     } else {
         format!("{url}?mode=ro&immutable=1")
-    };
-    let conn = Connection::open_with_flags(
-        uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    Ok(conn)
+    })
 }
 
 /// Decides from the schema: no tables → new; Sitetrail's `schema_migrations` → ours (unless it

@@ -213,6 +213,7 @@ fn apply_one(
             if visits::check_visit_time(at).is_err()
                 || source.trim().is_empty()
                 || crate::forget::is_forgotten_time(tx, at)?
+                || crate::forget::is_forgotten_visit(tx, url, at)?
                 || website_forgotten_after(tx, domain.as_str(), s.hlc)?
             {
                 return Ok(false);

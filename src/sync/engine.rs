@@ -647,7 +647,7 @@ async fn pull(s: &Session, store: &Store, report: &mut SyncReport) -> Result<()>
             let device = head.device_id;
             let count = opened.len() as u64;
             let (visits, forgetting_left) = blocking::run(move || {
-                let mut conn = crate::forget::open_connection(st.path())?;
+                let mut conn = crate::forget::open_connection(&st)?;
                 let (mut visits, mut left) = (0, false);
                 for (idx, stamped) in &opened {
                     let a = apply_record(&st, &mut conn, device, *idx, stamped)?;
