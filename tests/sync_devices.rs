@@ -429,3 +429,44 @@ fn history_and_time_say_which_device_recorded_each_visit() {
     lone.visit_at("https://c.example/", "alone", 30);
     assert!(history(&lone, &[])[0]["device"].is_null());
 }
+
+#[test]
+fn a_website_forgotten_before_a_device_joined_is_forgotten_everywhere_when_it_joins() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "a");
+    a.visit_at("https://secret.example/before", "seen before the forgetting", 100);
+    a.visit_at("https://keep.example/", "keep", 110);
+    a.sync();
+    // B, not linked yet, forgot the website: its tombstone keeps only the domain's hash.
+    b.visit_at("https://secret.example/b", "on b", 120);
+    // Clocks are in milliseconds: the forgetting comes after A's visit, and before the next.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    b.store
+        .forget_website("secret.example", false, &Default::default(), &mut |_| {})
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    a.visit_at(
+        "https://secret.example/after",
+        "recorded after the forgetting",
+        130,
+    );
+    a.sync();
+    b.join(&hub, "b", &key);
+    converge(&[&a, &b]);
+    same_state(&a, &b);
+    for d in [&a, &b] {
+        let urls: Vec<String> = d.visits().into_iter().map(|v| v.1).collect();
+        assert!(
+            !urls.iter().any(|u| u.ends_with("/before") || u.ends_with("/b")),
+            "{urls:?}"
+        );
+        assert!(
+            urls.contains(&"https://secret.example/after".to_owned()),
+            "{urls:?}"
+        );
+        assert!(urls.contains(&"https://keep.example/".to_owned()), "{urls:?}");
+    }
+    // The hub never saw the domain: the record carries its hash, sealed like every record.
+    assert!(!String::from_utf8_lossy(&hub.dump()).contains("secret.example"));
+}

@@ -85,6 +85,15 @@ fn state(d: &Device) -> State {
     (d.visits(), users, d.blocked(), d.times())
 }
 
+/// Returns once the wall clock's millisecond has moved on (a millisecond at most).
+fn next_millisecond() {
+    let ms = || chrono::Utc::now().timestamp_millis();
+    let start = ms();
+    while ms() == start {
+        std::thread::yield_now();
+    }
+}
+
 fn run(hub: &TestHub, steps: &[Step]) {
     let devices = [Device::new(), Device::new(), Device::new()];
     let key = devices[0].setup(hub, "d0");
@@ -93,6 +102,10 @@ fn run(hub: &TestHub, steps: &[Step]) {
     let mut forgotten_sites = Vec::new();
     let mut forgotten_ranges = Vec::new();
     for (n, s) in steps.iter().enumerate() {
+        // The sync clock counts milliseconds: two devices' changes in the same one are concurrent
+        // (either may win), while the model orders every step. One step per millisecond keeps
+        // the model's order the clock's.
+        next_millisecond();
         match s {
             Step::Visit { dev, domain, at } => {
                 // Refused (blocked, in a forgotten range) is what one device does too.

@@ -162,17 +162,31 @@ pub(super) fn start_website_in(
 pub(crate) fn start_synced_website_in(
     tx: &Transaction<'_>,
     domain: &Domain,
-    (at, hlc): (Timestamp, i64),
+    at_hlc: (Timestamp, i64),
     now: Timestamp,
     budget: usize,
 ) -> Result<Option<TombstoneId>> {
     let website = crate::visits::find_website_id(tx, domain.as_str())?;
     let hash = super::domain_sha256(domain.as_str());
+    start_synced_website_by_hash_in(tx, &hash, website, at_hlc, now, budget)
+}
+
+/// [`start_synced_website_in`] for a website known only by the SHA-256 of its domain (`hash`; a
+/// forgetting made before its device was linked), `website` the one here whose domain has it,
+/// if any.
+pub(crate) fn start_synced_website_by_hash_in(
+    tx: &Transaction<'_>,
+    hash: &[u8],
+    website: Option<crate::ids::WebsiteId>,
+    (at, hlc): (Timestamp, i64),
+    now: Timestamp,
+    budget: usize,
+) -> Result<Option<TombstoneId>> {
     let id = insert_tombstone(
         tx,
         "website",
         TombstoneFields {
-            domain_sha256: Some(&hash),
+            domain_sha256: Some(hash),
             website_id: website,
             completed_at: website.is_none().then_some(now),
             sync_hlc: Some(hlc),

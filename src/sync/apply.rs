@@ -331,6 +331,25 @@ fn apply_one(
             applied.forgetting_left |= left.is_some();
             Ok(true)
         }
+        Op::ForgetWebsiteHash { domain_sha256, at } => {
+            let Some(hash) = decode_sha256(domain_sha256) else {
+                return Ok(false);
+            };
+            // Sent at the link, long after the forgetting: its clock is that of the forgetting
+            // (`at`), so visits other devices recorded after it are kept, as for a forgetting
+            // synced when it was made.
+            let hlc = local::next_hlc(0, at / 1000).min(s.hlc);
+            let left = steps::start_synced_website_by_hash_in(
+                tx,
+                &hash,
+                website_with_domain_hash(tx, &hash)?,
+                (Timestamp(*at), hlc),
+                now,
+                crate::forget::FIRST_BATCH,
+            )?;
+            applied.forgetting_left |= left.is_some();
+            Ok(true)
+        }
         Op::ForgetRange { since, until } => {
             if since > until {
                 return Ok(false);
@@ -351,4 +370,30 @@ fn apply_one(
         }
         Op::Unknown => Ok(false),
     }
+}
+
+/// The 32 bytes of a SHA-256 written as 64 hex digits, or `None`.
+fn decode_sha256(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..32)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+        .collect()
+}
+
+/// The website here whose domain has SHA-256 `hash`, if any (websites number in the thousands:
+/// hashing each is a millisecond, and it happens once per website forgotten before a link).
+fn website_with_domain_hash(tx: &Transaction<'_>, hash: &[u8]) -> Result<Option<WebsiteId>> {
+    let mut stmt = tx.prepare_cached(r#"SELECT id, domain FROM website"#)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, WebsiteId>("id")?, r.get::<_, String>("domain")?))
+    })?;
+    for row in rows {
+        let (id, domain) = row?;
+        if crate::forget::domain_sha256(&domain) == hash {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
 }

@@ -217,9 +217,9 @@ async fn link(
 }
 
 /// What this device knew before it was linked, other than its visits (queued in batches by
-/// [`backfill_step`]): the user's and the AI's categories, the never-record list and the
-/// forgotten time ranges. (A website forgotten before the link is known here only by its domain
-/// hash, so it cannot be sent; its visits are gone from this device anyway.)
+/// [`backfill_step`]): the user's and the AI's categories, the never-record list, the forgotten
+/// time ranges and the forgotten websites (known here only by their domain's SHA-256, which is
+/// what is sent: the other devices forget the website whose domain has it).
 fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
     let categories: Vec<(String, String, String)> = tx
         .prepare(
@@ -267,6 +267,18 @@ fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         .collect::<rusqlite::Result<_>>()?;
     for (since, until) in ranges {
         local::queue_in(tx, &Op::ForgetRange { since, until })?;
+    }
+    // This device's own website forgettings (those from other devices carry a clock).
+    let websites: Vec<(Vec<u8>, i64)> = tx
+        .prepare(
+            r#"SELECT domain_sha256, forgotten_at FROM tombstone
+               WHERE kind = 'website' AND domain_sha256 IS NOT NULL AND sync_hlc IS NULL"#,
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (hash, at) in websites {
+        let domain_sha256 = hash.iter().map(|b| format!("{b:02x}")).collect();
+        local::queue_in(tx, &Op::ForgetWebsiteHash { domain_sha256, at })?;
     }
     Ok(())
 }

@@ -91,6 +91,15 @@ pub enum Op {
         /// When it was forgotten.
         at: i64,
     },
+    /// A website this device forgot before it was linked: its tombstone keeps only the SHA-256 of
+    /// the domain (never the domain), so that is what is sent; the others forget the website whose
+    /// domain has it, every visit to it made up to `at`.
+    ForgetWebsiteHash {
+        /// SHA-256 of the domain as stored, in lower-case hex.
+        domain_sha256: String,
+        /// When it was forgotten.
+        at: i64,
+    },
     /// Every visit made from `since` to `until`, for good.
     ForgetRange {
         /// First instant.
