@@ -174,3 +174,45 @@ impl WorkerConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delays_grow_exponentially_with_jitter_up_to_the_cap() {
+        let p = RetryPolicy::exponential(Duration::from_secs(1), 2.0, Duration::from_secs(10));
+        for (attempt, nominal) in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)] {
+            let spread: Vec<f64> = (0..200).map(|_| p.delay(attempt).as_secs_f64()).collect();
+            let (lo, hi) = spread
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(l, h), d| (l.min(*d), h.max(*d)));
+            assert!(
+                lo >= nominal * 0.8 - 1e-9 && hi <= nominal * 1.2 + 1e-9,
+                "attempt {attempt}: {lo}..{hi}"
+            );
+            assert!(
+                hi - lo > nominal * 0.1,
+                "attempt {attempt}: jitter spreads the delays ({lo}..{hi})"
+            );
+        }
+        assert_eq!(
+            RetryPolicy::fixed(Duration::from_millis(5)).delay(7),
+            Duration::from_millis(5)
+        );
+    }
+
+    #[test]
+    fn config_rejects_values_that_cannot_work() {
+        let ok = WorkerConfig::default();
+        assert!(ok.validate().is_ok());
+        assert!(WorkerConfig {
+            max_requests_per_minute: Some(0),
+            ..ok.clone()
+        }
+        .validate()
+        .is_err());
+        let slow = RetryPolicy::exponential(Duration::from_secs(1), 0.5, Duration::from_secs(1));
+        assert!(WorkerConfig { retry: slow, ..ok }.validate().is_err());
+    }
+}

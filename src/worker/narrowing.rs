@@ -28,7 +28,8 @@ use std::ops::Range;
 use tokio::sync::watch;
 use tracing::info;
 
-use super::{Failed, Stopped, Worker};
+use super::tick::{Failed, Stopped};
+use super::Worker;
 use crate::classify::{ClassifyError, DomainOutcome};
 
 /// What to do with one job of the batch.

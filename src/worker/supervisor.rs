@@ -22,7 +22,8 @@ use async_trait::async_trait;
 use tokio::sync::watch;
 use tracing::error;
 
-use super::{fail, log_stale, Backoff, Worker};
+use super::tick::{fail, log_stale};
+use super::{Backoff, Worker};
 use crate::classify::{Classifier, ClassifyError, DomainOutcome};
 use crate::error::{truncate_chars, Error, Result};
 use crate::outbox;
