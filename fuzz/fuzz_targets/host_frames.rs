@@ -51,7 +51,9 @@ fn replies(input: &[u8]) -> Vec<serde_json::Value> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     if mode % 2 == 0 {
         for reply in replies(rest) {
             assert!(reply.get("type").is_some(), "{reply}");
