@@ -95,8 +95,7 @@ impl<'de> serde::Deserialize<'de> for Category {
 }
 
 /// Who set a website's category.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CategorySource {
     /// An AI provider.
     Ai,
@@ -106,26 +105,11 @@ pub enum CategorySource {
     User,
 }
 
-impl CategorySource {
-    /// The value stored in `website.category_source`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CategorySource::Ai => "ai",
-            CategorySource::Builtin => "builtin",
-            CategorySource::User => "user",
-        }
-    }
-
-    /// Parses the stored value.
-    pub fn parse(s: &str) -> Option<CategorySource> {
-        match s {
-            "ai" => Some(CategorySource::Ai),
-            "builtin" => Some(CategorySource::Builtin),
-            "user" => Some(CategorySource::User),
-            _ => None,
-        }
-    }
-}
+crate::names::named!(CategorySource {
+    Ai = "ai",
+    Builtin = "builtin",
+    User = "user",
+});
 
 crate::sql_enum::sql_text!(CategorySource, "category source", as_str, parse);
 

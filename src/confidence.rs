@@ -13,8 +13,7 @@ use std::str::FromStr;
 use crate::error::{truncate_chars, Error};
 
 /// How sure a category is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Confidence {
     /// A guess: nothing matched (`other`), or a weak hint such as a vanity ending (`.tv`).
     Low,
@@ -25,28 +24,15 @@ pub enum Confidence {
     High,
 }
 
+crate::names::named!(Confidence {
+    Low = "low",
+    Medium = "medium",
+    High = "high",
+});
+
 impl Confidence {
     /// Every band, least certain first.
     pub const ALL: [Confidence; 3] = [Confidence::Low, Confidence::Medium, Confidence::High];
-
-    /// The stored value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::Low => "low",
-            Confidence::Medium => "medium",
-            Confidence::High => "high",
-        }
-    }
-
-    /// Parses the stored value.
-    pub fn parse(s: &str) -> Option<Confidence> {
-        match s {
-            "low" => Some(Confidence::Low),
-            "medium" => Some(Confidence::Medium),
-            "high" => Some(Confidence::High),
-            _ => None,
-        }
-    }
 
     /// The band of a model's self-reported confidence between 0 and 1: 0.8 and up is `high`,
     /// 0.5 and up `medium`, below that `low`. Anything that is not a number in 0..=1 says

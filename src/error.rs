@@ -23,8 +23,7 @@ use std::path::PathBuf;
 /// | `unavailable` | 8 | something this build or this machine cannot do |
 /// | `bad_file` | 1 | a file that cannot be used as asked (not an intact history file, not a Sitetrail database) |
 /// | `database`, `io`, `internal` | 1 | the database, the file system or Sitetrail itself failed |
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// A bad argument, setting, URL, domain or category.
     InvalidInput,
@@ -56,6 +55,24 @@ pub enum ErrorKind {
     Internal,
 }
 
+// The stable names the UI and scripts branch on.
+crate::names::named!(ErrorKind {
+    InvalidInput = "invalid_input",
+    NotFound = "not_found",
+    Conflict = "conflict",
+    Busy = "busy",
+    Offline = "offline",
+    RateLimited = "rate_limited",
+    ProviderFailed = "provider_failed",
+    ProviderRefused = "provider_refused",
+    NeedsUser = "needs_user",
+    Unavailable = "unavailable",
+    BadFile = "bad_file",
+    Database = "database",
+    Io = "io",
+    Internal = "internal",
+});
+
 impl ErrorKind {
     /// Every kind, for documentation and tests.
     pub const ALL: [ErrorKind; 14] = [
@@ -74,26 +91,6 @@ impl ErrorKind {
         ErrorKind::Io,
         ErrorKind::Internal,
     ];
-
-    /// The stable name the UI branches on.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidInput => "invalid_input",
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::Conflict => "conflict",
-            ErrorKind::Busy => "busy",
-            ErrorKind::Offline => "offline",
-            ErrorKind::RateLimited => "rate_limited",
-            ErrorKind::ProviderFailed => "provider_failed",
-            ErrorKind::ProviderRefused => "provider_refused",
-            ErrorKind::NeedsUser => "needs_user",
-            ErrorKind::Unavailable => "unavailable",
-            ErrorKind::BadFile => "bad_file",
-            ErrorKind::Database => "database",
-            ErrorKind::Io => "io",
-            ErrorKind::Internal => "internal",
-        }
-    }
 
     /// The `sitetrail` CLI's exit code for an error of this kind (see the table above). 2 is also
     /// what the argument parser exits with for a malformed command line.

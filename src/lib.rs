@@ -26,6 +26,7 @@ pub mod history;
 pub mod history_page;
 pub mod ids;
 pub mod import;
+mod names;
 pub mod outbox;
 pub mod page_url;
 pub mod provisional;

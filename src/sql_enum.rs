@@ -117,4 +117,30 @@ mod tests {
         ]);
         round_trip(&[PauseKind::Offline, PauseKind::RateLimited, PauseKind::NeedsUser]);
     }
+
+    /// One name per value, the same in the database, in JSON and for `parse`.
+    fn one_name<T>(values: &[T], as_str: fn(&T) -> &'static str)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        for v in values {
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(json, serde_json::json!(as_str(v)), "{v:?}");
+            assert_eq!(&serde_json::from_value::<T>(json).unwrap(), v);
+        }
+        assert!(serde_json::from_value::<T>(serde_json::json!("no-such-value")).is_err());
+    }
+
+    #[test]
+    fn named_values_serialise_by_their_one_name() {
+        one_name(&[CategorySource::Ai, CategorySource::User], |v| v.as_str());
+        one_name(&[JobStatus::Pending, JobStatus::Failed], |v| v.as_str());
+        one_name(&[PauseKind::RateLimited, PauseKind::NeedsUser], |v| v.as_str());
+        one_name(&crate::Confidence::ALL, |v| v.as_str());
+        one_name(&crate::error::ErrorKind::ALL, |v| v.as_str());
+        assert_eq!(
+            crate::error::ErrorKind::parse("needs_user"),
+            Some(crate::error::ErrorKind::NeedsUser)
+        );
+    }
 }

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use rusqlite::TransactionBehavior;
 use sitetrail::category::{Category, CategorySource};
 use sitetrail::outbox::{self, ClaimPolicy, ClaimedJob, FailOutcome, WriteOutcome};
 use sitetrail::{Store, Timestamp};
@@ -457,17 +456,43 @@ fn the_claim_never_scans_or_sorts() {
 
 #[test]
 fn claims_from_two_transactions_never_overlap() {
-    let (_db, store) = seeded(&["a.example", "b.example"]);
-    let mut conn1 = store.conn().unwrap();
-    let tx1 = conn1
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .unwrap();
-    let got1 = outbox::claim_jobs(&tx1, T0, policy(1)).unwrap();
-    tx1.commit().unwrap();
-    let got2 = store
-        .write(None, |tx| outbox::claim_jobs(tx, T0, policy(5)))
-        .unwrap();
-    assert_eq!(got1.len(), 1);
-    assert_eq!(got2.len(), 1);
-    assert_ne!(got1[0].id, got2[0].id);
+    // Two stores on one file (two processes' pools), four threads; in each round all four claim
+    // at the same moment (a barrier), each claim its own BEGIN IMMEDIATE transaction, so every
+    // round is a race for the lock. 20 rounds of 4 claims of 3 take more than the 200 jobs:
+    // every job is claimed exactly once.
+    let domains: Vec<String> = (0..200).map(|i| format!("site{i}.example")).collect();
+    let names: Vec<&str> = domains.iter().map(String::as_str).collect();
+    let (db, first) = seeded(&names);
+    let second = db.open();
+    let stores = [first.clone(), second.clone(), first, second];
+    let round = std::sync::Barrier::new(stores.len());
+    let claimed: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = stores
+            .iter()
+            .map(|store| {
+                let round = &round;
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    for _ in 0..20 {
+                        round.wait();
+                        let got = store
+                            .write(None, |tx| outbox::claim_jobs(tx, T0, policy(3)))
+                            .unwrap();
+                        mine.extend(got.into_iter().map(|j| j.id.to_string()));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let all: Vec<&String> = claimed.iter().flatten().collect();
+    let distinct: std::collections::HashSet<&String> = all.iter().copied().collect();
+    assert_eq!(all.len(), 200, "every job claimed");
+    assert_eq!(distinct.len(), all.len(), "no job claimed twice");
+    assert!(
+        claimed.iter().all(|c| !c.is_empty()),
+        "every thread claimed some jobs: {:?}",
+        claimed.iter().map(Vec::len).collect::<Vec<_>>()
+    );
 }

@@ -11,6 +11,7 @@ mod accounts;
 mod auth;
 mod claims;
 mod cli;
+mod device_faults;
 mod devices;
 mod faults;
 mod limits;

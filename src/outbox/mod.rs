@@ -41,8 +41,7 @@ use std::time::Duration;
 pub const MAX_ERROR_CHARS: usize = 1_000;
 
 /// The state of an outbox job, stored as TEXT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobStatus {
     /// Waiting to be claimed.
     Pending,
@@ -54,28 +53,12 @@ pub enum JobStatus {
     Failed,
 }
 
-impl JobStatus {
-    /// The stored value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Pending => "PENDING",
-            JobStatus::Processing => "PROCESSING",
-            JobStatus::Completed => "COMPLETED",
-            JobStatus::Failed => "FAILED",
-        }
-    }
-
-    /// Parses the stored value.
-    pub fn parse(s: &str) -> Option<JobStatus> {
-        match s {
-            "PENDING" => Some(JobStatus::Pending),
-            "PROCESSING" => Some(JobStatus::Processing),
-            "COMPLETED" => Some(JobStatus::Completed),
-            "FAILED" => Some(JobStatus::Failed),
-            _ => None,
-        }
-    }
-}
+crate::names::named!(JobStatus {
+    Pending = "PENDING",
+    Processing = "PROCESSING",
+    Completed = "COMPLETED",
+    Failed = "FAILED",
+});
 
 crate::sql_enum::sql_text!(JobStatus, "job status", as_str, parse);
 

@@ -20,8 +20,7 @@ use crate::store::{Change, Store};
 use crate::time::Timestamp;
 
 /// Why the worker is paused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PauseKind {
     /// The provider cannot be reached; retried with growing backoff, resumes by itself.
     Offline,
@@ -31,26 +30,11 @@ pub enum PauseKind {
     NeedsUser,
 }
 
-impl PauseKind {
-    /// The stored value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PauseKind::Offline => "offline",
-            PauseKind::RateLimited => "rate_limited",
-            PauseKind::NeedsUser => "needs_user",
-        }
-    }
-
-    /// Parses the stored value.
-    pub fn parse(s: &str) -> Option<PauseKind> {
-        match s {
-            "offline" => Some(PauseKind::Offline),
-            "rate_limited" => Some(PauseKind::RateLimited),
-            "needs_user" => Some(PauseKind::NeedsUser),
-            _ => None,
-        }
-    }
-}
+crate::names::named!(PauseKind {
+    Offline = "offline",
+    RateLimited = "rate_limited",
+    NeedsUser = "needs_user",
+});
 
 crate::sql_enum::sql_text!(PauseKind, "pause kind", as_str, parse);
 
