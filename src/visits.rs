@@ -17,7 +17,7 @@ use rusqlite::{named_params, OptionalExtension, Transaction};
 
 use crate::domain::Domain;
 use crate::error::{Error, Result};
-use crate::ids::{OutboxId, VisitId, WebsiteId};
+use crate::ids::{VisitId, WebsiteId};
 use crate::store::{Change, Store};
 use crate::time::Timestamp;
 
@@ -183,12 +183,7 @@ pub fn get_or_insert_website_in(
             "website {domain} appeared inside a write transaction"
         )));
     }
-    tx.prepare_cached(
-        r#"INSERT INTO website_category_classification_outbox
-               (id, website_id, status, attempt_count, attempted_at, created_at, version)
-           VALUES (:id, :website_id, 'PENDING', 0, NULL, :now, 0)"#,
-    )?
-    .execute(named_params! { ":id": OutboxId::new(), ":website_id": new_id, ":now": now })?;
+    crate::outbox::insert_job_in(tx, new_id, now)?;
     // Another device may have categorised this domain already (synced, waiting here).
     crate::sync::apply::on_new_website_in(tx, new_id, domain.as_str(), now)?;
     Ok((new_id, true))

@@ -71,16 +71,20 @@ pub fn requeue_job_for_website(tx: &Transaction<'_>, website_id: WebsiteId, now:
         .optional()?;
     match id {
         Some(id) => reset_job(tx, id),
-        None => {
-            tx.prepare_cached(
-                r#"INSERT INTO website_category_classification_outbox
-                       (id, website_id, status, attempt_count, attempted_at, created_at, version)
-                   VALUES (:id, :w, 'PENDING', 0, NULL, :now, 0)"#,
-            )?
-            .execute(named_params! { ":id": OutboxId::new(), ":w": website_id, ":now": now })?;
-            Ok(())
-        }
+        None => insert_job_in(tx, website_id, now),
     }
+}
+
+/// Queues a new website's classification job: never attempted, `PENDING`. The one INSERT of a
+/// job, for a website recorded for the first time (`visits`) and one sent back without a job.
+pub fn insert_job_in(tx: &Transaction<'_>, website_id: WebsiteId, now: Timestamp) -> Result<()> {
+    tx.prepare_cached(
+        r#"INSERT INTO website_category_classification_outbox
+               (id, website_id, status, attempt_count, attempted_at, created_at, version)
+           VALUES (:id, :w, 'PENDING', 0, NULL, :now, 0)"#,
+    )?
+    .execute(named_params! { ":id": OutboxId::new(), ":w": website_id, ":now": now })?;
+    Ok(())
 }
 
 /// Marks the job of `website_id` COMPLETED unless it already is (the user set the category).

@@ -26,7 +26,9 @@ mod lease;
 mod queries;
 mod settle;
 
-pub use actions::{requeue_job_for_website, retry_all_failed_jobs, retry_job, settle_job_for_website};
+pub use actions::{
+    insert_job_in, requeue_job_for_website, retry_all_failed_jobs, retry_job, settle_job_for_website,
+};
 pub use claim::{claim_jobs, ClaimPolicy, ClaimedJob, CLAIM_QUERIES};
 pub use lease::{renew_leases, RENEW_SQL};
 pub use queries::{

@@ -418,6 +418,23 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The help texts name the providers' defaults (a const fn cannot build them from the
+    /// constants): they must be the providers' own.
+    #[test]
+    fn the_help_names_each_providers_own_defaults() {
+        use crate::classify::{ollama, openai};
+        let url = schema::spec("base_url").unwrap().unset;
+        assert!(
+            url.contains(openai::DEFAULT_BASE_URL) && url.contains(ollama::DEFAULT_BASE_URL),
+            "{url}"
+        );
+        let model = schema::spec("model").unwrap().unset;
+        assert!(
+            model.contains(openai::DEFAULT_MODEL) && model.contains(ollama::DEFAULT_MODEL),
+            "{model}"
+        );
+    }
     use serde_json::json;
     use std::collections::HashMap;
 
