@@ -19,6 +19,14 @@ use crate::error::Result;
 use crate::import::detect::{detect_profiles_in, Roots};
 use crate::import::DetectedProfile;
 
+/// Minutes between two automatic imports unless the user chose otherwise (the daemon's
+/// `--import-interval-min`, the app's setting): without the extension, this keeps the history
+/// current.
+pub const DEFAULT_INTERVAL_MINUTES: u32 = 15;
+
+/// The longest interval accepted: one week.
+pub const MAX_INTERVAL_MINUTES: u32 = 7 * 24 * 60;
+
 /// How often a schedule looks again at its settings when it is off or not yet due.
 pub const RECHECK: Duration = Duration::from_secs(60);
 

@@ -261,6 +261,8 @@ fn daemon_refuses_until_idle_and_a_zero_interval() {
     for args in [
         vec!["daemon", "--until-idle"],
         vec!["daemon", "--import-interval-min", "0"],
+        // Over a week, the longest interval the app accepts too.
+        vec!["daemon", "--import-interval-min", "10081"],
     ] {
         let out = cli(&db.path).args(&args).output().unwrap();
         assert!(!out.status.success(), "{args:?}");

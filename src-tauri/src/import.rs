@@ -31,9 +31,9 @@ pub struct ImportSettings {
     pub import_profiles: Vec<String>,
 }
 
-/// Minutes between automatic imports unless the user chose otherwise: without the extension,
-/// this is what keeps the history current.
-pub const DEFAULT_AUTO_IMPORT_MINUTES: u32 = 15;
+/// Minutes between automatic imports unless the user chose otherwise (the library's, shared with
+/// `sitetrail daemon`).
+pub const DEFAULT_AUTO_IMPORT_MINUTES: u32 = sitetrail::auto_import::DEFAULT_INTERVAL_MINUTES;
 
 impl Default for ImportSettings {
     fn default() -> Self {
@@ -44,8 +44,8 @@ impl Default for ImportSettings {
     }
 }
 
-/// Longest auto-import interval accepted: one week.
-pub const MAX_AUTO_IMPORT_MINUTES: u32 = 7 * 24 * 60;
+/// Longest auto-import interval accepted: one week (the library's).
+pub const MAX_AUTO_IMPORT_MINUTES: u32 = sitetrail::auto_import::MAX_INTERVAL_MINUTES;
 
 impl ImportSettings {
     /// The file.
@@ -73,9 +73,9 @@ impl ImportSettings {
     /// settings file (the file 0600, its folder 0700 if the app creates it: `fsutil`).
     pub fn save(&self, config_dir: &Path) -> CmdResult<()> {
         if self.auto_import_minutes > MAX_AUTO_IMPORT_MINUTES {
-            return Err(CmdError::invalid(
-                "Import at least once a week (at most 10080 minutes).",
-            ));
+            return Err(CmdError::invalid(format!(
+                "Import at least once a week (at most {MAX_AUTO_IMPORT_MINUTES} minutes)."
+            )));
         }
         let text =
             serde_json::to_vec_pretty(self).map_err(|e| CmdError::from(sitetrail::Error::Io(e.into())))?;

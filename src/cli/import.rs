@@ -82,8 +82,9 @@ pub(crate) struct DaemonArgs {
     #[command(flatten)]
     worker: WorkerArgs,
     /// Minutes between imports of every detected browser profile.
-    #[arg(long, value_name = "N", default_value_t = 15)]
-    import_interval_min: u64,
+    #[arg(long, value_name = "N", default_value_t = sitetrail::auto_import::DEFAULT_INTERVAL_MINUTES,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(sitetrail::auto_import::MAX_INTERVAL_MINUTES)))]
+    import_interval_min: u32,
     /// Milliseconds between imports; overrides --import-interval-min (for tests and demos).
     #[arg(long, value_name = "N", hide = true)]
     import_interval_ms: Option<u64>,
@@ -260,7 +261,7 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
     }
     let interval = match args.import_interval_ms {
         Some(ms) => Duration::from_millis(ms),
-        None => Duration::from_secs(args.import_interval_min.saturating_mul(60)),
+        None => Duration::from_secs(u64::from(args.import_interval_min) * 60),
     };
     if interval.is_zero() {
         return Err(Error::InvalidInput(

@@ -261,7 +261,7 @@ function renderImport(imp) {
   const chosen = new Set(imp.settings.import_profiles);
   body.replaceChildren(
     el('div', { class: 'fields' },
-      field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', imp.settings.auto_import_minutes, 0, 10_080))),
+      field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', imp.settings.auto_import_minutes, 0, imp.max_minutes))),
     el('p', { class: 'muted small', text: 'Browsers linked to the extension (above) are recorded live, so they are left out of these imports.' }),
     imp.profiles.length === 0
       ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })

@@ -45,6 +45,8 @@ pub struct ImportView {
     pub settings: ImportSettings,
     /// Profiles found now.
     pub profiles: Vec<ProfileView>,
+    /// The longest interval the form accepts (minutes).
+    pub max_minutes: u32,
 }
 
 /// The auto-import settings and the detected profiles.
@@ -55,6 +57,7 @@ pub async fn get_import_settings(state: State<'_, AppState>) -> CmdResult<Import
     Ok(ImportView {
         settings,
         profiles: detected().await?.iter().map(ProfileView::from).collect(),
+        max_minutes: crate::import::MAX_AUTO_IMPORT_MINUTES,
     })
 }
 
@@ -82,6 +85,7 @@ pub async fn save_import_settings(state: State<'_, AppState>, settings: ImportFo
     Ok(ImportView {
         settings: s,
         profiles: found.iter().map(ProfileView::from).collect(),
+        max_minutes: crate::import::MAX_AUTO_IMPORT_MINUTES,
     })
 }
 
