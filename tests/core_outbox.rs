@@ -43,6 +43,16 @@ fn complete(store: &Store, job: &ClaimedJob, now: Timestamp) -> WriteOutcome {
         .unwrap()
 }
 
+/// The domains of one claim of up to `limit` jobs at `now`, in the claim's order.
+fn claim_domains(store: &Store, now: Timestamp, limit: usize) -> Vec<String> {
+    store
+        .write(None, |tx| outbox::claim_jobs(tx, now, policy(limit)))
+        .unwrap()
+        .into_iter()
+        .map(|j| j.domain)
+        .collect()
+}
+
 fn seeded(domains: &[&str]) -> (TempDb, Store) {
     let db = TempDb::new();
     let store = db.open();
@@ -65,20 +75,10 @@ fn never_attempted_jobs_come_first_oldest_first_but_a_due_job_always_gets_a_slot
     // a is due again at once; b, c and d were never attempted. A claim of two takes the oldest
     // new job and keeps its other slot for a, not for c.
     let later = T0.plus(Duration::from_secs(1));
-    let two: Vec<String> = store
-        .write(None, |tx| outbox::claim_jobs(tx, later, policy(2)))
-        .unwrap()
-        .into_iter()
-        .map(|j| j.domain)
-        .collect();
+    let two = claim_domains(&store, later, 2);
     assert_eq!(two, ["b.example", "a.example"]);
     // With nothing due, every slot is new work's, oldest first.
-    let two: Vec<String> = store
-        .write(None, |tx| outbox::claim_jobs(tx, later, policy(2)))
-        .unwrap()
-        .into_iter()
-        .map(|j| j.domain)
-        .collect();
+    let two = claim_domains(&store, later, 2);
     assert_eq!(two, ["c.example", "d.example"]);
 }
 

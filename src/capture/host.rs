@@ -52,39 +52,6 @@ pub fn valid_browser(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
-/// Refuses at once a file that exists but is not SQLite (the first 16 bytes of every SQLite file
-/// are "SQLite format 3\0"): opening it through the pool would only fail after its connection
-/// timeout, and the browser would wait that long for an answer.
-pub fn check_db_file(path: &std::path::Path) -> Result<()> {
-    use std::io::Read as _;
-    // Before opening it: opening a FIFO waits for a writer, for ever.
-    let meta = std::fs::metadata(path).ok();
-    if let Some(what) = meta.as_ref().and_then(crate::fsutil::not_a_regular_file) {
-        return Err(crate::Error::Open {
-            path: path.to_path_buf(),
-            reason: format!("it is {what}, not a database file (is --db the right file?)"),
-        });
-    }
-    let mut header = [0u8; 16];
-    let n = match std::fs::File::open(path) {
-        Ok(mut f) => f.read(&mut header)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => {
-            return Err(crate::Error::Open {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            })
-        }
-    };
-    if n == 0 || (n == header.len() && &header == b"SQLite format 3\0") {
-        return Ok(());
-    }
-    Err(crate::Error::Open {
-        path: path.to_path_buf(),
-        reason: "it is not a SQLite database (is --db the right file?)".into(),
-    })
-}
-
 /// A running host: its configuration and the database, opened when first needed and opened
 /// again after a failure (a database on a disk that was not mounted yet, say).
 pub struct Host {
@@ -139,7 +106,6 @@ impl Host {
     /// The database, opening it if it is not open yet.
     fn store(&mut self) -> Result<&Store> {
         if self.store.is_none() {
-            check_db_file(&self.config.db)?;
             let opts = StoreOptions {
                 pool_size: 2,
                 ..self.config.store_options.clone()

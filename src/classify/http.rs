@@ -267,6 +267,26 @@ pub(crate) async fn read_capped(
     Ok((body, truncated))
 }
 
+/// Helpers the HTTP layer's unit tests share (the client, the error mapping, the rate limits).
+#[cfg(test)]
+pub(crate) mod test_support {
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    /// Response headers from `(name, value)` pairs.
+    pub(crate) fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    /// A fixed "now" for answers that carry times.
+    pub(crate) fn now() -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp(1_750_000_000, 0).unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

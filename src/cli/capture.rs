@@ -227,9 +227,9 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
         } => {
             let target = LinkTarget::new(browser.into(), user_data_dir.as_deref(), &roots)?;
             let db = db_path(db)?;
-            // Open it once now: a file that is not a Sitetrail database is refused here, not
-            // later in the browser where nobody sees the error.
-            host::check_db_file(&db)?;
+            // Open it once now: a file that is not a Sitetrail database is refused here (by the
+            // store's own check, before anything is written), not later in the browser where
+            // nobody sees the error.
             drop(Store::open_with(&db, StoreOptions::from_env()?)?);
             let exe = std::env::current_exe()?;
             let st = link::install(&target, &exe, &db)?;

@@ -188,22 +188,11 @@ fn server_message(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::http::test_support::{headers, now};
     use crate::classify::secret::{ApiKey, Secrets};
-    use reqwest::header::{HeaderMap, HeaderValue};
+    use reqwest::header::HeaderMap;
     use reqwest::StatusCode;
     use url::Url;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    fn now() -> chrono::DateTime<chrono::Utc> {
-        chrono::DateTime::from_timestamp(1_750_000_000, 0).unwrap()
-    }
 
     fn ctx_for<'a>(secrets: &'a Secrets, url: &'a Url) -> AnswerContext<'a> {
         AnswerContext {

@@ -153,19 +153,8 @@ fn parse_go_duration(s: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::http::test_support::{headers, now};
     use reqwest::header::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    fn now() -> chrono::DateTime<chrono::Utc> {
-        chrono::DateTime::from_timestamp(1_750_000_000, 0).unwrap()
-    }
 
     fn wait(pairs: &[(&'static str, &str)]) -> Option<Duration> {
         retry_after(&headers(pairs), now())
