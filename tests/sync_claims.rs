@@ -53,6 +53,7 @@ fn two_devices_ask_the_provider_about_each_website_once_in_all() {
         interval: Duration::from_millis(200),
         debounce: Duration::from_millis(20),
         max_backoff: Duration::from_secs(1),
+        long_poll: None,
     };
     rt.block_on(async {
         let (stop_tx, stop) = tokio::sync::watch::channel(false);

@@ -470,3 +470,65 @@ fn a_website_forgotten_before_a_device_joined_is_forgotten_everywhere_when_it_jo
     // The hub never saw the domain: the record carries its hash, sealed like every record.
     assert!(!String::from_utf8_lossy(&hub.dump()).contains("secret.example"));
 }
+
+#[test]
+fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval() {
+    use sitetrail::sync::background::{self, Pace};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "laptop");
+    b.join(&hub, "desktop", &key);
+    a.sync();
+    b.sync();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // The periodic sync would take ten minutes: only the long-poll can bring the visit sooner.
+    let pace = Pace {
+        interval: Duration::from_secs(600),
+        debounce: Duration::from_millis(100),
+        ..Pace::default()
+    };
+    assert!(pace.long_poll.is_some(), "the default pace long-polls");
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let syncers: Vec<_> = [&a, &b]
+        .iter()
+        .map(|d| {
+            rt.spawn(background::run(
+                d.store.clone(),
+                d.key_dir.clone(),
+                pace,
+                Arc::new(tokio::sync::Notify::new()),
+                stop.clone(),
+                |_| {},
+            ))
+        })
+        .collect();
+    // Both background syncs have made their first sync and are waiting on the hub.
+    std::thread::sleep(Duration::from_secs(1));
+    let has = |d: &Device, url: &str| d.visits().iter().any(|v| v.1 == url);
+    for (from, to, url) in [
+        (&a, &b, "https://long-poll.example/one"),
+        (&b, &a, "https://long-poll.example/two"),
+    ] {
+        let started = Instant::now();
+        from.visit_at(url, "Arrives soon", 500);
+        while !has(to, url) {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{url} did not reach the other device within 30 s (the interval is 600 s)"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let _ = stop_tx.send(true);
+    for s in syncers {
+        rt.block_on(s).unwrap();
+    }
+    assert_eq!(a.visits(), b.visits());
+}

@@ -41,13 +41,16 @@ impl TestHub {
             rt.block_on(async move {
                 let config = sitetrail_hub::db::config(&db_url).unwrap();
                 sitetrail_hub::migrate::migrate(&config).await.unwrap();
-                let pool = sitetrail_hub::db::pool(config, 8).unwrap();
+                let pool = sitetrail_hub::db::pool(config.clone(), 8).unwrap();
+                let notifier = std::sync::Arc::new(sitetrail_hub::notify::Notifier::default());
+                tokio::spawn(sitetrail_hub::notify::listen(config, notifier.clone()));
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let addr = listener.local_addr().unwrap();
                 ready_tx.send(addr).unwrap();
                 let app = sitetrail_hub::server::App {
                     pool,
                     real_ip_header: None,
+                    notifier: notifier.clone(),
                 };
                 let limits = sitetrail_hub::server::Limits {
                     max_connections: 256,
@@ -57,6 +60,7 @@ impl TestHub {
                 };
                 sitetrail_hub::server::serve(listener, sitetrail_hub::server::router(app), limits, async {
                     let _ = stopped.await;
+                    notifier.close();
                 })
                 .await;
             });

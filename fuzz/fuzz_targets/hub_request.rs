@@ -1,6 +1,6 @@
 //! The hub's request reading (`sitetrail_hub::request`): the first byte picks what the rest is
 //! read as (a push, a claim or settle request, an account, a page query, the login and device
-//! headers, a device path). Whatever the bytes: no panic; what is accepted keeps every limit
+//! headers, a device path, a long-poll's query). Whatever the bytes: no panic; what is accepted keeps every limit
 //! of `sitetrail_sync_wire::limits`; a refusal is a 4xx whose message is short and never
 //! repeats what was sent (the marker `ZQX`, which no message contains, never comes back).
 #![no_main]
@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use sitetrail_hub::error::HubError;
 use sitetrail_hub::request::{
     parse_claims, parse_create_account, parse_credentials, parse_device_path, parse_page_query, parse_push,
-    parse_settle,
+    parse_settle, parse_wait_query,
 };
 use sitetrail_sync_wire::limits;
 
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = std::str::from_utf8(rest).ok();
-    match which % 7 {
+    match which % 8 {
         0 => match parse_push(rest) {
             Ok(push) => {
                 assert!(push.records.len() <= limits::MAX_RECORDS_PER_PUSH);
@@ -65,6 +65,12 @@ fuzz_target!(|data: &[u8]| {
             Ok(page) => {
                 assert!((1..=limits::MAX_PAGE_RECORDS).contains(&page.limit));
                 assert!(page.after >= 0);
+            }
+            Err(e) => refused(e),
+        },
+        7 => match parse_wait_query(text) {
+            Ok(wait) => {
+                assert!(wait.wait.as_millis() <= u128::from(limits::MAX_WAIT_MS));
             }
             Err(e) => refused(e),
         },

@@ -13,7 +13,9 @@
 //!     hub processes over the same PostgreSQL. Alternating, median of the rounds.
 //! (c) claims: one device claiming and completing batches of 100 new tokens; 8 devices asking
 //!     for the same 100 tokens at once (one grant each, the rest held).
-//! (d) an idle hub: CPU over 10 s and resident memory, after start and after the load above.
+//! (d) an idle hub: CPU over 10 s and resident memory, after start and after the load above;
+//! (e) 500 long-polls waiting on one hub (CPU, memory) and the time one push through another
+//! hub process takes to answer them all.
 //!
 //! Request bodies are built before the clock starts; the client runs on the same 2 cores as the
 //! hub and PostgreSQL, so absolute rates are a floor, and the ratios are the figures.
@@ -30,6 +32,7 @@ mod postgres;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -416,5 +419,69 @@ async fn main() {
     let idle_after = (cpu3 - cpu2).as_secs_f64() / 10.0 * 100.0;
     println!(
         "(d) idle hub: CPU {idle_before:.2}% of a core after start, {idle_after:.2}% after the load (over 10 s each); RSS {start_rss} kB at start, {rss_idle_start} kB idle, {rss_after} kB after the load"
+    );
+
+    // (e) Long-polls: WAITS devices of one account wait on one hub; CPU and memory while they
+    // wait, then one push of another device through another hub process wakes them all.
+    const WAITS: usize = 500;
+    let laptop = new_device(&http, &hubs[1].url).await;
+    let mut desktops = Vec::with_capacity(WAITS);
+    for _ in 0..WAITS {
+        let d = Uuid::new_v4();
+        let r = http
+            .put(format!("{}/v1/devices/{d}", hubs[0].url))
+            .header("authorization", laptop.auth())
+            .header(DEVICE_HEADER, d.to_string())
+            .send()
+            .await
+            .unwrap();
+        // MAX_DEVICES_PER_ACCOUNT: the rest wait under a device id that is not registered,
+        // which the long-poll allows (it only leaves the asker's own series out).
+        assert!(r.status() == 200 || r.status() == 409, "{}", r.status());
+        desktops.push(d);
+    }
+    let (_, rss_before_waits) = hubs[0].cpu_and_rss();
+    let waiting = Arc::new(tokio::sync::Barrier::new(WAITS + 1));
+    let mut tasks = Vec::with_capacity(WAITS);
+    for d in desktops {
+        let (http, url, auth, waiting) = (http.clone(), hubs[0].url.clone(), laptop.auth(), waiting.clone());
+        tasks.push(tokio::spawn(async move {
+            let sent = http
+                .get(format!("{url}/v1/index/wait?series=visits&seen=0&wait_ms=30000"))
+                .header("authorization", auth)
+                .header(DEVICE_HEADER, d.to_string())
+                .send();
+            let (answer, _) = tokio::join!(sent, waiting.wait());
+            let answer = answer.unwrap();
+            assert_eq!(answer.status(), 200);
+            Instant::now()
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (cpu4, _) = hubs[0].cpu_and_rss();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (cpu5, rss_waiting) = hubs[0].cpu_and_rss();
+    let waiting_cpu = (cpu5 - cpu4).as_secs_f64() / 5.0 * 100.0;
+    waiting.wait().await;
+    let pushed = Instant::now();
+    let body = serde_json::to_vec(&json!({ "records": batches(laptop.device, 1, 1, 64)[0] })).unwrap();
+    let r = http
+        .post(format!("{}/v1/records", hubs[1].url))
+        .header("authorization", laptop.auth())
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut last = pushed;
+    for t in tasks {
+        last = last.max(t.await.unwrap());
+    }
+    println!(
+        "(e) {WAITS} long-polls waiting on one hub: CPU {waiting_cpu:.2}% of a core, RSS +{} kB ({:.1} kB a wait); one push through another hub process answered all {WAITS} in {:.0} ms",
+        rss_waiting.saturating_sub(rss_before_waits),
+        rss_waiting.saturating_sub(rss_before_waits) as f64 / WAITS as f64,
+        (last - pushed).as_secs_f64() * 1000.0
     );
 }

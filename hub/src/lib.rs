@@ -19,5 +19,6 @@ pub mod body;
 pub mod db;
 pub mod error;
 pub mod migrate;
+pub mod notify;
 pub mod request;
 pub mod server;

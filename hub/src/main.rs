@@ -5,11 +5,12 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
-use sitetrail_hub::{db, server};
+use sitetrail_hub::{db, notify, server};
 
 const AFTER_HELP: &str = "\
 Every flag can be given as the environment variable named beside it; prefer the variable for
@@ -214,7 +215,7 @@ async fn migrate_waiting(config: &tokio_postgres::Config, args: &DatabaseArgs) -
 async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = database_config(&args.database)?;
     let version = migrate_waiting(&config, &args.database).await?;
-    let pool = db::pool(config, usize::from(args.pool_size)).map_err(failure)?;
+    let pool = db::pool(config.clone(), usize::from(args.pool_size)).map_err(failure)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -223,9 +224,12 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
     tracing::info!(%address, schema_version = version, "listening");
     announce(address);
+    let notifier = Arc::new(notify::Notifier::default());
+    let listener_task = tokio::spawn(notify::listen(config, notifier.clone()));
     let app = server::App {
         pool: pool.clone(),
         real_ip_header: args.real_ip_header,
+        notifier: notifier.clone(),
     };
     let limits = server::Limits {
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
@@ -233,7 +237,13 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         request_timeout: Duration::from_secs(args.request_timeout),
         header_timeout: Duration::from_secs(args.header_timeout),
     };
-    server::serve(listener, server::router(app), limits, stop_signal()).await;
+    let stop = async {
+        stop_signal().await;
+        // Waiting long-polls answer now instead of holding the shutdown for their wait.
+        notifier.close();
+    };
+    server::serve(listener, server::router(app), limits, stop).await;
+    listener_task.abort();
     pool.close();
     tracing::info!("stopped");
     Ok(())

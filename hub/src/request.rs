@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::de::DeserializeOwned;
 use sitetrail_sync_wire::{
     limits, parse_authorization, ClaimRequest, CreateAccount, Login, PageQuery, PushRequest, Series,
-    SettleRequest,
+    SettleRequest, WaitQuery,
 };
 use uuid::Uuid;
 
@@ -146,6 +146,40 @@ pub fn parse_page_query(query: Option<&str>) -> HubResult<Page> {
         series: page.series,
         after,
         limit,
+    })
+}
+
+/// `GET /v1/index/wait?…`, checked: `wait_ms` defaults to [`limits::MAX_WAIT_MS`] and is refused
+/// past it; `seen` is any count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// The series counted.
+    pub series: Series,
+    /// The asker's count of the other devices' records.
+    pub seen: u64,
+    /// How long to wait at most.
+    pub wait: std::time::Duration,
+}
+
+/// Reads a long-poll's query (the URI's query string, if any).
+pub fn parse_wait_query(query: Option<&str>) -> HubResult<Wait> {
+    let wait: WaitQuery = serde_urlencoded::from_str(query.unwrap_or("")).map_err(|_| {
+        HubError::BadRequest(format!(
+            "a wait is asked for with ?series=<name>&seen=<count>[&wait_ms=<0-{}>]",
+            limits::MAX_WAIT_MS
+        ))
+    })?;
+    let ms = wait.wait_ms.unwrap_or(limits::MAX_WAIT_MS);
+    if ms > limits::MAX_WAIT_MS {
+        return Err(HubError::BadRequest(format!(
+            "wait_ms is at most {} (MAX_WAIT_MS)",
+            limits::MAX_WAIT_MS
+        )));
+    }
+    Ok(Wait {
+        series: wait.series,
+        seen: wait.seen,
+        wait: std::time::Duration::from_millis(ms),
     })
 }
 

@@ -42,6 +42,8 @@ pub struct App {
     pub pool: Pool,
     /// The header a trusted proxy puts the client's address in (`--real-ip-header`), if any.
     pub real_ip_header: Option<String>,
+    /// The long-polls waiting in this process (woken by `crate::notify::listen`).
+    pub notifier: Arc<crate::notify::Notifier>,
 }
 
 /// The most header bytes the hub buffers for one request.
@@ -73,6 +75,7 @@ pub fn router(app: App) -> Router {
         )
         .route(routes::RECORDS, post(api::push::push).get(api::records::page))
         .route(routes::INDEX, get(api::records::index))
+        .route(routes::INDEX_WAIT, get(api::records::wait))
         .route(routes::CLAIMS, post(api::claims::claim))
         .route(routes::CLAIMS_COMPLETE, post(api::claims::complete))
         .route(routes::CLAIMS_RELEASE, post(api::claims::release))
@@ -212,9 +215,20 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for RequestService 
         request.extensions_mut().insert(Peer(self.peer));
         let this = self.clone();
         Box::pin(async move {
-            let timeout = this.limits.request_timeout;
+            // A long-poll waits without a turn (it holds no body and, while waiting, no database
+            // connection), and gets its wait on top of the timeout.
+            let long_poll = request.uri().path() == routes::INDEX_WAIT;
+            let timeout = if long_poll {
+                this.limits.request_timeout + Duration::from_millis(sitetrail_sync_wire::limits::MAX_WAIT_MS)
+            } else {
+                this.limits.request_timeout
+            };
             let answer = tokio::time::timeout(timeout, async {
-                let _turn = this.requests.acquire_owned().await;
+                let _turn = if long_poll {
+                    None
+                } else {
+                    this.requests.clone().acquire_owned().await.ok()
+                };
                 this.router.oneshot(request.map(axum::body::Body::new)).await
             })
             .await;

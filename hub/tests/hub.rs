@@ -15,5 +15,6 @@ mod device_faults;
 mod devices;
 mod faults;
 mod limits;
+mod long_poll;
 mod records;
 mod schema;

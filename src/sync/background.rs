@@ -1,7 +1,8 @@
-//! Syncing on its own, for the daemon and the app: soon after a local change (debounced), every
-//! `interval` for the other devices' changes, with exponential backoff while the hub cannot be
-//! reached or refuses. Never on a UI thread: it is a task on the caller's runtime, and its
-//! database work goes through the blocking pool.
+//! Syncing on its own, for the daemon and the app: soon after a local change (debounced), as soon
+//! as another device has pushed (a long-poll on the hub, [`engine::wait_for_others`]), and every
+//! `interval` in any case, with exponential backoff while the hub cannot be reached or refuses.
+//! Never on a UI thread: it is a task on the caller's runtime, and its database work goes through
+//! the blocking pool.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +16,16 @@ use crate::blocking;
 use crate::error::ErrorKind;
 use crate::store::Store;
 
+/// A long-poll's wait: under the hub's cap (`MAX_WAIT_MS`) and the idle timeouts of proxies.
+pub const LONG_POLL: Duration = Duration::from_secs(25);
+
+/// The wait after the `failures`-th failure in a row: 10 s, 20 s, 40 s … up to `max`.
+fn backoff(failures: u32, max: Duration) -> Duration {
+    Duration::from_secs(5)
+        .saturating_mul(1u32 << failures.min(8))
+        .min(max)
+}
+
 /// How the background sync is paced.
 #[derive(Clone, Copy, Debug)]
 pub struct Pace {
@@ -24,6 +35,9 @@ pub struct Pace {
     pub debounce: Duration,
     /// The longest wait after failures.
     pub max_backoff: Duration,
+    /// How long one long-poll waits on the hub for another device's records (None: no
+    /// long-poll, the other devices' changes arrive every `interval`).
+    pub long_poll: Option<Duration>,
 }
 
 impl Default for Pace {
@@ -32,6 +46,7 @@ impl Default for Pace {
             interval: Duration::from_secs(120),
             debounce: Duration::from_secs(2),
             max_backoff: Duration::from_secs(600),
+            long_poll: Some(LONG_POLL),
         }
     }
 }
@@ -56,6 +71,18 @@ pub async fn run(
     mut on_sync: impl FnMut(&Last) + Send,
 ) {
     let mut changes = store.subscribe();
+    let (synced, synced_rx) = watch::channel(0u64);
+    let watcher = pace.long_poll.map(|wait| {
+        tokio::spawn(watch_others(
+            store.clone(),
+            key_dir.clone(),
+            wait,
+            pace,
+            wake.clone(),
+            stop.clone(),
+            synced_rx,
+        ))
+    });
     let mut failures: u32 = 0;
     let mut next_at = tokio::time::Instant::now();
     loop {
@@ -69,18 +96,20 @@ pub async fn run(
             break;
         }
         if local_change {
-            // Let a burst of changes settle; then sync only if some are this device's.
-            tokio::select! {
+            // Let a burst of changes settle; then sync only if some are this device's. A wake
+            // (another device pushed, or the worker asks) ends the wait: that sync pushes too.
+            let woken = tokio::select! {
                 _ = stop.changed() => break,
-                () = tokio::time::sleep(pace.debounce) => {}
-            }
+                () = tokio::time::sleep(pace.debounce) => false,
+                () = wake.notified(), if failures == 0 => true,
+            };
             let st = store.clone();
             let waiting = blocking::run(move || {
                 st.with_conn(|c| Ok(super::local::is_linked(c)? && engine::pending(c)? > 0))
             })
             .await
             .unwrap_or(false);
-            if !waiting || failures > 0 {
+            if !woken && (!waiting || failures > 0) {
                 // Nothing of ours to push (a pull's own changes), or backing off: keep the timer.
                 continue;
             }
@@ -111,12 +140,11 @@ pub async fn run(
             }
             Err(e) => {
                 failures = failures.saturating_add(1);
-                let base = if e.kind() == ErrorKind::NeedsUser {
+                let wait = if e.kind() == ErrorKind::NeedsUser {
                     pace.max_backoff
                 } else {
-                    Duration::from_secs(5).saturating_mul(1u32 << failures.min(8))
+                    backoff(failures, pace.max_backoff)
                 };
-                let wait = base.min(pace.max_backoff);
                 next_at = tokio::time::Instant::now() + wait;
                 tracing::warn!(error = %e, retry_in_s = wait.as_secs(), "sync failed; will try again");
                 Last {
@@ -125,6 +153,78 @@ pub async fn run(
                 }
             }
         };
+        synced.send_modify(|n| *n = n.wrapping_add(1));
         on_sync(&last);
+    }
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
+}
+
+/// The long-poll loop: waits on the hub for another device's records and wakes the sync loop
+/// when there are some, then waits for that sync before asking again. Backs off like the sync
+/// loop while the hub cannot be reached; a hub without the long-poll (an older one) answers
+/// an error each time, so it is asked again only after the longest backoff.
+async fn watch_others(
+    store: Store,
+    key_dir: PathBuf,
+    wait: Duration,
+    pace: Pace,
+    wake: Arc<Notify>,
+    mut stop: watch::Receiver<bool>,
+    mut synced: watch::Receiver<u64>,
+) {
+    let mut failures: u32 = 0;
+    let mut last_seen: Option<u64> = None;
+    loop {
+        let st = store.clone();
+        let linked = blocking::run(move || st.with_conn(super::local::is_linked))
+            .await
+            .unwrap_or(false);
+        let pause = if linked {
+            let outcome = tokio::select! {
+                _ = stop.changed() => return,
+                r = engine::wait_for_others(&store, &key_dir, wait) => r,
+            };
+            match outcome {
+                Ok(w) if w.more => {
+                    failures = 0;
+                    // The same count twice means the last sync could not apply what is there
+                    // (it reports why): ask again at the pace of the periodic sync.
+                    let stuck = last_seen == Some(w.seen);
+                    last_seen = Some(w.seen);
+                    synced.borrow_and_update();
+                    wake.notify_one();
+                    tokio::select! {
+                        _ = stop.changed() => return,
+                        _ = synced.changed() => {}
+                        () = tokio::time::sleep(pace.max_backoff) => {}
+                    }
+                    stuck.then_some(pace.interval)
+                }
+                Ok(_) => {
+                    failures = 0;
+                    None
+                }
+                Err(e) => {
+                    failures = failures.saturating_add(1);
+                    let pause = if e.kind() == ErrorKind::ProviderFailed {
+                        pace.max_backoff
+                    } else {
+                        backoff(failures, pace.max_backoff)
+                    };
+                    tracing::debug!(error = %e, retry_in_s = pause.as_secs(), "waiting on the hub failed");
+                    Some(pause)
+                }
+            }
+        } else {
+            Some(pace.interval.max(wait))
+        };
+        if let Some(pause) = pause {
+            tokio::select! {
+                _ = stop.changed() => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
     }
 }

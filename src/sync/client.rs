@@ -269,6 +269,28 @@ impl HubClient {
             .series)
     }
 
+    /// The long-poll: the index once the other devices' records of `series` add up to more than
+    /// `seen`, or after `wait` (at most [`wire::limits::MAX_WAIT_MS`]; within [`REQUEST_TIMEOUT`]).
+    pub async fn wait_index(
+        &self,
+        series: &wire::Series,
+        seen: u64,
+        wait: Duration,
+    ) -> Result<Vec<wire::SeriesHead>> {
+        let ms = u64::try_from(wait.as_millis())
+            .unwrap_or(u64::MAX)
+            .min(wire::limits::MAX_WAIT_MS);
+        let path = format!(
+            "{}?series={}&seen={seen}&wait_ms={ms}",
+            routes::INDEX_WAIT,
+            series.as_str()
+        );
+        Ok(self
+            .json::<(), wire::IndexResponse>(Method::GET, &path, None)
+            .await?
+            .series)
+    }
+
     /// Asks for claims on `items` for `lease_ms`; one answer per item.
     pub async fn claims(
         &self,

@@ -14,6 +14,7 @@
 //! Database work runs on the blocking pool ([`crate::blocking::run`]); only HTTP awaits here.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use rusqlite::{named_params, Connection, OptionalExtension};
 use uuid::Uuid;
@@ -734,6 +735,49 @@ pub async fn sync_now(store: &Store, key_dir: &Path) -> Result<SyncReport> {
     })
     .await?;
     noted
+}
+
+/// How many records of the other devices' series this device has applied (the count the hub's
+/// long-poll compares).
+fn applied_total(conn: &Connection, me: Uuid) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached(
+            r#"SELECT coalesce(sum(last_idx), 0) FROM sync_applied WHERE series = :s AND device_id <> :me"#,
+        )?
+        .query_row(
+            named_params! { ":s": SERIES, ":me": me.as_bytes().as_slice() },
+            |r| r.get(0),
+        )?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// What a long-poll found: whether the other devices hold records this one has not applied, and
+/// how many this one had applied when it asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waited {
+    /// True if a pull would bring something.
+    pub more: bool,
+    /// This device's count of the others' records when it asked.
+    pub seen: u64,
+}
+
+/// Waits on the hub (a long-poll of at most `wait`) until another device has pushed records this
+/// one has not applied. Holds no database connection while it waits.
+pub async fn wait_for_others(store: &Store, key_dir: &Path, wait: Duration) -> Result<Waited> {
+    let s = session(store, key_dir).await?;
+    let (st, me) = (store.clone(), s.link.device_id);
+    let seen = blocking::run(move || st.with_conn(|c| applied_total(c, me))).await?;
+    let series = series();
+    let heads = s.client.wait_index(&series, seen, wait).await?;
+    let others = heads
+        .iter()
+        .filter(|h| h.device_id != me && h.series == series)
+        .map(|h| h.last_idx)
+        .fold(0, u64::saturating_add);
+    Ok(Waited {
+        more: others > seen,
+        seen,
+    })
 }
 
 /// A device of the account, as `sync status` and `sync devices` show it.

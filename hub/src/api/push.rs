@@ -45,8 +45,21 @@ pub async fn push(State(app): State<App>, authed: Authed, Body(body): Body) -> H
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
     let results = store(&tx, authed.account_id, &request.records).await?;
-    tx.commit().await?;
     let stored = results.iter().filter(|r| r.status == PushStatus::Stored).count();
+    if stored > 0 {
+        // Delivered at COMMIT to every hub process's listener (crate::notify).
+        let statement = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
+        tx.execute(
+            &statement,
+            &[&crate::notify::CHANNEL, &authed.account_id.to_string()],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    if stored > 0 {
+        // This process's waits need not wait for the round trip.
+        app.notifier.wake(authed.account_id);
+    }
     tracing::debug!(records = results.len(), stored, "push stored");
     Ok(Json(PushResponse { results }))
 }

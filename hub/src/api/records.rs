@@ -1,5 +1,6 @@
 //! Pulling: `GET /v1/index` (the last index of every series of the account) and
-//! `GET /v1/records` (a page of one series after an index).
+//! `GET /v1/records` (a page of one series after an index), and the long-poll `GET /v1/index/wait`
+//! (the index once another device has stored more).
 //!
 //! A page is a range of `record`'s primary key, at most `limit` rows and about
 //! [`limits::MAX_PAGE_PAYLOAD_BYTES`] of payload: the query sums the payloads' lengths (read
@@ -13,11 +14,42 @@ use sitetrail_sync_wire::{limits, IndexResponse, PageResponse, Payload, Record, 
 
 use crate::auth::Authed;
 use crate::error::HubResult;
-use crate::request::parse_page_query;
+use crate::request::{parse_page_query, parse_wait_query};
 use crate::server::App;
 
 /// The last index of every series the account holds.
 pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<IndexResponse>> {
+    Ok(Json(IndexResponse {
+        series: read_index(&app, authed.account_id).await?,
+    }))
+}
+
+/// The long-poll: the index once the other devices' records of a series add up to more than the
+/// asker has seen, or when the wait is over (or the hub is stopping). It holds no database
+/// connection and no request turn while it waits (`crate::notify`).
+pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<IndexResponse>> {
+    let wait = parse_wait_query(uri.query())?;
+    let deadline = tokio::time::Instant::now() + wait.wait;
+    let watch = app.notifier.watch(authed.account_id);
+    loop {
+        let armed = watch.arm();
+        let series = read_index(&app, authed.account_id).await?;
+        let others: u64 = series
+            .iter()
+            .filter(|h| Some(h.device_id) != authed.device_id && h.series == wait.series)
+            .map(|h| h.last_idx)
+            .fold(0, u64::saturating_add);
+        if others > wait.seen || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
+            return Ok(Json(IndexResponse { series }));
+        }
+        tokio::select! {
+            () = armed.woken() => {}
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+    }
+}
+
+async fn read_index(app: &App, account_id: uuid::Uuid) -> HubResult<Vec<SeriesHead>> {
     let client = app.pool.get().await?;
     let statement = client
         .prepare_cached(
@@ -25,7 +57,8 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
                WHERE account_id = $1 AND last_idx > 0 ORDER BY device_id, series"#,
         )
         .await?;
-    let rows = client.query(&statement, &[&authed.account_id]).await?;
+    let rows = client.query(&statement, &[&account_id]).await?;
+    drop(client);
     let mut series = Vec::with_capacity(rows.len());
     for row in rows {
         let name: String = row.get("series");
@@ -38,7 +71,7 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
             last_idx: u64::try_from(last_idx).map_err(|_| corrupt("series_head.last_idx"))?,
         });
     }
-    Ok(Json(IndexResponse { series }))
+    Ok(series)
 }
 
 fn corrupt(column: &str) -> crate::error::HubError {

@@ -34,6 +34,9 @@ pub mod routes {
     pub const RECORDS: &str = "/v1/records";
     /// `GET`: the last index of every series of the account ([`crate::IndexResponse`]).
     pub const INDEX: &str = "/v1/index";
+    /// `GET` with [`crate::WaitQuery`]: the account's index ([`crate::IndexResponse`]) once
+    /// another device's series has more than the asker has seen, or after the wait (long-poll).
+    pub const INDEX_WAIT: &str = "/v1/index/wait";
     /// `POST`: ask for classification claims ([`crate::ClaimRequest`] → [`crate::ClaimResponse`]).
     pub const CLAIMS: &str = "/v1/claims";
     /// `POST`: the answer for these claims is pushed ([`crate::SettleRequest`] → [`crate::SettleResponse`]).
@@ -77,6 +80,9 @@ pub mod limits {
     pub const MAX_DEVICES_PER_ACCOUNT: usize = 64;
     /// Accounts one network address may create per minute.
     pub const ACCOUNTS_PER_ADDRESS_PER_MINUTE: u32 = 10;
+    /// Longest wait of one long-poll ([`crate::routes::INDEX_WAIT`]), in milliseconds: under the
+    /// idle timeout of common proxies and load balancers (60 s).
+    pub const MAX_WAIT_MS: u64 = 30_000;
 }
 
 /// The header every device sends with its id, so the hub knows when each device was last seen.
@@ -423,6 +429,19 @@ pub struct SeriesHead {
 pub struct IndexResponse {
     /// One head per series.
     pub series: Vec<SeriesHead>,
+}
+
+/// `GET /v1/index/wait?series=…&seen=…&wait_ms=…`: wait until the records of the other devices'
+/// `series` (all devices but the one in the device header) add up to more than `seen`, at most
+/// `wait_ms` (default and cap [`limits::MAX_WAIT_MS`]); then the index, as `GET /v1/index`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitQuery {
+    /// The series counted.
+    pub series: Series,
+    /// How many records of the other devices' `series` the asker holds (the sum of their indexes).
+    pub seen: u64,
+    /// How long to wait at most, in milliseconds.
+    pub wait_ms: Option<u64>,
 }
 
 /// `GET /v1/records?device_id=…&series=…&after=…&limit=…`: the records of one series after an

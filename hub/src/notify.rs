@@ -1,0 +1,236 @@
+//! Long-polls woken when an account's records grow, whichever hub process stored them.
+//!
+//! A push that stores records sends `NOTIFY sitetrail_records, '<account>'` in its transaction
+//! (PostgreSQL delivers it at COMMIT, to every listening connection). Each hub process keeps one
+//! connection of its own that `LISTEN`s ([`listen`]) and wakes the long-polls of that account
+//! waiting in this process ([`Notifier`]). The hub stays stateless: what a wait compares is read
+//! from the database, a notification only says "look again".
+//!
+//! Invariants: a wait registers before it reads the database, so a push that commits between
+//! the read and the wait still wakes it; a lost notification (the listening connection broke, or
+//! PostgreSQL is down) costs at most one wait's time, never a record (the device's next wait or
+//! periodic sync reads the index again), and every wait is woken when the connection is back;
+//! no wait holds a database connection or a request's turn while it waits.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio_postgres::{AsyncMessage, NoTls};
+use uuid::Uuid;
+
+/// The channel pushes notify and hubs listen on.
+pub const CHANNEL: &str = "sitetrail_records";
+
+/// The waits of one process, by account.
+#[derive(Default)]
+pub struct Notifier {
+    accounts: Mutex<HashMap<Uuid, (Arc<Notify>, usize)>>,
+    /// Every wait, for "look again" after a reconnect and for the shutdown.
+    all: Notify,
+    closed: AtomicBool,
+}
+
+/// One registered wait: arm it ([`Watch::arm`]) before each read; unregisters when dropped.
+pub struct Watch {
+    notifier: Arc<Notifier>,
+    account: Uuid,
+    notify: Arc<Notify>,
+}
+
+impl Notifier {
+    fn accounts(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Arc<Notify>, usize)>> {
+        // The map holds counters only: a panic elsewhere cannot leave it half-written.
+        self.accounts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Registers a wait for `account`.
+    pub fn watch(self: &Arc<Self>, account: Uuid) -> Watch {
+        let notify = {
+            let mut accounts = self.accounts();
+            let entry = accounts
+                .entry(account)
+                .or_insert_with(|| (Arc::new(Notify::new()), 0));
+            entry.1 += 1;
+            entry.0.clone()
+        };
+        Watch {
+            notifier: self.clone(),
+            account,
+            notify,
+        }
+    }
+
+    /// Wakes the waits of `account` in this process.
+    pub fn wake(&self, account: Uuid) {
+        if let Some((notify, _)) = self.accounts().get(&account) {
+            notify.notify_waiters();
+        }
+    }
+
+    /// Wakes every wait (each reads the database again).
+    pub fn wake_all(&self) {
+        self.all.notify_waiters();
+    }
+
+    /// The hub is stopping: every wait answers now, and new ones do not wait.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.all.notify_waiters();
+    }
+
+    /// True once [`Notifier::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// How many waits are registered (for tests and the idle measurement).
+    pub fn waiting(&self) -> usize {
+        self.accounts().values().map(|(_, n)| n).sum()
+    }
+}
+
+impl Watch {
+    /// Both wake futures, enabled now: await the returned future after reading the database.
+    pub fn arm(&self) -> Armed<'_> {
+        let mut armed = Armed {
+            mine: Box::pin(self.notify.notified()),
+            all: Box::pin(self.notifier.all.notified()),
+            closed: &self.notifier.closed,
+        };
+        armed.mine.as_mut().enable();
+        armed.all.as_mut().enable();
+        armed
+    }
+}
+
+/// A wake armed before the database was read ([`Watch::arm`]).
+pub struct Armed<'a> {
+    mine: std::pin::Pin<Box<tokio::sync::futures::Notified<'a>>>,
+    all: std::pin::Pin<Box<tokio::sync::futures::Notified<'a>>>,
+    closed: &'a AtomicBool,
+}
+
+impl Armed<'_> {
+    /// Completes at the first wake since [`Watch::arm`] (at once if the hub is stopping).
+    pub async fn woken(self) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let Armed { mine, all, .. } = self;
+        tokio::select! {
+            () = mine => {}
+            () = all => {}
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let mut accounts = self.notifier.accounts();
+        if let Some(entry) = accounts.get_mut(&self.account) {
+            entry.1 = entry.1.saturating_sub(1);
+            if entry.1 == 0 {
+                accounts.remove(&self.account);
+            }
+        }
+    }
+}
+
+/// Keeps a `LISTEN` connection to PostgreSQL open for as long as the process runs, waking
+/// `notifier`'s waits on each notification; reconnects with backoff when the connection breaks.
+pub async fn listen(config: tokio_postgres::Config, notifier: Arc<Notifier>) {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        if notifier.is_closed() {
+            return;
+        }
+        match config.connect(NoTls).await {
+            Ok((client, mut connection)) => {
+                let woken = notifier.clone();
+                let driver = tokio::spawn(async move {
+                    loop {
+                        match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                            Some(Ok(AsyncMessage::Notification(n))) => {
+                                if let Ok(account) = Uuid::try_parse(n.payload()) {
+                                    woken.wake(account);
+                                }
+                            }
+                            Some(Ok(_)) => {}
+                            // Its SQLSTATE only: a message's detail can quote a row.
+                            Some(Err(e)) => {
+                                return Some(e.code().map_or("a connection error", |c| c.code()).to_owned())
+                            }
+                            None => return None,
+                        }
+                    }
+                });
+                match client.batch_execute(&format!("LISTEN {CHANNEL}")).await {
+                    Ok(()) => {
+                        backoff = Duration::from_secs(1);
+                        tracing::debug!("listening for new records");
+                        // Anything stored while this process was not listening: look again.
+                        notifier.wake_all();
+                    }
+                    Err(e) => {
+                        tracing::warn!(sqlstate = ?e.code().map(tokio_postgres::error::SqlState::code), "LISTEN failed");
+                    }
+                }
+                let ended = driver.await.ok().flatten();
+                drop(client);
+                tracing::warn!(
+                    why = ended.as_deref().unwrap_or("closed"),
+                    "the connection listening for new records ended; long-polls fall back to their timeout until it is back"
+                );
+            }
+            Err(_) => {
+                // db::pool's checkouts log the outage; this only waits for its end.
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(30));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_wake_between_arming_and_waiting_is_not_lost_and_watches_unregister() {
+        let n = Arc::new(Notifier::default());
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        let watch = n.watch(a);
+        let other = n.watch(b);
+        assert_eq!(n.waiting(), 2);
+        let armed = watch.arm();
+        n.wake(a);
+        tokio::time::timeout(Duration::from_secs(5), armed.woken())
+            .await
+            .expect("the wake before the wait counts");
+        // Another account's wake does not wake this one.
+        let armed = watch.arm();
+        n.wake(b);
+        assert!(tokio::time::timeout(Duration::from_millis(50), armed.woken())
+            .await
+            .is_err());
+        let armed = watch.arm();
+        n.wake_all();
+        tokio::time::timeout(Duration::from_secs(5), armed.woken())
+            .await
+            .expect("wake_all wakes every wait");
+        drop(other);
+        drop(watch);
+        assert_eq!(n.waiting(), 0);
+        assert!(n.accounts().is_empty());
+        n.close();
+        let watch = n.watch(a);
+        tokio::time::timeout(Duration::from_secs(5), watch.arm().woken())
+            .await
+            .expect("a closed notifier does not wait");
+    }
+}
