@@ -199,7 +199,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             out::line(match key_store.flatten() {
                 Some(KeyPlace::Keyring) => "sync key: in the OS keyring",
                 Some(KeyPlace::File) => "sync key: in a file readable by you only, in the config folder",
-                None => "sync key: missing (run `sitetrail sync leave`, then join again with the recovery key)",
+                None => {
+                    "sync key: missing (run `sitetrail sync leave`, then join again with the recovery key)"
+                }
             })?;
             let names: Vec<String> = s
                 .devices

@@ -122,7 +122,9 @@ fn describe(e: &keyring::Error, secret: Option<&AccountSecret>) -> String {
         keyring::Error::NoEntry => "no entry in the keyring".to_owned(),
         keyring::Error::BadEncoding(_) => "the keyring's entry is not text".to_owned(),
         keyring::Error::Ambiguous(items) => format!("{} keyring entries match", items.len()),
-        keyring::Error::TooLong(..) | keyring::Error::Invalid(..) => "the keyring refused the entry's name".to_owned(),
+        keyring::Error::TooLong(..) | keyring::Error::Invalid(..) => {
+            "the keyring refused the entry's name".to_owned()
+        }
         _ => "the keyring failed".to_owned(),
     };
     match secret {
@@ -242,7 +244,8 @@ pub fn load_from(dir: &Path, account: Uuid, device: Uuid) -> Result<(AccountSecr
             ),
         }
     })?;
-    let secret = AccountSecret::from_hex(&text).ok_or_else(|| damaged(&format!("file {}", path.display())))?;
+    let secret =
+        AccountSecret::from_hex(&text).ok_or_else(|| damaged(&format!("file {}", path.display())))?;
     if off.is_none() && problem.is_none() {
         match keyring_put(account, device, &secret) {
             Ok(()) => {
