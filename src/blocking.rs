@@ -6,7 +6,7 @@
 //! [`Store::run`](crate::Store::run) is `run` with the store.
 //!
 //! Every function that blocks (taking a pooled connection, reading or writing a settings file,
-//! the app's keyring calls, looking for browser profiles) calls [`note`] first. In production
+//! the keyring calls (the app's API key, the sync key), looking for browser profiles) calls [`note`] first. In production
 //! that is one atomic load. A test installs a probe with [`set_probe`] and marks the threads that
 //! must never block (the async runtime's thread, the UI's main thread) with
 //! [`forbid_on_this_thread`]: a blocking call made on them is then reported instead of passing

@@ -344,6 +344,10 @@ fn the_cli_sets_up_joins_syncs_and_reports_with_its_exit_codes() {
         assert!(status.get(k).is_some(), "status --json has {k}: {status}");
     }
     assert_eq!(status["device_name"], "beta");
+    assert_eq!(
+        status["key_store"], "file",
+        "SITETRAIL_SYNC_KEYRING=off keeps the key in its file"
+    );
     assert_eq!(status["devices"].as_array().unwrap().len(), 2);
     let (code, devices, _) = json(&b, &["devices", "--json"], None);
     assert_eq!(code, 0);

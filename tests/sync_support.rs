@@ -108,6 +108,8 @@ pub struct Device {
 
 impl Device {
     pub fn new() -> Device {
+        // Keys in files: these tests never touch the keyring of the person running them.
+        sitetrail::sync::keystore::use_file_only();
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sitetrail.db");
         let key_dir = dir.path().join("config").join("sync");

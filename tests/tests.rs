@@ -65,5 +65,6 @@ mod time_spent;
 mod sync_claims;
 mod sync_devices;
 mod sync_faults;
+mod sync_keyring;
 mod sync_model;
 mod sync_support;

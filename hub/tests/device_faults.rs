@@ -21,6 +21,8 @@ struct Device {
 
 impl Device {
     fn new() -> Device {
+        // Keys in files: these tests never touch the keyring of the person running them.
+        sitetrail::sync::keystore::use_file_only();
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("sitetrail.db")).unwrap();
         let keys = dir.path().join("sync");

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use sitetrail::sync::engine;
+use sitetrail::sync::keystore::KeyPlace;
 use sitetrail::{Error, ErrorKind, Result, Store};
 
 use super::{human, out};
@@ -161,6 +162,10 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
         }
         SyncCommand::Status(a) => {
             let s = store.with_conn(engine::status)?;
+            let key_store = match &s.link {
+                Some(l) => Some(engine::key_place(&key_dir, l)?),
+                None => None,
+            };
             if a.json {
                 let l = s.link.as_ref();
                 return out::json(&json!({
@@ -174,6 +179,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     "last_error": l.and_then(|l| l.last_error.as_ref()),
                     "pending": s.pending,
                     "devices": s.devices,
+                    // `keyring`, `file`, or `missing` (linked, but the key is in neither); null
+                    // when not linked.
+                    "key_store": key_store.map(|k| k.map_or("missing", KeyPlace::as_str)),
                 }));
             }
             let Some(l) = &s.link else {
@@ -188,6 +196,13 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 out::line(&format!("the last try failed: {}", out::escape(e)))?;
             }
             out::line(&format!("waiting to be sent: {} change(s)", s.pending))?;
+            out::line(match key_store.flatten() {
+                Some(KeyPlace::Keyring) => "sync key: in the OS keyring",
+                Some(KeyPlace::File) => "sync key: in a file readable by you only, in the config folder",
+                None => {
+                    "sync key: missing (run `sitetrail sync leave`, then join again with the recovery key)"
+                }
+            })?;
             let names: Vec<String> = s
                 .devices
                 .iter()
@@ -228,7 +243,7 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 );
             }
             out::line(&format!(
-                "this device left the account on {}; its history stays here, and the key file is deleted",
+                "this device left the account on {}; its history stays here, and its sync key is deleted",
                 link.hub
             ))
         }

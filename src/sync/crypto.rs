@@ -87,7 +87,7 @@ impl AccountSecret {
         Ok(AccountSecret(bytes))
     }
 
-    /// The secret as hex, for the key file only.
+    /// The secret as hex, for the keystore only (the keyring entry or the key file).
     pub fn to_hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }

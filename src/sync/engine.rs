@@ -383,7 +383,7 @@ pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
 }
 
 /// This device leaves the account: the hub is told (if it can be reached; else `force` leaves
-/// anyway), the link, the waiting records and the key file are deleted. The history stays.
+/// anyway), the link, the waiting records and the key (its keyring entry and file) are deleted. The history stays.
 pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Link> {
     let s = session(store, key_dir).await;
     let link = match s {
@@ -862,6 +862,12 @@ pub async fn devices(store: &Store, key_dir: &Path) -> Result<Vec<DeviceRow>> {
             left_at: d.left_at_ms.map(millis),
         })
         .collect())
+}
+
+/// Where the key of the device linked as `link` is kept (None: nowhere; see
+/// [`keystore::locate`]). It blocks (a file, a keyring call).
+pub fn key_place(key_dir: &Path, link: &Link) -> Result<Option<keystore::KeyPlace>> {
+    keystore::locate(key_dir, link.account_id, link.device_id)
 }
 
 /// The key folder for a settings path (see [`keystore::key_dir`]).

@@ -32,7 +32,10 @@ pub fn cli(db: &Path) -> Command {
     c.arg("--db").arg(db);
     c.env_remove("SITETRAIL_DB")
         .env_remove("SITETRAIL_PROVIDER")
-        .env_remove("SITETRAIL_LOG");
+        .env_remove("SITETRAIL_LOG")
+        // Sync keys in files: a test never touches the keyring of the person running it (the
+        // keyring's own test sets its own).
+        .env("SITETRAIL_SYNC_KEYRING", "off");
     c
 }
 

@@ -84,6 +84,8 @@ impl Harness {
             .env_remove("SITETRAIL_MODEL")
             .env_remove("SITETRAIL_API_KEY")
             .env_remove("SITETRAIL_SETTINGS")
+            // Sync keys in files: the tests never touch the keyring of the person running them.
+            .env("SITETRAIL_SYNC_KEYRING", "off")
             .process_group(0)
             .stdin(Stdio::null());
         let out = std::fs::File::create(log).expect("create driver log");
