@@ -26,6 +26,14 @@ fn backoff(failures: u32, max: Duration) -> Duration {
         .min(max)
 }
 
+/// Whether this device is linked to an account (false if the database cannot say).
+async fn linked(store: &Store) -> bool {
+    let st = store.clone();
+    blocking::run(move || st.with_conn(super::local::is_linked))
+        .await
+        .unwrap_or(false)
+}
+
 /// How the background sync is paced.
 #[derive(Clone, Copy, Debug)]
 pub struct Pace {
@@ -114,11 +122,7 @@ pub async fn run(
                 continue;
             }
         }
-        let st = store.clone();
-        let linked = blocking::run(move || st.with_conn(super::local::is_linked))
-            .await
-            .unwrap_or(false);
-        if !linked {
+        if !linked(&store).await {
             next_at = tokio::time::Instant::now() + pace.interval;
             continue;
         }
@@ -177,11 +181,7 @@ async fn watch_others(
     let mut failures: u32 = 0;
     let mut last_seen: Option<u64> = None;
     loop {
-        let st = store.clone();
-        let linked = blocking::run(move || st.with_conn(super::local::is_linked))
-            .await
-            .unwrap_or(false);
-        let pause = if linked {
+        let pause = if linked(&store).await {
             let outcome = tokio::select! {
                 _ = stop.changed() => return,
                 r = engine::wait_for_others(&store, &key_dir, wait) => r,
