@@ -397,3 +397,68 @@ fn status_json_keeps_its_flat_pause_and_crash_keys() {
         "last_crash is {{at, message}}: {v}"
     );
 }
+
+/// `synchronous` is a setting: `worker` and `daemon`, which load the settings anyway, take the
+/// file's value (under `SITETRAIL_SYNCHRONOUS`, which wins and is refused as before); the other
+/// commands never read the file to open the database, so a malformed one cannot stop them.
+#[test]
+fn synchronous_comes_from_the_settings_file_for_the_worker_and_never_breaks_other_commands() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args(["visit", "https://a.example/"]));
+    let settings = db.dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"synchronous": "full"}"#).unwrap();
+    let worker = |env: Option<&str>| {
+        let mut c = cli(&db.path);
+        c.env_remove("SITETRAIL_SYNCHRONOUS")
+            .args(["worker", "--until-idle", "--fixed-delay-ms", "1", "--settings"])
+            .arg(&settings);
+        if let Some(v) = env {
+            c.env("SITETRAIL_SYNCHRONOUS", v);
+        }
+        c.output().unwrap()
+    };
+    let out = worker(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(r#"synchronous="full""#),
+        "the file's value: {stderr}"
+    );
+    let out = worker(Some("normal"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"synchronous="normal""#),
+        "the variable wins: {stderr}"
+    );
+    let out = worker(Some("sometimes"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(r#"SITETRAIL_SYNCHRONOUS must be `normal` or `full`, not "sometimes""#),
+        "the message it always had: {stderr}"
+    );
+
+    // A malformed settings file: the worker refuses it by name, as before; `history`, `visit`
+    // and `status` never read it to open the database, as before.
+    std::fs::write(&settings, r#"{"synchronous": "sometimes"}"#).unwrap();
+    let out = worker(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("settings.json") && stderr.contains("synchronous"),
+        "{stderr}"
+    );
+    for args in [
+        vec!["history", "--json"],
+        vec!["visit", "https://b.example/"],
+        vec!["status", "--json"],
+    ] {
+        run_ok(
+            cli(&db.path)
+                .env_remove("SITETRAIL_SYNCHRONOUS")
+                .args(&args)
+                .arg("--settings")
+                .arg(&settings),
+        );
+    }
+}
