@@ -177,7 +177,7 @@ settings! {
     /// How hard SQLite works to keep the last commits after a power cut.
     synchronous: Synchronous = Synchronous::Normal,
         Spec::choice("synchronous", "Durability", Synchronous::NAMES).store().advanced()
-            .help("normal: a crash of Sitetrail loses nothing, a power cut may lose the last commits; full: every commit is synced to disk (an fsync each). Read when the database is opened: the app, worker and daemon take the saved setting too, other commands only SITETRAIL_SYNCHRONOUS.");
+            .help("How hard SQLite keeps the last commits after a power cut: normal (a crash of Sitetrail loses nothing, a power cut may lose the last commits) or full (every commit synced to disk, an fsync each). Read when the database opens: the app, worker and daemon also take the saved setting, other commands only SITETRAIL_SYNCHRONOUS.");
     /// Minutes between automatic imports of the browsers' history; 0: never.
     auto_import_minutes: u32 = 15,
         Spec::integer("import-interval-min", "Import new history every", 0, 7 * 24 * 60).unit("min").import()

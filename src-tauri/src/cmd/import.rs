@@ -52,7 +52,7 @@ pub struct ImportView {
 /// The auto-import settings and the detected profiles.
 #[tauri::command]
 pub async fn get_import_settings(state: State<'_, AppState>) -> CmdResult<ImportView> {
-    let saved = state.blocking(|s| s.load_settings()).await?;
+    let saved = state.blocking(crate::state::Inner::load_settings).await?;
     Ok(ImportView {
         settings: ImportSettings::from(&saved),
         profiles: detected().await?.iter().map(ProfileView::from).collect(),
