@@ -1,8 +1,10 @@
 //! The auto-import schedule: which browser profiles a scheduled import reads, and the loop that
-//! runs one round every interval. `sitetrail daemon` and the desktop app both run it; each says
-//! how often (the daemon's `--import-interval-min`, the app's saved setting, re-read every round
-//! so a change applies at once) and how a round imports (the daemon logs, the app sends progress
-//! events).
+//! runs one round every interval. `sitetrail daemon` and the desktop app both run it, from the
+//! same two settings (`auto_import_minutes`, `import_profiles`: [`crate::settings`], with their
+//! default, limits, flags and variables): the daemon resolves them once at start (its
+//! `--import-interval-min` and `--import-profile` first), the app re-reads the saved ones every
+//! round so a change applies at once. Each says how a round imports (the daemon logs, the app
+//! sends progress events).
 //!
 //! A round reads every detected profile (or those chosen), except the browsers linked to this
 //! database: the extension records those live, and importing their history file again would
@@ -18,14 +20,7 @@ use tracing::{info, warn};
 use crate::error::Result;
 use crate::import::detect::{detect_profiles_in, Roots};
 use crate::import::DetectedProfile;
-
-/// Minutes between two automatic imports unless the user chose otherwise (the daemon's
-/// `--import-interval-min`, the app's setting): without the extension, this keeps the history
-/// current.
-pub const DEFAULT_INTERVAL_MINUTES: u32 = 15;
-
-/// The longest interval accepted: one week.
-pub const MAX_INTERVAL_MINUTES: u32 = 7 * 24 * 60;
+use crate::settings::Settings;
 
 /// How often a schedule looks again at its settings when it is off or not yet due.
 pub const RECHECK: Duration = Duration::from_secs(60);
@@ -37,6 +32,18 @@ pub struct AutoImport {
     pub every: Option<Duration>,
     /// History files (profile paths) to import; empty: every detected profile.
     pub profiles: Vec<String>,
+}
+
+impl AutoImport {
+    /// The schedule `settings` ask for: every `auto_import_minutes` (0: off), the
+    /// `import_profiles` (none: every detected profile).
+    pub fn from_settings(settings: &Settings) -> AutoImport {
+        let minutes = u64::from(settings.auto_import_minutes);
+        AutoImport {
+            every: (minutes > 0).then(|| Duration::from_secs(60 * minutes)),
+            profiles: settings.import_profiles.clone(),
+        }
+    }
 }
 
 /// One round's profiles: those to import, and those left out because the extension records them.
@@ -130,6 +137,19 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+
+    #[test]
+    fn the_schedule_is_the_settings_own() {
+        let d = AutoImport::from_settings(&Settings::default());
+        assert_eq!(d.every, Some(Duration::from_secs(15 * 60)));
+        assert!(d.profiles.is_empty(), "every detected profile");
+        let off = AutoImport::from_settings(&Settings {
+            auto_import_minutes: 0,
+            import_profiles: vec!["/a/History".into()],
+            ..Settings::default()
+        });
+        assert_eq!((off.every, off.profiles), (None, vec!["/a/History".to_owned()]));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn rounds_come_every_interval_and_the_settings_are_read_each_time() {

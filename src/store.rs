@@ -95,6 +95,19 @@ pub enum Synchronous {
     Full,
 }
 
+impl Synchronous {
+    /// Every value's name, as the settings, the flag and `SITETRAIL_SYNCHRONOUS` take them.
+    pub const NAMES: &'static [&'static str] = &["normal", "full"];
+
+    /// The name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Synchronous::Normal => "normal",
+            Synchronous::Full => "full",
+        }
+    }
+}
+
 impl std::str::FromStr for Synchronous {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
@@ -132,25 +145,37 @@ impl Default for StoreOptions {
     }
 }
 
+/// The variable that chooses `synchronous` for every command that opens the database.
+pub const SYNCHRONOUS_ENV: &str = "SITETRAIL_SYNCHRONOUS";
+
+/// `synchronous` from [`SYNCHRONOUS_ENV`] if it is set (an empty value counts as unset); a
+/// value other than `normal` or `full` is refused with a message naming the variable.
+pub fn synchronous_from_env() -> Result<Option<Synchronous>> {
+    parse_synchronous(std::env::var(SYNCHRONOUS_ENV).ok().as_deref())
+}
+
+fn parse_synchronous(value: Option<&str>) -> Result<Option<Synchronous>> {
+    match value.map(str::trim).filter(|v| !v.is_empty()) {
+        Some(v) => v.parse().map(Some).map_err(|_| {
+            Error::InvalidConfig(format!("{SYNCHRONOUS_ENV} must be `normal` or `full`, not {v:?}"))
+        }),
+        None => Ok(None),
+    }
+}
+
 impl StoreOptions {
     /// The defaults, with `synchronous` taken from `SITETRAIL_SYNCHRONOUS` (`normal` or `full`)
-    /// when it is set: how the CLI and the app open the database.
+    /// when it is set: how the CLI opens the database. (The app, `worker` and `daemon`, which
+    /// load the settings anyway, also read the settings file's `synchronous` under it:
+    /// `crate::settings`.)
     pub fn from_env() -> Result<StoreOptions> {
-        StoreOptions::with_synchronous(std::env::var("SITETRAIL_SYNCHRONOUS").ok().as_deref())
+        StoreOptions::with_synchronous(std::env::var(SYNCHRONOUS_ENV).ok().as_deref())
     }
 
     /// The defaults, with `synchronous` parsed from `value` if given.
     pub fn with_synchronous(value: Option<&str>) -> Result<StoreOptions> {
-        let synchronous = match value.map(str::trim).filter(|v| !v.is_empty()) {
-            Some(v) => v.parse().map_err(|_| {
-                Error::InvalidConfig(format!(
-                    "SITETRAIL_SYNCHRONOUS must be `normal` or `full`, not {v:?}"
-                ))
-            })?,
-            None => Synchronous::Normal,
-        };
         Ok(StoreOptions {
-            synchronous,
+            synchronous: parse_synchronous(value)?.unwrap_or_default(),
             ..StoreOptions::default()
         })
     }

@@ -321,3 +321,144 @@ fn an_empty_environment_variable_is_as_good_as_unset() {
         "empty-env.test"
     );
 }
+
+/// `status --json` gives the worker's pause and crashes as flat keys, a contract for scripts
+/// (the app shows the same library status nested): these names, these values, times in RFC 3339
+/// UTC with microseconds, exactly as before the two shapes were built from one type.
+#[test]
+fn status_json_keeps_its_flat_pause_and_crash_keys() {
+    let db = TempDb::new();
+    let no_settings = db.dir.path().join("no-settings.json");
+    let status = || {
+        run_ok(
+            cli(&db.path)
+                .args(["status", "--json", "--settings"])
+                .arg(&no_settings),
+        )
+    };
+    let idle = json(&status());
+    for key in [
+        "paused_kind",
+        "paused_reason",
+        "paused_until",
+        "paused_provider",
+        "last_crash",
+    ] {
+        assert_eq!(idle.get(key), Some(&Value::Null), "{key}: {idle}");
+    }
+    assert_eq!(idle["worker_crashes"], 0, "{idle}");
+
+    // A pause and two crashes at known times, written as a worker writes them.
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    conn.execute(
+        r#"UPDATE worker_state
+           SET paused_kind = 'rate_limited', paused_reason = 'slow "down"',
+               paused_until = 1796000000123456, paused_provider = 'openai http://127.0.0.1:9/v1 m',
+               crash_count = 2, last_crash_at = 1795000000654321, last_crash_message = 'boom'
+           WHERE id = 1"#,
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let text = status();
+    for line in [
+        r#"  "last_crash": {
+    "at": "2026-11-18T11:06:40.654321Z",
+    "message": "boom"
+  },"#,
+        r#"  "paused_kind": "rate_limited","#,
+        r#"  "paused_provider": "openai http://127.0.0.1:9/v1 m","#,
+        r#"  "paused_reason": "slow \"down\"","#,
+        r#"  "paused_until": "2026-11-30T00:53:20.123456Z","#,
+        r#"  "worker_crashes": 2"#,
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    let v = json(&text);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    let queue = json(&serde_json::to_string(&db.open().queue_status().unwrap()).unwrap());
+    let mut want: Vec<&str> = queue.as_object().unwrap().keys().map(String::as_str).collect();
+    want.extend([
+        "eta_seconds",
+        "last_crash",
+        "paused_kind",
+        "paused_provider",
+        "paused_reason",
+        "paused_until",
+        "worker_crashes",
+    ]);
+    let (mut keys, mut want) = (keys, want);
+    keys.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(keys, want, "no key added or lost: {v}");
+    assert_eq!(
+        v["last_crash"].as_object().unwrap().len(),
+        2,
+        "last_crash is {{at, message}}: {v}"
+    );
+}
+
+/// `synchronous` is a setting: `worker` and `daemon`, which load the settings anyway, take the
+/// file's value (under `SITETRAIL_SYNCHRONOUS`, which wins and is refused as before); the other
+/// commands never read the file to open the database, so a malformed one cannot stop them.
+#[test]
+fn synchronous_comes_from_the_settings_file_for_the_worker_and_never_breaks_other_commands() {
+    let db = TempDb::new();
+    run_ok(cli(&db.path).args(["visit", "https://a.example/"]));
+    let settings = db.dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"synchronous": "full"}"#).unwrap();
+    let worker = |env: Option<&str>| {
+        let mut c = cli(&db.path);
+        c.env_remove("SITETRAIL_SYNCHRONOUS")
+            .args(["worker", "--until-idle", "--fixed-delay-ms", "1", "--settings"])
+            .arg(&settings);
+        if let Some(v) = env {
+            c.env("SITETRAIL_SYNCHRONOUS", v);
+        }
+        c.output().unwrap()
+    };
+    let out = worker(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(r#"synchronous="full""#),
+        "the file's value: {stderr}"
+    );
+    let out = worker(Some("normal"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"synchronous="normal""#),
+        "the variable wins: {stderr}"
+    );
+    let out = worker(Some("sometimes"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(r#"SITETRAIL_SYNCHRONOUS must be `normal` or `full`, not "sometimes""#),
+        "the message it always had: {stderr}"
+    );
+
+    // A malformed settings file: the worker refuses it by name, as before; `history`, `visit`
+    // and `status` never read it to open the database, as before.
+    std::fs::write(&settings, r#"{"synchronous": "sometimes"}"#).unwrap();
+    let out = worker(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("settings.json") && stderr.contains("synchronous"),
+        "{stderr}"
+    );
+    for args in [
+        vec!["history", "--json"],
+        vec!["visit", "https://b.example/"],
+        vec!["status", "--json"],
+    ] {
+        run_ok(
+            cli(&db.path)
+                .env_remove("SITETRAIL_SYNCHRONOUS")
+                .args(&args)
+                .arg("--settings")
+                .arg(&settings),
+        );
+    }
+}

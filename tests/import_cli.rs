@@ -316,3 +316,65 @@ fn imported_urls_are_stored_without_credentials_and_percent_encoded() {
     );
     assert!(!listed.iter().any(|v| v.to_string().contains("hunter2")));
 }
+
+/// The daemon's interval and profiles are the settings the app saves too: a saved 0 turns its
+/// import off (its flag still takes at least 1, as before), and the saved profiles are the only
+/// ones it imports.
+#[test]
+fn daemon_takes_the_saved_import_settings() {
+    let db = TempDb::new();
+    let home = fake_home();
+    let settings = db.dir.path().join("settings.json");
+    let log = db.dir.path().join("daemon.log");
+    let run_until = |extra: &[&str], done: &dyn Fn(&str, &Store) -> bool| -> String {
+        let mut daemon = cli_at_home(&db.path, home.path())
+            .arg("--settings")
+            .arg(&settings)
+            .args(["daemon", "--fixed-delay-ms", "10"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let store = Store::open(&db.path).unwrap();
+        let read = || std::fs::read_to_string(&log).unwrap_or_default();
+        let reached = wait_for(Duration::from_secs(20), || done(&read(), &store));
+        Command::new("kill")
+            .args(["-TERM", &daemon.id().to_string()])
+            .status()
+            .unwrap();
+        let status = daemon.wait().unwrap();
+        let text = read();
+        assert!(reached && status.success(), "{text}");
+        text
+    };
+
+    std::fs::write(&settings, r#"{"auto_import_minutes": 0}"#).unwrap();
+    let text = run_until(&[], &|log, _| log.contains("auto-import off"));
+    assert!(!text.contains("auto-import every interval"), "{text}");
+    assert_eq!(
+        count(&Store::open(&db.path).unwrap(), "visit"),
+        0,
+        "nothing imported"
+    );
+
+    let chromium = home.path().join(".config/chromium/Default/History");
+    std::fs::write(
+        &settings,
+        serde_json::json!({"auto_import_minutes": 0, "import_profiles": [chromium]}).to_string(),
+    )
+    .unwrap();
+    let text = run_until(&["--import-interval-min", "60"], &|log, store| {
+        log.contains("imported") && count(store, "visit") == 18
+    });
+    assert!(text.contains("chosen_profiles=1"), "the saved choice: {text}");
+    assert!(
+        text.contains("interval_s=3600"),
+        "the flag beats the saved 0: {text}"
+    );
+    assert_eq!(
+        count(&Store::open(&db.path).unwrap(), "visit"),
+        18,
+        "only the chosen Chromium profile"
+    );
+}

@@ -1,29 +1,29 @@
-//! Browser import from the app: the app's own import settings (how often, which profiles), the
-//! auto-import schedule, and one import run with progress events.
+//! Browser import from the app: the auto-import schedule and one import run with progress events.
 //!
 //! The import itself is the library's (`sitetrail::import`): each profile is copied to a private
 //! snapshot and read incrementally from its cursor, so a run only reads what is new. Runs never
 //! overlap (a second request while one runs is refused), and they run on a blocking thread.
 //! Auto-import is on by default (every 15 minutes, every detected browser) and skips the browsers
-//! linked to this database, whose visits the extension records live.
+//! linked to this database, whose visits the extension records live. How often and which
+//! browsers are two settings of the one settings file (`auto_import_minutes`, `import_profiles`
+//! in `sitetrail::settings`, shared with `sitetrail daemon`); the app's old `app.json` is moved
+//! into it at start (`crate::migrate`).
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sitetrail::auto_import::{self as schedule, AutoImport};
 use sitetrail::import::{self, DetectedProfile, ImportOptions};
+use sitetrail::settings::{Environment, Scope, Settings};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 
 use crate::error::{CmdError, CmdResult};
 use crate::events::IMPORT_PROGRESS;
 use crate::state::AppState;
 
-/// The app's import settings, saved as `app.json` beside the classifier settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+/// The import settings as the import form shows them: the saved values of the two settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ImportSettings {
     /// Minutes between automatic imports; 0: never.
     pub auto_import_minutes: u32,
@@ -31,59 +31,19 @@ pub struct ImportSettings {
     pub import_profiles: Vec<String>,
 }
 
-/// Minutes between automatic imports unless the user chose otherwise (the library's, shared with
-/// `sitetrail daemon`).
-pub const DEFAULT_AUTO_IMPORT_MINUTES: u32 = sitetrail::auto_import::DEFAULT_INTERVAL_MINUTES;
-
-impl Default for ImportSettings {
-    fn default() -> Self {
+impl From<&Settings> for ImportSettings {
+    fn from(s: &Settings) -> Self {
         ImportSettings {
-            auto_import_minutes: DEFAULT_AUTO_IMPORT_MINUTES,
-            import_profiles: Vec::new(),
+            auto_import_minutes: s.auto_import_minutes,
+            import_profiles: s.import_profiles.clone(),
         }
     }
 }
 
-/// Longest auto-import interval accepted: one week (the library's).
-pub const MAX_AUTO_IMPORT_MINUTES: u32 = sitetrail::auto_import::MAX_INTERVAL_MINUTES;
-
-impl ImportSettings {
-    /// The file.
-    pub fn path(config_dir: &Path) -> PathBuf {
-        config_dir.join("app.json")
-    }
-
-    /// Loads the file; defaults if it does not exist.
-    pub fn load(config_dir: &Path) -> CmdResult<ImportSettings> {
-        sitetrail::blocking::note("settings file");
-        let path = Self::path(config_dir);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                CmdError::invalid(format!(
-                    "{} is not valid ({e}); fix it or delete it to start from defaults",
-                    path.display()
-                ))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ImportSettings::default()),
-            Err(e) => Err(sitetrail::Error::Io(e).into()),
-        }
-    }
-
-    /// Validates and saves atomically (temp file, then rename), private to the user like the
-    /// settings file (the file 0600, its folder 0700 if the app creates it: `fsutil`).
-    pub fn save(&self, config_dir: &Path) -> CmdResult<()> {
-        if self.auto_import_minutes > MAX_AUTO_IMPORT_MINUTES {
-            return Err(CmdError::invalid(format!(
-                "Import at least once a week (at most {MAX_AUTO_IMPORT_MINUTES} minutes)."
-            )));
-        }
-        let text =
-            serde_json::to_vec_pretty(self).map_err(|e| CmdError::from(sitetrail::Error::Io(e.into())))?;
-        Ok(sitetrail::fsutil::write_atomically(
-            &Self::path(config_dir),
-            &text,
-        )?)
-    }
+/// The longest auto-import interval the form accepts (minutes): the setting's own limit.
+pub fn max_auto_import_minutes() -> u32 {
+    let (_, max) = sitetrail::settings::schema::limits("auto_import_minutes");
+    u32::try_from(max).unwrap_or(u32::MAX)
 }
 
 /// A detected browser profile as the UI shows it.
@@ -246,21 +206,20 @@ pub async fn run<R: Runtime>(
 }
 
 /// The auto-import schedule (the library's, `sitetrail::auto_import`, as `sitetrail daemon`
-/// runs it): every `auto_import_minutes` (re-read each round, so a change in Settings applies at
-/// the next look), the chosen profiles are imported, except browsers linked to this database.
+/// runs it): every `auto_import_minutes` (re-read from the settings file each round, so a change
+/// in Settings applies at the next look), the chosen profiles are imported, except browsers
+/// linked to this database.
 pub async fn schedule<R: Runtime>(app: AppHandle<R>) {
     let Some(state) = app.try_state::<AppState>() else {
         return;
     };
     let state = state.inner().clone();
-    let config_dir = state.paths.config_dir.clone();
+    let settings_file = state.paths.settings_file.clone();
+    // The saved settings with the environment's values for the import only: a bad variable for
+    // the classifier is the worker's problem, not a reason to stop importing.
     let settings = move || {
-        let s = ImportSettings::load(&config_dir).map_err(|e| sitetrail::Error::InvalidConfig(e.message))?;
-        Ok(AutoImport {
-            every: (s.auto_import_minutes > 0)
-                .then(|| Duration::from_secs(60 * u64::from(s.auto_import_minutes))),
-            profiles: s.import_profiles,
-        })
+        let s = Settings::load(&settings_file)?.with_env_for(&Environment::from_process(), Scope::Import)?;
+        Ok(AutoImport::from_settings(&s))
     };
     // The schedule ends with the app's runtime; nothing else stops it.
     let (_keep, stop) = tokio::sync::watch::channel(false);

@@ -3,7 +3,8 @@
 //! [`run`] builds the real app; everything else is generic over [`tauri::Runtime`] so the command
 //! tests run the same wiring on tauri's mock runtime: [`builder`] registers the commands,
 //! [`context`] embeds `tauri.conf.json`, the capabilities and the static UI in `../ui`, and
-//! [`setup`] opens the database, starts the classification worker, the auto-import schedule and
+//! [`setup`] moves the old `app.json` into the settings file ([`migrate`]), opens the database,
+//! starts the classification worker, the auto-import schedule and
 //! forwards committed changes to the UI as coalesced events. On exit the worker is stopped
 //! gracefully.
 //!
@@ -14,6 +15,7 @@ pub mod cmd;
 pub mod error;
 pub mod events;
 pub mod import;
+pub mod migrate;
 pub mod secret;
 pub mod state;
 pub mod upkeep;
@@ -104,8 +106,16 @@ pub struct Startup {
     pub open_picker: crate::cmd::import::OpenPicker,
 }
 
-/// Opens the database, starts the worker and the change forwarder, and manages the state.
+/// Moves the old `app.json` into the settings file, opens the database, starts the worker and
+/// the change forwarder, and manages the state.
 pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), CmdError> {
+    match migrate::app_json(&startup.paths.config_dir, &startup.paths.settings_file) {
+        migrate::Outcome::NothingToMove => {}
+        migrate::Outcome::Moved { from } => {
+            tracing::info!(from = %from.display(), "the import settings moved into the settings file");
+        }
+        migrate::Outcome::LeftAsItIs(why) => tracing::warn!("{why}"),
+    }
     let state = AppState::open(startup.paths, startup.keys)?;
     let changes = state.store.subscribe();
     tracing::info!(db = %state.paths.db.display(), "database open");

@@ -23,9 +23,9 @@ use crate::secret::KeyStore;
 pub struct AppPaths {
     /// The database file.
     pub db: PathBuf,
-    /// The directory holding the settings files.
+    /// The config directory (where the app's old `app.json` was).
     pub config_dir: PathBuf,
-    /// The classifier settings file (shared with the CLI).
+    /// The settings file (shared with the CLI): classifier, worker, import, durability.
     pub settings_file: PathBuf,
     /// The home directory whose browser folders "link the extension" writes to; `None`: the
     /// user's own (tests point it at a temp dir).
@@ -123,6 +123,9 @@ pub struct Inner {
     pub sync_wake: Arc<tokio::sync::Notify>,
     /// At most one browser import at a time.
     pub imports: crate::import::ImportSlot,
+    /// Held from reading the settings file to writing it back, so the classifier form and the
+    /// import form, saved at once, never lose each other's change.
+    settings_edit: Mutex<()>,
     /// The running worker. An async mutex: a restart holds it from stopping the old worker to
     /// starting the new one, so two restarts can never leave two workers running.
     worker: tokio::sync::Mutex<Option<WorkerHandle>>,
@@ -147,10 +150,19 @@ struct WorkerPlan {
 }
 
 impl AppState {
-    /// Opens the database (creating it if needed), with the CLI's options
-    /// (`SITETRAIL_SYNCHRONOUS`). Blocking: called once, in setup, before the window shows.
+    /// Opens the database (creating it if needed), with `SITETRAIL_SYNCHRONOUS` if it is set
+    /// (checked as by the CLI), else the settings file's `synchronous`. A settings file that
+    /// cannot be used does not stop the app: the database opens as the environment says, and the
+    /// worker reports the file's problem. Blocking: called once, in setup, before the window shows.
     pub fn open(paths: AppPaths, keys: KeyStore) -> sitetrail::Result<AppState> {
-        let store = Store::open_with(&paths.db, sitetrail::StoreOptions::from_env()?)?;
+        let options = match Settings::load(&paths.settings_file) {
+            Ok(saved) => saved.store_options()?,
+            Err(e) => {
+                tracing::warn!(error = %e, "settings file unusable; the database opens with SITETRAIL_SYNCHRONOUS or the default durability");
+                sitetrail::StoreOptions::from_env()?
+            }
+        };
+        let store = Store::open_with(&paths.db, options)?;
         let sync_keys = sitetrail::sync::engine::key_dir(Some(&paths.settings_file))?;
         Ok(AppState(Arc::new(Inner {
             store,
@@ -160,6 +172,7 @@ impl AppState {
             sync_keys,
             sync_wake: Arc::new(tokio::sync::Notify::new()),
             imports: crate::import::ImportSlot::default(),
+            settings_edit: Mutex::new(()),
             worker: tokio::sync::Mutex::new(None),
             closing: std::sync::atomic::AtomicBool::new(false),
             running: Mutex::new(Running::default()),
@@ -254,6 +267,22 @@ impl Inner {
     /// The saved settings (defaults if there is no file). Blocking.
     pub fn load_settings(&self) -> sitetrail::Result<Settings> {
         Settings::load(&self.paths.settings_file)
+    }
+
+    /// Changes the saved settings: `edit` gets them as saved and returns them changed; the
+    /// result is validated and written atomically. Edits never overlap, so two forms saved at
+    /// once each keep the other's values. Returns what was saved. Blocking.
+    pub fn update_settings(
+        &self,
+        edit: impl FnOnce(Settings) -> sitetrail::Result<Settings>,
+    ) -> sitetrail::Result<Settings> {
+        let _one_at_a_time = self
+            .settings_edit
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let new = edit(self.load_settings()?)?;
+        new.save(&self.paths.settings_file)?;
+        Ok(new)
     }
 
     /// `settings` with the environment applied and the API key attached (the environment's, else

@@ -14,7 +14,7 @@ use sitetrail::settings::Provider;
 use sitetrail::{Category, CategorySource, Confidence, Error, Result};
 
 use super::out::{self, Align, Cell, Style, Table};
-use super::settings::SettingFlags;
+use super::settings::{SettingFlags, CLASSIFY};
 use super::{human, resolve_settings};
 
 #[derive(Args, Debug)]
@@ -24,7 +24,7 @@ pub(crate) struct ClassifyArgs {
     domains: Vec<String>,
     /// Provider settings (each overrides the environment and the saved settings).
     #[command(flatten)]
-    provider: SettingFlags<false>,
+    provider: SettingFlags<CLASSIFY>,
     /// A page title of the site(s), for the built-in provider's learned model (repeatable; the
     /// titles apply to every domain given). Titles never leave the machine: refused with a
     /// remote provider.

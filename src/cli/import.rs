@@ -19,7 +19,8 @@ use sitetrail::import::detect::Roots;
 use sitetrail::import::{self, Browser, DetectedProfile, ImportOptions, ImportReport, Progress};
 use sitetrail::{Error, Result, Store};
 
-use super::{build_worker, out, WorkerArgs};
+use super::settings::{SettingFlags, IMPORT};
+use super::{build_worker, open_with_settings, out, WorkerArgs};
 
 /// The browser family named on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -81,10 +82,10 @@ pub(crate) struct ImportArgs {
 pub(crate) struct DaemonArgs {
     #[command(flatten)]
     worker: WorkerArgs,
-    /// Minutes between imports of every detected browser profile.
-    #[arg(long, value_name = "N", default_value_t = sitetrail::auto_import::DEFAULT_INTERVAL_MINUTES,
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(sitetrail::auto_import::MAX_INTERVAL_MINUTES)))]
-    import_interval_min: u32,
+    /// The automatic import's settings, `--import-interval-min` and `--import-profile` (each
+    /// overrides the environment and the saved settings).
+    #[command(flatten)]
+    import: SettingFlags<IMPORT>,
     /// Milliseconds between imports; overrides --import-interval-min (for tests and demos).
     #[arg(long, value_name = "N", hide = true)]
     import_interval_ms: Option<u64>,
@@ -250,23 +251,35 @@ fn print_report(r: &ImportReport) -> Result<()> {
     Ok(())
 }
 
-/// Runs `sitetrail daemon`: the worker, and an import of every detected profile at start and every
-/// interval, until SIGINT/SIGTERM. An import in progress stops after the batch in flight commits.
-pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonArgs) -> Result<()> {
-    store.check_writable()?;
+/// Runs `sitetrail daemon`: the worker, and an import of the chosen (else every detected)
+/// profiles at start and every interval, until SIGINT/SIGTERM. An import in progress stops after
+/// the batch in flight commits. The interval and the profiles are the settings'
+/// (`auto_import_minutes`, `import_profiles`: the flags, then the environment, then the file the
+/// app saves them in); a saved 0 turns the import off, but the flag takes at least 1, as it did
+/// before it was a setting.
+pub(crate) fn run_daemon(db: Option<PathBuf>, settings: Option<PathBuf>, args: DaemonArgs) -> Result<()> {
     if args.worker.until_idle {
         return Err(Error::InvalidInput(
             "the daemon runs until SIGINT/SIGTERM; --until-idle is for `sitetrail worker`".into(),
         ));
     }
-    let interval = match args.import_interval_ms {
-        Some(ms) => Duration::from_millis(ms),
-        None => Duration::from_secs(u64::from(args.import_interval_min) * 60),
-    };
-    if interval.is_zero() {
+    if args.import.overrides.get("auto_import_minutes") == Some(&json!(0)) {
+        return Err(Error::InvalidInput(
+            "the import interval must be at least 1 minute (to import never, save auto_import_minutes 0 in the settings, or run `sitetrail worker`)".into(),
+        ));
+    }
+    if args.import_interval_ms == Some(0) {
         return Err(Error::InvalidInput(
             "the import interval must be at least 1 minute".into(),
         ));
+    }
+    let mut overrides = args.worker.settings.overrides.clone();
+    overrides.extend(&args.import.overrides);
+    let (store, resolved) = open_with_settings(db, settings.clone(), &overrides)?;
+    store.check_writable()?;
+    let mut schedule = AutoImport::from_settings(&resolved.settings);
+    if let Some(ms) = args.import_interval_ms {
+        schedule.every = Some(Duration::from_millis(ms));
     }
     let sync_pace = sitetrail::sync::background::Pace {
         interval: match args.sync_interval_ms {
@@ -277,7 +290,7 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
     };
     let key_dir = sitetrail::sync::engine::key_dir(settings.as_deref())?;
     let wake = Arc::new(tokio::sync::Notify::new());
-    let worker = build_worker(store.clone(), settings, &args.worker, wake.clone())?;
+    let worker = build_worker(store.clone(), settings, &resolved, &args.worker, wake.clone())?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -299,29 +312,41 @@ pub(crate) fn run_daemon(store: Store, settings: Option<PathBuf>, args: DaemonAr
             stop_rx.clone(),
             |_| {},
         ));
-        let importer = tokio::spawn(auto_import_loop(store, interval, stop_rx.clone(), cancel));
+        let importer = match schedule.every {
+            Some(_) => Some(tokio::spawn(auto_import_loop(
+                store,
+                schedule,
+                stop_rx.clone(),
+                cancel,
+            ))),
+            None => {
+                tracing::info!("auto-import off (auto_import_minutes is 0 in the settings)");
+                None
+            }
+        };
         let worked = worker.run(stop_rx, false).await;
-        importer.await.map_err(|e| Error::Task(e.to_string()))?;
+        if let Some(importer) = importer {
+            importer.await.map_err(|e| Error::Task(e.to_string()))?;
+        }
         syncer.await.map_err(|e| Error::Task(e.to_string()))?;
         worked
     })
 }
 
-/// The daemon's auto-import: the library's schedule, every `interval` from the start, every
-/// detected profile except browsers linked to this database.
+/// The daemon's auto-import: the library's schedule as `plan` says, from the start, except
+/// browsers linked to this database.
 async fn auto_import_loop(
     store: Store,
-    interval: Duration,
+    plan: AutoImport,
     stop: tokio::sync::watch::Receiver<bool>,
     cancel: Arc<AtomicBool>,
 ) {
-    tracing::info!(interval_s = interval.as_secs(), "auto-import every interval");
-    let every = move || {
-        Ok(AutoImport {
-            every: Some(interval),
-            profiles: Vec::new(),
-        })
-    };
+    tracing::info!(
+        interval_s = plan.every.unwrap_or_default().as_secs(),
+        chosen_profiles = plan.profiles.len(),
+        "auto-import every interval (of the chosen profiles, or all if none is chosen)"
+    );
+    let every = move || Ok(plan.clone());
     let round = |profiles: Vec<DetectedProfile>| {
         let (store, cancel) = (store.clone(), cancel.clone());
         async move {

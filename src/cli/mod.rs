@@ -159,11 +159,30 @@ fn report(result: Result<()>) -> ExitCode {
 }
 
 fn open(db: Option<PathBuf>) -> Result<Store> {
-    let path = match db {
-        Some(p) => p,
-        None => sitetrail::store::default_db_path()?,
-    };
-    Store::open_with(path, sitetrail::store::StoreOptions::from_env()?)
+    Store::open_with(db_path(db)?, sitetrail::store::StoreOptions::from_env()?)
+}
+
+fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(p) => Ok(p),
+        None => sitetrail::store::default_db_path(),
+    }
+}
+
+/// For the commands that build a worker from the settings (`worker`, `daemon`): resolves them
+/// (flags > env > file) and opens the database with their `synchronous`, so the settings file's
+/// value applies there too. `SITETRAIL_SYNCHRONOUS` is checked first, with the message every
+/// command gives it. (The other commands never read the settings file to open the database: a
+/// malformed file cannot stop them.)
+fn open_with_settings(
+    db: Option<PathBuf>,
+    settings: Option<PathBuf>,
+    overrides: &Overrides,
+) -> Result<(Store, Resolved)> {
+    sitetrail::store::StoreOptions::from_env()?;
+    let resolved = resolve_settings(settings, overrides)?;
+    let store = Store::open_with(db_path(db)?, resolved.store_options())?;
+    Ok((store, resolved))
 }
 
 /// Loads the settings file and applies the environment and `overrides` (CLI > env > file).
@@ -171,7 +190,8 @@ fn resolve_settings(path: Option<PathBuf>, overrides: &Overrides) -> Result<Reso
     sitetrail::settings::load_and_resolve(path.as_deref(), overrides)
 }
 
-/// Sends each command to its module; all but three open the database first.
+/// Sends each command to its module; all but five open the database first (`worker` and
+/// `daemon` open it after their settings: [`open_with_settings`]).
 fn run(cli: Cli) -> Result<()> {
     let db = cli.db;
     let store = || open(db.clone());
@@ -180,9 +200,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::NativeHost(args) => capture::run_native_host(db, args),
         Command::BrowserLink(args) => capture::run_browser_link(db, args),
         Command::Visit(args) => visit::run_visit(&store()?, args),
-        Command::Worker(args) => worker::run_worker(store()?, cli.settings, args),
+        Command::Worker(args) => worker::run_worker(db, cli.settings, args),
         Command::Import(args) => import::run_import(&store()?, args),
-        Command::Daemon(args) => import::run_daemon(store()?, cli.settings, args),
+        Command::Daemon(args) => import::run_daemon(db, cli.settings, args),
         Command::Review(args) => review::run_review(&store()?, args),
         Command::Time(args) => time::run_time(&store()?, args),
         Command::History(args) => history::run_history(&store()?, args),

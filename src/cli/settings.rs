@@ -7,16 +7,33 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use serde_json::{Map, Value};
 use sitetrail::settings::{Kind, Overrides, Scope, Settings, Spec, SCHEMA};
 
-/// The settings flags: with `ALL`, every setting (`worker`, `daemon`); without, only those about
-/// the provider (`classify`).
+/// The settings flags of the scopes in `SCOPES` (a set of [`bit`]s: [`CLASSIFY`], [`WORKER`],
+/// [`IMPORT`]).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SettingFlags<const ALL: bool> {
+pub(crate) struct SettingFlags<const SCOPES: u8> {
     /// The values given, checked.
     pub(crate) overrides: Overrides,
 }
 
-fn in_scope(spec: &Spec, all: bool) -> bool {
-    all || spec.scope == Scope::Provider
+/// A scope as a bit of a command's set.
+const fn bit(scope: Scope) -> u8 {
+    match scope {
+        Scope::Provider => 1,
+        Scope::Worker => 2,
+        Scope::Store => 4,
+        Scope::Import => 8,
+    }
+}
+
+/// `classify`'s flags: which provider and how to reach it.
+pub(crate) const CLASSIFY: u8 = bit(Scope::Provider);
+/// `worker`'s (and `daemon`'s) flags: the provider, the worker, and how the database is opened.
+pub(crate) const WORKER: u8 = bit(Scope::Provider) | bit(Scope::Worker) | bit(Scope::Store);
+/// `daemon`'s flags beside the worker's: the automatic import.
+pub(crate) const IMPORT: u8 = bit(Scope::Import);
+
+fn in_scope(spec: &Spec, scopes: u8) -> bool {
+    bit(spec.scope) & scopes != 0
 }
 
 /// What the flag's value looks like, for `--help`.
@@ -28,6 +45,7 @@ fn value_name(spec: &Spec) -> &'static str {
         Kind::Integer { .. } => "N",
         Kind::Number { .. } => "F",
         Kind::Hosts => "PATTERN",
+        Kind::Paths => "PATH",
     }
 }
 
@@ -96,11 +114,11 @@ impl TypedValueParser for SpecParser {
     }
 }
 
-impl<const ALL: bool> Args for SettingFlags<ALL> {
+impl<const SCOPES: u8> Args for SettingFlags<SCOPES> {
     fn augment_args(cmd: Command) -> Command {
         SCHEMA
             .iter()
-            .filter(|s| in_scope(s, ALL))
+            .filter(|s| in_scope(s, SCOPES))
             .fold(cmd, |cmd, s| cmd.arg(arg(s)))
     }
 
@@ -109,15 +127,15 @@ impl<const ALL: bool> Args for SettingFlags<ALL> {
     }
 }
 
-impl<const ALL: bool> FromArgMatches for SettingFlags<ALL> {
+impl<const SCOPES: u8> FromArgMatches for SettingFlags<SCOPES> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut values = Map::new();
-        for spec in SCHEMA.iter().filter(|s| in_scope(s, ALL)) {
+        for spec in SCHEMA.iter().filter(|s| in_scope(s, SCOPES)) {
             let Some(mut given) = m.get_many::<Value>(spec.name) else {
                 continue;
             };
             let value = if spec.is_list() {
-                // Each `--exclude` is a list of its own (it may hold commas): join them.
+                // Each `--exclude` (`--import-profile`) is a list of its own: join them.
                 Value::Array(
                     given
                         .flat_map(|v| v.as_array().cloned().unwrap_or_default())
@@ -149,13 +167,21 @@ mod tests {
     #[derive(clap::Parser, Debug)]
     struct Cmd {
         #[command(flatten)]
-        settings: SettingFlags<true>,
+        settings: SettingFlags<WORKER>,
+        #[command(flatten)]
+        import: SettingFlags<IMPORT>,
     }
 
     #[derive(clap::Parser, Debug)]
     struct ProviderOnly {
         #[command(flatten)]
-        settings: SettingFlags<false>,
+        settings: SettingFlags<CLASSIFY>,
+    }
+
+    #[derive(clap::Parser, Debug)]
+    struct WorkerOnly {
+        #[command(flatten)]
+        settings: SettingFlags<WORKER>,
     }
 
     #[test]
@@ -186,6 +212,38 @@ mod tests {
         assert!(err.contains("from 1 to 500"), "{err}");
         assert!(ProviderOnly::try_parse_from(["x", "--max-attempts", "3"]).is_err());
         assert!(ProviderOnly::try_parse_from(["x", "--model", "m"]).is_ok());
+        assert!(
+            WorkerOnly::try_parse_from(["x", "--import-interval-min", "5"]).is_err(),
+            "the import's flags are the daemon's, not the worker's"
+        );
+        let c = Cmd::try_parse_from([
+            "x",
+            "--synchronous",
+            "FULL",
+            "--import-interval-min",
+            "30",
+            "--import-profile",
+            "/a/History",
+            "--import-profile",
+            "/b/places.sqlite",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.settings.overrides.get("synchronous"),
+            Some(&Value::from("full"))
+        );
+        assert_eq!(
+            c.import.overrides.get("auto_import_minutes"),
+            Some(&Value::from(30))
+        );
+        assert_eq!(
+            c.import.overrides.get("import_profiles"),
+            Some(&serde_json::json!(["/a/History", "/b/places.sqlite"]))
+        );
+        let err = Cmd::try_parse_from(["x", "--import-interval-min", "10081"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("from 0 to 10080"), "{err}");
         for spec in SCHEMA {
             let flag = format!("--{}", spec.flag);
             let help = Cmd::try_parse_from(["x", "--help"]).unwrap_err().to_string();

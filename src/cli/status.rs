@@ -20,22 +20,24 @@ pub(crate) struct StatusArgs {
 
 pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusArgs) -> Result<()> {
     let s = store.queue_status()?;
-    let w = store.worker_state()?;
+    let w = store.worker_status()?;
     // The backlog at the saved settings' pace (the app also knows the measured rate).
     let eta = resolve_settings(settings, &Overrides::new())
         .ok()
         .and_then(|r| sitetrail::backlog::estimate(&s, &r.worker_config(), None));
     if args.json {
+        // Flat keys (a contract for scripts), in this order, from the one status the app shows too.
+        let pause = w.pause.as_ref();
         let mut v = serde_json::to_value(&s).map_err(|e| Error::Io(e.into()))?;
-        v["paused_kind"] = json!(w.paused_kind);
-        v["paused_reason"] = json!(w.paused_reason);
-        v["paused_until"] = json!(w.paused_until);
+        v["paused_kind"] = json!(pause.map(|p| p.kind));
+        v["paused_reason"] = json!(pause.map(|p| &p.reason));
+        v["paused_until"] = json!(pause.and_then(|p| p.until));
         v["eta_seconds"] = json!(eta.map(|e| e.seconds));
-        v["paused_provider"] = json!(w.paused_provider);
-        v["worker_crashes"] = json!(w.worker_crashes);
-        v["last_crash"] = match (&w.last_crash_at, &w.last_crash_message) {
-            (Some(at), message) => json!({"at": at, "message": message}),
-            (None, _) => serde_json::Value::Null,
+        v["paused_provider"] = json!(pause.and_then(|p| p.provider.as_deref()));
+        v["worker_crashes"] = json!(w.crash.as_ref().map_or(0, |c| c.count));
+        v["last_crash"] = match &w.crash {
+            Some(c) => json!({"at": c.at, "message": c.message}),
+            None => serde_json::Value::Null,
         };
         return out::json(&v);
     }
@@ -54,9 +56,9 @@ pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusA
             human::duration(i64::try_from(sitetrail::time::millis(left)).unwrap_or(i64::MAX))
         ));
     }
-    if let Some(reason) = &w.paused_reason {
-        let until = w
-            .paused_until
+    if let Some(p) = &w.pause {
+        let until = p
+            .until
             .map(|t| {
                 let left = t
                     .as_micros()
@@ -70,18 +72,19 @@ pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusA
                 )
             })
             .unwrap_or_else(|| " until you run `sitetrail resume`".into());
-        let whose = w
-            .paused_provider
+        let whose = p
+            .provider
             .as_deref()
             .map(|p| format!(" (for {p})"))
             .unwrap_or_default();
-        lines.push(format!("worker paused{until}{whose}: {reason}"));
+        lines.push(format!("worker paused{until}{whose}: {}", p.reason));
     }
-    if let (Some(at), Some(message)) = (&w.last_crash_at, &w.last_crash_message) {
+    if let Some(c) = &w.crash {
         lines.push(format!(
-            "worker crashed {} time(s), last at {}: {message} (it restarted by itself)",
-            w.worker_crashes,
-            human::local_time(*at)
+            "worker crashed {} time(s), last at {}: {} (it restarted by itself)",
+            c.count,
+            human::local_time(c.at),
+            c.message.as_deref().unwrap_or_default()
         ));
     }
     for l in &lines {

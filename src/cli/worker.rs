@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use clap::Args;
 
+use sitetrail::settings::Resolved;
 use sitetrail::worker::Worker;
 use sitetrail::{Result, Store};
 
-use super::resolve_settings;
-use super::settings::SettingFlags;
+use super::open_with_settings;
+use super::settings::{SettingFlags, WORKER};
 
 #[derive(Args, Debug)]
 pub(crate) struct WorkerArgs {
@@ -20,7 +21,7 @@ pub(crate) struct WorkerArgs {
     pub(crate) until_idle: bool,
     /// Settings (each overrides the environment and the saved settings).
     #[command(flatten)]
-    settings: SettingFlags<true>,
+    pub(crate) settings: SettingFlags<WORKER>,
     /// Adds this much latency to every classifier call (ms): simulates a slow provider, for
     /// tests and demos.
     #[arg(long, value_name = "N", hide = true)]
@@ -31,10 +32,17 @@ pub(crate) struct WorkerArgs {
     simulate_panic_on: Option<String>,
 }
 
-pub(crate) fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
+pub(crate) fn run_worker(db: Option<PathBuf>, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
+    let (store, resolved) = open_with_settings(db, settings.clone(), &args.settings.overrides)?;
     // Every tick writes: on a read-only database it would only fail, again and again.
     store.check_writable()?;
-    let worker = build_worker(store, settings, &args, Arc::new(tokio::sync::Notify::new()))?;
+    let worker = build_worker(
+        store,
+        settings,
+        &resolved,
+        &args,
+        Arc::new(tokio::sync::Notify::new()),
+    )?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -49,17 +57,18 @@ pub(crate) fn run_worker(store: Store, settings: Option<PathBuf>, args: WorkerAr
     })
 }
 
-/// The worker the `worker` and `daemon` commands run, from the settings and the worker options.
-/// Its remote calls are shared with the user's other devices through the hub's claims when this
-/// device is linked (`wake` hears when a sync should run at once).
+/// The worker the `worker` and `daemon` commands run, from the resolved settings and the worker
+/// options (`settings` is the settings file's path, beside which the sync key lives). Its remote
+/// calls are shared with the user's other devices through the hub's claims when this device is
+/// linked (`wake` hears when a sync should run at once).
 pub(crate) fn build_worker(
     store: Store,
     settings: Option<PathBuf>,
+    resolved: &Resolved,
     args: &WorkerArgs,
     wake: Arc<tokio::sync::Notify>,
 ) -> Result<Worker> {
     let key_dir = sitetrail::sync::engine::key_dir(settings.as_deref())?;
-    let resolved = resolve_settings(settings, &args.settings.overrides)?;
     // No user categories for the classifier: the worker judges every website with the built-in
     // rules and the user's categories as they are at each pass (worker::local), and asks its
     // classifier only about hosts for the remote provider.
@@ -74,6 +83,7 @@ pub(crate) fn build_worker(
         model = resolved.settings.provider.is_remote().then(|| resolved.model()),
         batch_size = config.batch_size,
         max_requests_per_minute = config.max_requests_per_minute,
+        synchronous = resolved.settings.synchronous.as_str(),
         "worker starting"
     );
     if let Some(ms) = args.simulate_latency_ms {

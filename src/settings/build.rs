@@ -15,6 +15,7 @@ use crate::classify::privacy::{Exclusions, PrivacyRouter};
 use crate::classify::secret::ApiKey;
 use crate::classify::Classifier;
 use crate::error::{Error, Result};
+use crate::store::StoreOptions;
 use crate::worker::WorkerConfig;
 
 /// Settings after every layer was applied, with the API key: what a worker is built from.
@@ -63,6 +64,16 @@ impl Resolved {
             Err(_) => String::from("(unparsable base URL)"),
         };
         format!("{} {base} {}", self.settings.provider.as_str(), self.model())
+    }
+
+    /// How `worker` and `daemon` open the database: the resolved `synchronous` (flag, then
+    /// `SITETRAIL_SYNCHRONOUS`, then the file). Their callers check the variable with
+    /// [`StoreOptions::from_env`] first, so a bad one gets the message every command gives.
+    pub fn store_options(&self) -> StoreOptions {
+        StoreOptions {
+            synchronous: self.settings.synchronous,
+            ..StoreOptions::default()
+        }
     }
 
     /// The worker settings.

@@ -1,15 +1,27 @@
-//! Classifier and worker settings: one schema ([`SCHEMA`], declared once below with the
-//! [`Settings`] struct), the layers that set them, and building a worker from them. The CLI and
-//! the desktop app share this module.
+//! Sitetrail's settings: one schema ([`SCHEMA`], declared once below with the [`Settings`]
+//! struct), the layers that set them, and building a worker from them. The CLI and the desktop
+//! app share this module, and one file: the classifier and worker settings, how the database is
+//! opened (`synchronous`) and the automatic import (`auto_import_minutes`, `import_profiles`, which
+//! the app kept in its own `app.json` before: it moves them here at its first start).
 //!
 //! Precedence, highest first: a CLI flag (or the app's form), the environment
 //! (`SITETRAIL_<NAME>` for every setting: `SITETRAIL_PROVIDER`, `SITETRAIL_FIXED_DELAY_MS`, ...),
-//! the settings file, the defaults. List settings (exclusions) add up across layers instead: a
-//! host excluded anywhere is never sent out. The file is JSON at `settings.json` in the user's
-//! config directory (`ProjectDirs("app", "Sitetrail", "sitetrail")`, which honours
-//! `XDG_CONFIG_HOME`), or the path in `SITETRAIL_SETTINGS`. A missing file means defaults; a
-//! malformed one is an error that names it. Saving writes a temp file in the same directory and
-//! renames it over the old one, so a crash never leaves half a file.
+//! the settings file, the defaults. Exclusions add up across layers instead: a host excluded
+//! anywhere is never sent out. The file is JSON at `settings.json` in the user's config directory
+//! (`ProjectDirs("app", "Sitetrail", "sitetrail")`, which honours `XDG_CONFIG_HOME`), or the path
+//! in `SITETRAIL_SETTINGS`. A missing file means defaults; a malformed one is an error that names
+//! it. Saving writes a temp file in the same directory and renames it over the old one, so a
+//! crash never leaves half a file.
+//!
+//! The database's `synchronous` and a malformed file: only the processes that load the settings
+//! anyway read the file's `synchronous` when they open the database: the app (whose database
+//! opens even when the file is malformed: the file's problem is then the worker's, shown in the
+//! app, and the database opens as the environment says), and `worker` and `daemon` (which refuse
+//! a malformed file as before, since they build their worker from it). Every other command
+//! (`history`, `visit`, `import`, the native host, ...) never reads the file, as before, so an
+//! unrelated bad setting cannot make it fail: it takes `SITETRAIL_SYNCHRONOUS` alone
+//! ([`StoreOptions::from_env`]). Everywhere, the variable wins over the file and is checked
+//! first, with the same values and the same error as before it was a setting.
 //!
 //! Invariant: the API key is never part of [`Settings`] and never written to disk: it comes from
 //! `SITETRAIL_API_KEY` (the app adds the OS keyring) and lives only in an [`ApiKey`]. A settings
@@ -29,6 +41,7 @@ use serde_json::{Map, Value};
 
 use crate::classify::secret::ApiKey;
 use crate::error::{Error, Result};
+use crate::store::{StoreOptions, Synchronous};
 
 /// Which classifier answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,6 +174,18 @@ settings! {
     request_timeout_ms: u64 = crate::classify::http::HttpOptions::DEFAULT_TOTAL_MS,
         Spec::integer("request-timeout-ms", "Request timeout", 1, 3_600_000).unit("ms").provider().advanced()
             .help("Longest wait for a whole provider call, from sending to the last byte of the answer.");
+    /// How hard SQLite works to keep the last commits after a power cut.
+    synchronous: Synchronous = Synchronous::Normal,
+        Spec::choice("synchronous", "Durability", Synchronous::NAMES).store().advanced()
+            .help("How hard SQLite keeps the last commits after a power cut: normal (a crash of Sitetrail loses nothing, a power cut may lose the last commits) or full (every commit synced to disk, an fsync each). Read when the database opens: the app, worker and daemon also take the saved setting, other commands only SITETRAIL_SYNCHRONOUS.");
+    /// Minutes between automatic imports of the browsers' history; 0: never.
+    auto_import_minutes: u32 = 15,
+        Spec::integer("import-interval-min", "Import new history every", 0, 7 * 24 * 60).unit("min").import()
+            .help("Minutes between imports of every detected browser profile (or those chosen), which keeps the history current without the extension; at most a week, 0: never (the daemon's flag takes 1 or more).");
+    /// History files (profile paths) the automatic import reads; empty: every detected profile.
+    import_profiles: Vec<String> = Vec::new(),
+        Spec::paths("import-profile", "Browsers to import").import()
+            .help("A browser profile's history file for the automatic import to read (repeat the flag for more); none: every profile found on this computer.");
 }
 
 /// Values for some settings, by name, each checked against its [`Spec`]: one layer of the
@@ -205,6 +230,13 @@ impl Overrides {
     /// The value given for `name`, if any.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name)
+    }
+
+    /// This layer with `other`'s values added (the daemon's worker and import flags).
+    pub fn extend(&mut self, other: &Overrides) -> &mut Overrides {
+        self.values
+            .extend(other.values.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self
     }
 
     /// A layer from already-checked values (the CLI's parsed flags).
@@ -272,9 +304,17 @@ impl Environment {
 
     /// The settings layer the variables make, each value checked.
     fn layer(&self) -> Result<Overrides> {
+        self.layer_where(|_| true)
+    }
+
+    /// The layer of the variables whose spec passes `keep`.
+    fn layer_where(&self, keep: impl Fn(&Spec) -> bool) -> Result<Overrides> {
         let mut o = Overrides::new();
         for (name, (var, raw)) in &self.vars {
             let spec = schema::spec(name).ok_or_else(|| Error::Task(format!("no spec for {name}")))?;
+            if !keep(spec) {
+                continue;
+            }
             let value = spec
                 .parse_text(raw)
                 .map_err(|why| Error::InvalidConfig(format!("{var} {why}")))?;
@@ -386,7 +426,7 @@ impl Settings {
             return Err(Error::Task("settings are not an object".into()));
         };
         for (name, value) in &layer.values {
-            let list = !layer.replaces_lists && schema::spec(name).is_some_and(Spec::is_list);
+            let list = !layer.replaces_lists && schema::spec(name).is_some_and(Spec::adds_up);
             match (list, object.get_mut(name.as_str()), value) {
                 (true, Some(Value::Array(have)), Value::Array(more)) => {
                     for v in more {
@@ -402,6 +442,26 @@ impl Settings {
         }
         serde_json::from_value(Value::Object(object))
             .map_err(|e| Error::InvalidConfig(format!("settings do not fit together: {e}")))
+    }
+
+    /// These settings with the environment's values for the settings of `scope` only: for a
+    /// process that uses only those (the app's import schedule), which a bad variable for another
+    /// setting must not stop.
+    pub fn with_env_for(self, env: &Environment, scope: Scope) -> Result<Settings> {
+        let settings = self.apply(&env.layer_where(|s| s.scope == scope)?)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// How a process that loaded these settings from the file opens the database (the app):
+    /// `SITETRAIL_SYNCHRONOUS` if set, checked and refused exactly as for every command
+    /// ([`StoreOptions::from_env`]), else these settings' `synchronous`.
+    pub fn store_options(&self) -> Result<StoreOptions> {
+        let synchronous = crate::store::synchronous_from_env()?.unwrap_or(self.synchronous);
+        Ok(StoreOptions {
+            synchronous,
+            ..StoreOptions::default()
+        })
     }
 
     /// Applies the environment, then `overrides`, then validates: CLI > env > file > default.
@@ -490,6 +550,84 @@ mod tests {
             err.contains("SITETRAIL_BATCH_SIZE") && err.contains("from 1 to 500"),
             "{err}"
         );
+    }
+
+    /// Every choice a spec offers is a value its field takes (the names are written beside the
+    /// enums: `Provider::NAMES`, `Synchronous::NAMES`).
+    #[test]
+    fn every_choice_is_a_value_of_its_setting() {
+        for spec in SCHEMA {
+            if let Kind::Choice { choices } = spec.kind {
+                for c in choices {
+                    let mut layer = Overrides::new();
+                    layer.set(spec.name, json!(c)).unwrap();
+                    let s = Settings::default().apply(&layer).unwrap();
+                    let back = serde_json::to_value(&s).unwrap();
+                    assert_eq!(back[spec.name], json!(c), "{}", spec.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn synchronous_and_the_import_are_settings_with_their_variables() {
+        let d = Settings::default();
+        assert_eq!(d.synchronous, Synchronous::Normal);
+        assert_eq!((d.auto_import_minutes, d.import_profiles.len()), (15, 0));
+        assert_eq!(schema::limits("auto_import_minutes"), (0, 7 * 24 * 60));
+        let file = Settings {
+            synchronous: Synchronous::Full,
+            import_profiles: vec!["/a/History".into()],
+            ..Settings::default()
+        };
+        let r = file.clone().resolve(&env(&[]), &Overrides::new()).unwrap();
+        assert_eq!(r.store_options().synchronous, Synchronous::Full, "the file's");
+        let r = file
+            .clone()
+            .resolve(
+                &env(&[
+                    ("SITETRAIL_SYNCHRONOUS", "normal"),
+                    ("SITETRAIL_AUTO_IMPORT_MINUTES", "60"),
+                    ("SITETRAIL_IMPORT_PROFILES", "/b/History"),
+                ]),
+                &Overrides::new(),
+            )
+            .unwrap();
+        assert_eq!(
+            r.store_options().synchronous,
+            Synchronous::Normal,
+            "the variable wins"
+        );
+        assert_eq!(r.settings.auto_import_minutes, 60);
+        assert_eq!(
+            r.settings.import_profiles,
+            ["/b/History"],
+            "a choice of profiles replaces the lower layer's, unlike exclusions"
+        );
+        let err = file
+            .clone()
+            .resolve(&env(&[("SITETRAIL_SYNCHRONOUS", "off")]), &Overrides::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("SITETRAIL_SYNCHRONOUS") && err.contains("off"),
+            "{err}"
+        );
+        // The import reads its own variables only: a bad classifier variable does not stop it.
+        let s = file
+            .clone()
+            .with_env_for(
+                &env(&[
+                    ("SITETRAIL_MAX_ATTEMPTS", "lots"),
+                    ("SITETRAIL_AUTO_IMPORT_MINUTES", "0"),
+                ]),
+                Scope::Import,
+            )
+            .unwrap();
+        assert_eq!((s.auto_import_minutes, s.max_attempts), (0, 5));
+        assert!(file
+            .with_env_for(&env(&[("SITETRAIL_AUTO_IMPORT_MINUTES", "10081")]), Scope::Import)
+            .is_err());
     }
 
     #[test]

@@ -20,6 +20,14 @@ pub enum Scope {
     Provider,
     /// How the worker runs: `worker` and `daemon`.
     Worker,
+    /// How the database is opened (`synchronous`): a flag of `worker` and `daemon`. Read from
+    /// the settings file only by the processes that load the settings anyway (the app, `worker`
+    /// and `daemon`); every other command takes it from its environment variable alone, so a
+    /// malformed settings file never stops a command that did not read it before.
+    Store,
+    /// The automatic import of the browsers' history: flags of `daemon`, and the app's import
+    /// settings (not its classifier form).
+    Import,
 }
 
 /// What values a setting takes.
@@ -51,7 +59,16 @@ pub enum Kind {
     },
     /// A list of host patterns (`example.com`, `*.corp.example`); in text, comma-separated.
     Hosts,
+    /// A list of file paths (browser profiles' history files); in text, separated as in `PATH`
+    /// (`:`, or `;` on Windows).
+    Paths,
 }
+
+/// The most paths a [`Kind::Paths`] setting holds.
+pub const MAX_PATHS: usize = 100;
+
+/// The longest path a [`Kind::Paths`] setting takes (bytes).
+pub const MAX_PATH_BYTES: usize = 4096;
 
 /// One setting. Built with the `const` builders below, in `settings!`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -124,6 +141,11 @@ impl Spec {
         Spec::new(flag, label, Kind::Hosts)
     }
 
+    /// A list of file paths.
+    pub const fn paths(flag: &'static str, label: &'static str) -> Spec {
+        Spec::new(flag, label, Kind::Paths)
+    }
+
     /// With help text.
     pub const fn help(mut self, help: &'static str) -> Spec {
         self.help = help;
@@ -149,6 +171,18 @@ impl Spec {
         self
     }
 
+    /// About opening the database ([`Scope::Store`]).
+    pub const fn store(mut self) -> Spec {
+        self.scope = Scope::Store;
+        self
+    }
+
+    /// About the automatic import ([`Scope::Import`]).
+    pub const fn import(mut self) -> Spec {
+        self.scope = Scope::Import;
+        self
+    }
+
     /// Shown under "Advanced".
     pub const fn advanced(mut self) -> Spec {
         self.advanced = true;
@@ -166,8 +200,15 @@ impl Spec {
         format!("SITETRAIL_{}", self.name.to_ascii_uppercase())
     }
 
-    /// True for list settings (given several times on the command line; layers add up).
+    /// True for list settings (given several times on the command line, a JSON array).
     pub fn is_list(&self) -> bool {
+        matches!(self.kind, Kind::Hosts | Kind::Paths)
+    }
+
+    /// True for lists whose layers add up instead of replacing each other: the exclusions (a
+    /// host excluded anywhere is never sent out). Other lists (the profiles to import) are a
+    /// choice, which a higher layer replaces.
+    pub fn adds_up(&self) -> bool {
         matches!(self.kind, Kind::Hosts)
     }
 
@@ -193,6 +234,7 @@ impl Spec {
             Kind::Integer { min, max } => format!("a whole number from {min} to {max}{unit}"),
             Kind::Number { min, max } => format!("a number from {min} to {max}{unit}"),
             Kind::Hosts => "host names or *.suffix patterns".into(),
+            Kind::Paths => format!("a list of at most {MAX_PATHS} file paths"),
         }
     }
 
@@ -260,6 +302,31 @@ impl Spec {
                 crate::classify::privacy::Exclusions::parse(&out).map_err(|e| e.to_string())?;
                 Ok(Value::from(out))
             }
+            Kind::Paths => {
+                let Some(items) = value.as_array() else {
+                    return bad();
+                };
+                let mut out: Vec<String> = Vec::with_capacity(items.len());
+                for item in items {
+                    let Some(s) = item.as_str() else {
+                        return bad();
+                    };
+                    let s = s.trim();
+                    if s.len() > MAX_PATH_BYTES || s.chars().any(char::is_control) {
+                        return Err(format!(
+                            "must hold paths of at most {MAX_PATH_BYTES} bytes without control characters, not {}",
+                            shorten(&Value::from(s))
+                        ));
+                    }
+                    if !s.is_empty() && !out.iter().any(|o| o == s) {
+                        out.push(s.to_owned());
+                    }
+                }
+                if out.len() > MAX_PATHS {
+                    return bad();
+                }
+                Ok(Value::from(out))
+            }
         }
     }
 
@@ -288,6 +355,11 @@ impl Spec {
                 t.split(',')
                     .map(str::trim)
                     .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>(),
+            ),
+            Kind::Paths => Value::from(
+                std::env::split_paths(t)
+                    .map(|p| p.to_string_lossy().into_owned())
                     .collect::<Vec<_>>(),
             ),
         };
@@ -367,6 +439,26 @@ mod tests {
             Ok(json!(["a.example", "*.corp.example"]))
         );
         assert!(hosts.check(&json!("a.example")).is_err(), "a list, not a string");
+
+        let paths = get("import_profiles");
+        #[cfg(unix)]
+        assert_eq!(
+            paths.parse_text("/a/History:/b/places.sqlite"),
+            Ok(json!(["/a/History", "/b/places.sqlite"]))
+        );
+        assert_eq!(
+            paths.check(&json!([" /a/History ", "", "/a/History"])),
+            Ok(json!(["/a/History"])),
+            "trimmed, blanks and repeats dropped"
+        );
+        assert!(paths.check(&json!("/a/History")).is_err(), "a list, not a string");
+        assert!(
+            paths.check(&json!(["/a\u{0}b"])).is_err(),
+            "no control characters"
+        );
+        let many: Vec<String> = (0..=MAX_PATHS).map(|i| format!("/p{i}")).collect();
+        assert!(paths.check(&json!(many)).is_err());
+        assert_eq!(paths.check(&Value::Null), Ok(json!([])));
     }
 
     #[test]

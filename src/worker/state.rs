@@ -83,6 +83,63 @@ impl WorkerState {
     }
 }
 
+/// The worker's pause and crashes as people are shown them: `sitetrail status` (its flat JSON
+/// keys and its lines) and the app's overview both build from this, so what counts as a pause
+/// and a crash, which facts each has and how a time is written (RFC 3339, [`Timestamp`]'s
+/// serialization) are decided here once.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WorkerStatus {
+    /// The pause, while the worker is paused.
+    pub pause: Option<PauseStatus>,
+    /// The crashes, once a worker on this file crashed.
+    pub crash: Option<CrashStatus>,
+}
+
+/// Why the worker is paused and until when.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PauseStatus {
+    /// `offline`, `rate_limited` or `needs_user`.
+    pub kind: PauseKind,
+    /// The message for the user (never a secret).
+    pub reason: String,
+    /// When it tries again by itself; `None`: it waits for the user.
+    pub until: Option<Timestamp>,
+    /// The provider it belongs to (no credentials); `None`: every provider.
+    pub provider: Option<String>,
+}
+
+/// The worker's crashes: panics its supervisor caught, after which it restarted.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CrashStatus {
+    /// How many times a worker on this file crashed.
+    pub count: i64,
+    /// When the last crash happened.
+    pub at: Timestamp,
+    /// What the last crash said.
+    pub message: Option<String>,
+}
+
+impl WorkerState {
+    /// What to show of this state: a pause while `paused_kind` is set (the table keeps its reason
+    /// with it), and crashes once one was recorded with its time (the count and the time are
+    /// written together).
+    pub fn status(&self) -> WorkerStatus {
+        WorkerStatus {
+            pause: self.paused_kind.map(|kind| PauseStatus {
+                kind,
+                reason: self.paused_reason.clone().unwrap_or_default(),
+                until: self.paused_until,
+                provider: self.paused_provider.clone(),
+            }),
+            crash: self.last_crash_at.map(|at| CrashStatus {
+                count: self.worker_crashes,
+                at,
+                message: self.last_crash_message.clone(),
+            }),
+        }
+    }
+}
+
 /// Reads the state row.
 pub fn get_worker_state(conn: &Connection) -> Result<WorkerState> {
     Ok(conn
@@ -174,6 +231,11 @@ impl Store {
     /// The worker's pause state.
     pub fn worker_state(&self) -> Result<WorkerState> {
         self.with_conn(get_worker_state)
+    }
+
+    /// The worker's pause and crashes as they are shown ([`WorkerState::status`]).
+    pub fn worker_status(&self) -> Result<WorkerStatus> {
+        Ok(self.worker_state()?.status())
     }
 
     /// Records that the worker paused for `pause_for` (`None`: until the user resumes it), for

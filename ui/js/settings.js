@@ -78,6 +78,13 @@ async function load() {
 /** Display names for the provider choices (the choices themselves come from the schema). */
 const PROVIDER_NAMES = { builtin: 'Built-in rules (offline)', ollama: 'Ollama (local model)', openai: 'OpenAI-compatible server' };
 
+/**
+ * The settings the classifier form draws: the provider's and the worker's. The schema also holds
+ * the import's (drawn by the import section, with its detected browsers) and how the database is
+ * opened (set in the settings file or SITETRAIL_SYNCHRONOUS, read when the app starts).
+ */
+const classifierSpecs = (schema) => schema.filter((spec) => spec.scope === 'provider' || spec.scope === 'worker');
+
 /** The form field's id for a setting: `s-` and the name with dashes (`s-fixed-delay-ms`). */
 const fieldId = (name) => `s-${name.replace(/_/g, '-')}`;
 
@@ -130,9 +137,10 @@ function renderClassifier(s) {
   const key = el('input', { type: 'password', id: 's-api-key', autocomplete: 'off', placeholder: keyPlaceholder(s.key) });
   const keyNote = el('p', { class: s.key.keyring_available ? 'muted small' : 'note warn small', id: 's-key-note', text: keyText(s.key) });
   const testOut = el('p', { class: 'line small', id: 's-test-result', role: 'status', 'aria-live': 'polite' });
-  const provider = s.schema.filter((spec) => spec.scope === 'provider' && !spec.advanced && spec.kind.type !== 'hosts');
-  const basic = s.schema.filter((spec) => !spec.advanced && !provider.includes(spec));
-  const advanced = s.schema.filter((spec) => spec.advanced);
+  const form = classifierSpecs(s.schema);
+  const provider = form.filter((spec) => spec.scope === 'provider' && !spec.advanced && spec.kind.type !== 'hosts');
+  const basic = form.filter((spec) => !spec.advanced && !provider.includes(spec));
+  const advanced = form.filter((spec) => spec.advanced);
   $('#s-classifier-fields').replaceChildren(
     ...provider.map(fieldFor),
     field('API key', key),
@@ -180,12 +188,12 @@ function numberOrNull(id) {
 }
 
 /**
- * The form as `{name: value}` for every setting in the schema; the backend checks each value
- * against the same spec. An empty required number keeps the saved value (it is left out).
+ * The form as `{name: value}` for every setting it draws; the backend checks each value against
+ * the same spec. An empty required number keeps the saved value (it is left out).
  */
 function formSettings() {
   const out = {};
-  for (const spec of current.schema) {
+  for (const spec of classifierSpecs(current.schema)) {
     const node = $(`#${fieldId(spec.name)}`);
     if (!node) continue;
     switch (spec.kind.type) {

@@ -1,12 +1,12 @@
 //! Browser import: the profiles found on this computer, importing them with progress, and the
-//! auto-import settings.
+//! auto-import settings (two settings of the one settings file, checked by their specs).
 
 use serde::{Deserialize, Serialize};
 use sitetrail::import;
 use tauri::{AppHandle, Runtime, State};
 
 use crate::error::{CmdError, CmdResult};
-use crate::import::{choose, ImportSettings, ProfileResult, ProfileView};
+use crate::import::{choose, max_auto_import_minutes, ImportSettings, ProfileResult, ProfileView};
 use crate::state::AppState;
 
 async fn detected() -> CmdResult<Vec<import::DetectedProfile>> {
@@ -52,12 +52,11 @@ pub struct ImportView {
 /// The auto-import settings and the detected profiles.
 #[tauri::command]
 pub async fn get_import_settings(state: State<'_, AppState>) -> CmdResult<ImportView> {
-    let dir = state.paths.config_dir.clone();
-    let settings = sitetrail::blocking::run(move || Ok(ImportSettings::load(&dir))).await??;
+    let saved = state.blocking(crate::state::Inner::load_settings).await?;
     Ok(ImportView {
-        settings,
+        settings: ImportSettings::from(&saved),
         profiles: detected().await?.iter().map(ProfileView::from).collect(),
-        max_minutes: crate::import::MAX_AUTO_IMPORT_MINUTES,
+        max_minutes: max_auto_import_minutes(),
     })
 }
 
@@ -71,21 +70,24 @@ pub struct ImportForm {
     pub import_profiles: Vec<String>,
 }
 
-/// Validates and saves the auto-import settings (applied at the schedule's next tick).
+/// Validates and saves the auto-import settings into the settings file, the other settings kept
+/// (applied at the schedule's next tick). Each value is checked by its setting's spec, and each
+/// profile must be one found on this computer.
 #[tauri::command]
 pub async fn save_import_settings(state: State<'_, AppState>, settings: ImportForm) -> CmdResult<ImportView> {
     let found = detected().await?;
     choose(found.clone(), &settings.import_profiles)?;
-    let s = ImportSettings {
-        auto_import_minutes: settings.auto_import_minutes,
-        import_profiles: settings.import_profiles,
-    };
-    let dir = state.paths.config_dir.clone();
-    let s = sitetrail::blocking::run(move || Ok(s.save(&dir).map(|()| s))).await??;
+    let mut form = serde_json::Map::new();
+    form.insert("auto_import_minutes".into(), settings.auto_import_minutes.into());
+    form.insert("import_profiles".into(), settings.import_profiles.into());
+    let layer = sitetrail::settings::Overrides::edit_from_json(&form)?;
+    let saved = state
+        .blocking(move |s| s.update_settings(|saved| saved.apply(&layer)))
+        .await?;
     Ok(ImportView {
-        settings: s,
+        settings: ImportSettings::from(&saved),
         profiles: found.iter().map(ProfileView::from).collect(),
-        max_minutes: crate::import::MAX_AUTO_IMPORT_MINUTES,
+        max_minutes: max_auto_import_minutes(),
     })
 }
 

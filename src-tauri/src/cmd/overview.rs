@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use sitetrail::history::{CategoryCount, TopWebsite};
 use sitetrail::outbox::QueueStatus;
+use sitetrail::worker::state::{CrashStatus, PauseStatus};
 use sitetrail::Category;
 use tauri::State;
 
@@ -14,37 +15,16 @@ use super::lib;
 use crate::error::CmdResult;
 use crate::state::AppState;
 
-/// Why the worker is paused and until when.
-#[derive(Clone, Debug, Serialize)]
-pub struct PauseView {
-    /// `offline`, `rate_limited` or `needs_user`.
-    pub kind: String,
-    /// The message for the user.
-    pub reason: String,
-    /// When it tries again by itself (RFC 3339), if it will.
-    pub until: Option<String>,
-}
-
-/// The worker's crashes (panics its supervisor caught and restarted it after).
-#[derive(Clone, Debug, Serialize)]
-pub struct CrashView {
-    /// How many times a worker on this database crashed.
-    pub count: i64,
-    /// When the last crash happened (RFC 3339).
-    pub at: Option<String>,
-    /// What the last crash said.
-    pub message: Option<String>,
-}
-
 /// The queue panel.
 #[derive(Clone, Debug, Serialize)]
 pub struct QueueView {
     /// Job counts.
     pub queue: QueueStatus,
-    /// The pause, if the worker is paused.
-    pub pause: Option<PauseView>,
-    /// The worker's crashes, if it ever crashed.
-    pub crash: Option<CrashView>,
+    /// The pause, if the worker is paused: `{kind, reason, until, provider}` (the library's
+    /// status, which `sitetrail status --json` gives as flat keys).
+    pub pause: Option<PauseStatus>,
+    /// The worker's crashes, if it ever crashed: `{count, at, message}`.
+    pub crash: Option<CrashStatus>,
     /// False while this build cannot report pauses.
     pub pause_supported: bool,
     /// Jobs finished per minute recently (measured), once known.
@@ -61,28 +41,12 @@ pub struct QueueView {
     pub visits: i64,
 }
 
-/// The worker's pause state and crashes, as every process sees them.
-fn pause_of(store: &sitetrail::Store) -> sitetrail::Result<(Option<PauseView>, bool, Option<CrashView>)> {
-    let w = store.worker_state()?;
-    let pause = w.paused_kind.map(|kind| PauseView {
-        kind: kind.as_str().to_owned(),
-        reason: w.paused_reason.clone().unwrap_or_default(),
-        until: w.paused_until.map(sitetrail::Timestamp::to_rfc3339),
-    });
-    let crash = (w.worker_crashes > 0).then(|| CrashView {
-        count: w.worker_crashes,
-        at: w.last_crash_at.map(sitetrail::Timestamp::to_rfc3339),
-        message: w.last_crash_message.clone(),
-    });
-    Ok((pause, true, crash))
-}
-
 /// Queue counts, pause state and backlog ETA.
 #[tauri::command]
 pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
-    let (queue, visits, (pause, pause_supported, crash)) = lib(state
+    let (queue, visits, worker) = lib(state
         .store
-        .run(|s| Ok((s.queue_status()?, s.visit_count()?, pause_of(s)?)))
+        .run(|s| Ok((s.queue_status()?, s.visit_count()?, s.worker_status()?)))
         .await)?;
     let done = queue.completed + queue.failed;
     let measured = state
@@ -93,9 +57,9 @@ pub async fn get_queue(state: State<'_, AppState>) -> CmdResult<QueueView> {
     let eta = sitetrail::backlog::estimate(&queue, &state.worker_config(), measured);
     Ok(QueueView {
         queue,
-        pause,
-        crash,
-        pause_supported,
+        pause: worker.pause,
+        crash: worker.crash,
+        pause_supported: true,
         rate_per_minute: measured.map(|r| r * 60.0),
         eta_seconds: eta.map(|e| e.seconds),
         eta_basis: eta.map(|e| e.basis),

@@ -26,9 +26,8 @@ pub const TEST_DOMAIN: &str = "wikipedia.org";
 /// and values as in [`SCHEMA`]; unknown names are refused, each value is checked by its spec).
 pub type SettingsForm = Map<String, Value>;
 
-/// The saved settings with the form's values applied, validated. Blocking (reads the file).
-fn apply_form(state: &Inner, form: &SettingsForm) -> sitetrail::Result<Settings> {
-    let saved = state.load_settings()?;
+/// `saved` with the form's values applied, validated.
+fn apply_form(saved: Settings, form: &SettingsForm) -> sitetrail::Result<Settings> {
     // The view shows a base URL's credentials as `***`: the same URL sent back keeps the saved ones.
     let mut form = form.clone();
     if let (Some(Value::String(sent)), Some(url)) = (form.get("base_url"), saved.base_url.as_deref()) {
@@ -107,8 +106,8 @@ pub async fn get_settings(state: State<'_, AppState>) -> CmdResult<SettingsView>
 pub async fn save_settings(state: State<'_, AppState>, settings: SettingsForm) -> CmdResult<SettingsView> {
     state
         .blocking(move |s| {
-            let new = apply_form(s, &settings)?;
-            new.save(&s.paths.settings_file)
+            s.update_settings(|saved| apply_form(saved, &settings))
+                .map(|_| ())
         })
         .await?;
     state.restart_worker().await?;
@@ -133,7 +132,7 @@ pub struct TestResult {
 #[tauri::command]
 pub async fn test_connection(state: State<'_, AppState>, settings: SettingsForm) -> CmdResult<TestResult> {
     let resolved = state
-        .blocking(move |s| s.resolve(apply_form(s, &settings)?))
+        .blocking(move |s| s.resolve(apply_form(s.load_settings()?, &settings)?))
         .await?;
     let provider = resolved.settings.provider.as_str().to_owned();
     let classifier = resolved.classifier(Default::default())?;

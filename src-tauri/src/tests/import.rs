@@ -1,9 +1,15 @@
-//! Import commands: settings round trip and bad input. (Importing a real Chromium profile is the
+//! Import commands: settings round trip and bad input, the old `app.json` moved into the
+//! settings file. (Importing a real Chromium profile is the
 //! first-run end-to-end test, which can point the app's home directory at a fixture.)
 
 use serde_json::json;
 
 use super::TestApp;
+
+fn saved(t: &TestApp) -> serde_json::Value {
+    let text = std::fs::read_to_string(&t.paths.settings_file).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
 
 #[test]
 fn import_settings_round_trip_and_bad_values_are_refused() {
@@ -14,23 +20,36 @@ fn import_settings_round_trip_and_bad_values_are_refused() {
         "on by default, every 15 minutes"
     );
     assert!(v["profiles"].is_array());
+    assert_eq!(v["max_minutes"], 10_080, "at most a week");
 
+    // The classifier's form and the import's share the one settings file: neither loses the other's.
+    t.ok("save_settings", json!({"settings": {"max_attempts": 7}}));
     let v = t.ok(
         "save_import_settings",
         json!({"settings": {"auto_import_minutes": 30, "import_profiles": []}}),
     );
     assert_eq!(v["settings"]["auto_import_minutes"], 30);
-    let saved = std::fs::read_to_string(t.paths.config_dir.join("app.json")).unwrap();
-    assert!(saved.contains("30"), "{saved}");
+    let file = saved(&t);
+    assert_eq!(file["auto_import_minutes"], 30, "{file}");
+    assert_eq!(
+        file["max_attempts"], 7,
+        "the classifier's setting is kept: {file}"
+    );
+    assert!(
+        !t.paths.config_dir.join("app.json").exists(),
+        "no second settings file"
+    );
+    t.ok("save_settings", json!({"settings": {"max_attempts": 6}}));
+    assert_eq!(
+        saved(&t)["auto_import_minutes"],
+        30,
+        "kept by the classifier's save"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(
-            mode(&t.paths.config_dir.join("app.json")),
-            0o600,
-            "private like the settings"
-        );
+        assert_eq!(mode(&t.paths.settings_file), 0o600, "private");
     }
     assert_eq!(
         t.ok("get_import_settings", json!({}))["settings"]["auto_import_minutes"],
@@ -55,6 +74,60 @@ fn import_settings_round_trip_and_bad_values_are_refused() {
         t.ok("get_import_settings", json!({}))["settings"]["auto_import_minutes"],
         30,
         "refused values change nothing"
+    );
+    assert_eq!(saved(&t)["auto_import_minutes"], 30);
+}
+
+/// An app that ran before the import settings were settings kept them in `app.json`: the first
+/// start moves them into the settings file (its other settings kept), then removes `app.json`.
+#[test]
+fn the_old_app_json_moves_into_the_settings_file_at_the_first_start() {
+    let profile = "/home/someone/.config/chromium/Default/History";
+    let t = TestApp::start_with(
+        |_| {},
+        |paths| {
+            std::fs::create_dir_all(&paths.config_dir).unwrap();
+            std::fs::write(
+                paths.config_dir.join("app.json"),
+                json!({"auto_import_minutes": 45, "import_profiles": [profile]}).to_string(),
+            )
+            .unwrap();
+            std::fs::write(&paths.settings_file, r#"{"max_attempts": 3}"#).unwrap();
+        },
+    );
+    let file = saved(&t);
+    assert_eq!(file["auto_import_minutes"], 45, "{file}");
+    assert_eq!(file["import_profiles"], json!([profile]), "{file}");
+    assert_eq!(file["max_attempts"], 3, "nothing lost: {file}");
+    assert!(!t.paths.config_dir.join("app.json").exists(), "app.json is gone");
+    let v = t.ok("get_import_settings", json!({}));
+    assert_eq!(v["settings"]["auto_import_minutes"], 45);
+    assert_eq!(v["settings"]["import_profiles"], json!([profile]));
+}
+
+/// A malformed `app.json` is left as it is (the app logs why), and so is the settings file.
+#[test]
+fn a_malformed_app_json_changes_nothing() {
+    let t = TestApp::start_with(
+        |_| {},
+        |paths| {
+            std::fs::create_dir_all(&paths.config_dir).unwrap();
+            std::fs::write(paths.config_dir.join("app.json"), "{ not json").unwrap();
+            std::fs::write(&paths.settings_file, r#"{"max_attempts": 3}"#).unwrap();
+        },
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.paths.config_dir.join("app.json")).unwrap(),
+        "{ not json"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&t.paths.settings_file).unwrap(),
+        r#"{"max_attempts": 3}"#
+    );
+    assert_eq!(
+        t.ok("get_import_settings", json!({}))["settings"]["auto_import_minutes"],
+        15,
+        "the defaults until it is fixed"
     );
 }
 
