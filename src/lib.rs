@@ -18,6 +18,7 @@ pub mod classify;
 pub mod confidence;
 pub mod domain;
 pub mod error;
+pub mod exclusions;
 pub mod export;
 pub mod favicon;
 pub mod forget;

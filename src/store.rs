@@ -80,6 +80,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "block_patterns",
         include_str!("../migrations/0013_block_patterns.sql"),
     ),
+    (
+        14,
+        "excluded_hosts",
+        include_str!("../migrations/0014_excluded_hosts.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

@@ -93,3 +93,89 @@ fn exclusions_that_are_not_host_patterns_are_refused() {
         "the error names the file and the pattern: {err}"
     );
 }
+
+/// `sitetrail exclusions`: the list kept in the database (and synced to the user's other
+/// devices) is edited, listed beside the settings file's own, and obeyed by the worker; a bad
+/// pattern is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_exclusions_command_keeps_a_list_the_worker_obeys() {
+    let db = TempDb::new();
+    for url in [
+        "https://online.bank.example/konto",
+        "https://clinic.example/",
+        "https://gone.example/",
+        "https://public.example/",
+    ] {
+        run_ok(isolated(&db.path).args(["visit", url]));
+    }
+    std::fs::write(settings_path(&db.path), r#"{"exclusions": ["local.example"]}"#).unwrap();
+    let said = run_ok(isolated(&db.path).args(["exclusions", "add", "*.Bank.example."]));
+    assert!(said.contains("*.bank.example is never sent"), "{said}");
+    run_ok(isolated(&db.path).args(["exclusions", "add", "clinic.example"]));
+    run_ok(isolated(&db.path).args(["exclusions", "add", "gone.example"]));
+    let again = run_ok(isolated(&db.path).args(["exclusions", "add", "www.clinic.example"]));
+    assert!(again.contains("already excluded"), "{again}");
+    run_ok(isolated(&db.path).args(["exclusions", "remove", "gone.example"]));
+    let out = isolated(&db.path)
+        .args(["exclusions", "remove", "gone.example"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "removing what is not there is not found"
+    );
+    let out = isolated(&db.path)
+        .args(["exclusions", "add", "<bank>.example"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a host pattern"));
+    let list: Value =
+        serde_json::from_str(&run_ok(isolated(&db.path).args(["exclusions", "--json"]))).unwrap();
+    let rows: Vec<(String, String)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["pattern"].as_str().unwrap().to_owned(),
+                e["source"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("*.bank.example".to_owned(), "shared".to_owned()),
+            ("clinic.example".to_owned(), "shared".to_owned()),
+            ("local.example".to_owned(), "settings".to_owned()),
+        ]
+    );
+    assert!(list[0]["excluded_at"].is_string(), "{list}");
+    let server = MockServer::start().await;
+    mount_openai_ok(&server).await;
+    let base = format!("{}/v1", server.uri());
+    let out = openai_worker(&db.path, &base, &["--until-idle"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut sent: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .flat_map(hosts_of)
+        .collect();
+    sent.sort();
+    assert_eq!(
+        sent,
+        ["gone.example", "public.example"],
+        "the excluded hosts stayed here; the one taken off the list went out"
+    );
+}

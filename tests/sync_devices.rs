@@ -536,3 +536,76 @@ fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval
     }
     assert_eq!(a.visits(), b.visits());
 }
+
+/// The exclusions (hosts never sent to a remote provider) are the user's on every device: one
+/// made before the link, one added and one removed after it reach the other device, and that
+/// device's worker, whose own settings exclude nothing, keeps them from its provider.
+#[test]
+fn exclusions_reach_every_device_and_keep_their_hosts_from_its_provider() {
+    use std::time::Duration;
+
+    use crate::fake_ai::{fast_config, hosts_of, mount_openai_ok, openai};
+
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    a.store.exclude_host("clinic.example").unwrap();
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    a.store.exclude_host("*.Bank.example").unwrap();
+    a.store.exclude_host("gone.example").unwrap();
+    converge(&[&a, &b]);
+    a.store.include_host("gone.example").unwrap();
+    converge(&[&a, &b]);
+    let patterns = |d: &Device| {
+        d.store
+            .excluded_hosts()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.pattern)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(patterns(&b), ["*.bank.example", "clinic.example"]);
+    assert_eq!(patterns(&a), patterns(&b));
+    for d in [
+        "online.bank.example",
+        "clinic.example",
+        "gone.example",
+        "kwertyzop.net",
+    ] {
+        b.visit_at(&format!("https://{d}/"), "", 500);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let asked = rt.block_on(async {
+        let server = wiremock::MockServer::start().await;
+        mount_openai_ok(&server).await;
+        let base = format!("{}/v1", server.uri());
+        let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+        let worker = sitetrail::worker::Worker::new(b.store.clone(), openai(&base), fast_config(4)).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), worker.run(stop, true))
+            .await
+            .expect("the worker settles every job")
+            .unwrap();
+        let mut asked: Vec<String> = server
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .flat_map(hosts_of)
+            .collect();
+        asked.sort();
+        asked
+    });
+    assert_eq!(
+        asked,
+        ["gone.example", "kwertyzop.net"],
+        "the hosts excluded on the other device never reached this one's provider"
+    );
+    // A removal made on the other device reaches the first as well (last writer wins).
+    b.store.include_host("clinic.example").unwrap();
+    converge(&[&a, &b]);
+    assert_eq!(patterns(&a), ["*.bank.example"]);
+}

@@ -148,7 +148,8 @@ fn a_device_killed_while_applying_resumes_with_nothing_lost_or_twice() {
     a.sync();
     // B pulls with the CLI, and is killed part way through applying.
     let mut killed = false;
-    for wait_ms in [300u64, 600, 1_200] {
+    // Waits from short to long, so a fast or a loaded machine both get one that lands mid-apply.
+    for wait_ms in [100u64, 300, 600, 1_200, 2_400, 4_800] {
         let mut child = cli(&b.db)
             .arg("--settings")
             .arg(b.settings())

@@ -4,6 +4,7 @@
 
 mod capture;
 mod classify;
+mod exclusions;
 mod export;
 mod failed;
 mod forget;
@@ -104,6 +105,8 @@ enum Command {
     Blocked(forget::BlockedArgs),
     /// Syncs this history with your other devices through a hub, end-to-end encrypted.
     Sync(sync::SyncArgs),
+    /// Lists the hosts never sent to a remote provider (on all your devices), or adds or removes one.
+    Exclusions(exclusions::ExclusionsArgs),
 }
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
@@ -209,6 +212,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Forget(args) => forget::run_forget(&store()?, args),
         Command::Blocked(args) => forget::run_blocked(&store()?, args),
         Command::Sync(args) => sync::run_sync(&store()?, cli.settings, args),
+        Command::Exclusions(args) => exclusions::run_exclusions(&store()?, cli.settings, args),
         Command::Status(args) => status::run_status(&store()?, cli.settings, args),
         Command::Resume => status::run_resume(&store()?),
         Command::Failed(args) => failed::run_failed(&store()?, args),

@@ -8,7 +8,7 @@
 //!   tombstone's time, by domain hash) is dropped: deletions win, whenever the visit arrives. (A
 //!   blocked domain's visit from a device that had not heard of the block is kept, as it is
 //!   there: blocking stops recording, forgetting removes.)
-//! - **Categories and blocking** are last-writer-wins registers (clock, then device id). A user's
+//! - **Categories, blocking and exclusions** are last-writer-wins registers (clock, then device id). A user's
 //!   category or an AI's for a website this device has not seen yet waits in its register and is
 //!   applied when the website appears ([`on_new_website_in`]).
 //! - **Forgetting** runs the local forgetting's steps: by id, by website up to the forgetting's
@@ -18,7 +18,7 @@
 use rusqlite::{named_params, OptionalExtension, Transaction};
 use uuid::Uuid;
 
-use super::local::{self, ai_key, block_key, user_key};
+use super::local::{self, ai_key, block_key, exclude_key, user_key};
 use super::ops::{Op, Stamped};
 use crate::category::{Category, CategorySource};
 use crate::confidence::Confidence;
@@ -302,6 +302,20 @@ fn apply_one(
                     crate::blocked::block_in(tx, &d, now)?;
                 } else {
                     crate::blocked::unblock_in(tx, &d, now)?;
+                }
+            }
+            Ok(true)
+        }
+        Op::Exclude { pattern, excluded } => {
+            let Ok(p) = crate::exclusions::canonical(pattern) else {
+                return Ok(false);
+            };
+            let value = if *excluded { "1" } else { "0" };
+            if local::offer_register_in(tx, &exclude_key(&p), s.hlc, device, Some(value))? {
+                if *excluded {
+                    crate::exclusions::exclude_in(tx, &p, now)?;
+                } else {
+                    crate::exclusions::include_in(tx, &p)?;
                 }
             }
             Ok(true)

@@ -218,7 +218,7 @@ async fn link(
 }
 
 /// What this device knew before it was linked, other than its visits (queued in batches by
-/// [`backfill_step`]): the user's and the AI's categories, the never-record list, the forgotten
+/// [`backfill_step`]): the user's and the AI's categories, the never-record list, the exclusions, the forgotten
 /// time ranges and the forgotten websites (known here only by their domain's SHA-256, which is
 /// what is sent: the other devices forget the website whose domain has it).
 fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
@@ -259,6 +259,17 @@ fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
             &Op::Block {
                 domain,
                 blocked: true,
+            },
+        )?;
+    }
+    for e in crate::exclusions::list_in(tx)? {
+        local::queue_register_in(
+            tx,
+            &local::exclude_key(&e.pattern),
+            Some("1"),
+            &Op::Exclude {
+                pattern: e.pattern,
+                excluded: true,
             },
         )?;
     }

@@ -207,6 +207,11 @@ pub fn block_key(domain: &str) -> String {
     format!("block:{domain}")
 }
 
+/// The register key of an exclusion pattern (`bank.example`, `*.corp.example`).
+pub fn exclude_key(pattern: &str) -> String {
+    format!("exclude:{pattern}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

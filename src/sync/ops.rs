@@ -79,6 +79,13 @@ pub enum Op {
         /// On the list.
         blocked: bool,
     },
+    /// A host pattern put on (or taken off) the list of hosts never sent to a remote provider.
+    Exclude {
+        /// The pattern: `bank.example` or `*.corp.example`, normalised.
+        pattern: String,
+        /// On the list.
+        excluded: bool,
+    },
     /// Visits forgotten by id.
     ForgetVisits {
         /// Their ids.

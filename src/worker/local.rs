@@ -11,7 +11,11 @@
 //! - the **claim** ([`LocalFirst::claim`]): the outbox claim, with the same decision for each
 //!   claimed job, so a job the pass has not seen yet is still answered locally when it can be;
 //! - the user's categories **as they are now**: the `user_categories_version` counter is read
-//!   (one row) and the categories reloaded only when it moved.
+//!   (one row) and the categories reloaded only when it moved;
+//! - the hosts the user keeps from remote providers on all their devices
+//!   ([`crate::exclusions`]), read at every pass and claim (a short list), beside the classifier's
+//!   own (the settings' exclusions and the private hosts): an excluded host's job is completed
+//!   with the built-in answer and never handed to the remote provider.
 //!
 //! Nothing here waits for the network, and no connection is held across an await.
 
@@ -114,11 +118,12 @@ impl LocalFirst {
                 return Ok(PassOutcome::default());
             }
             let (version, user) = store.with_conn(|c| self.user_categories(c))?;
+            let excluded = store.with_conn(crate::exclusions::load)?;
             let judged: Vec<Judged> = sites
                 .into_iter()
                 .map(|site| Judged {
                     judgement: builtin::judge(&site.domain, Some(&user), RuleOptions::default()),
-                    asks_remote: self.classifier.asks_remote(&site.domain),
+                    asks_remote: !excluded.matches(&site.domain) && self.classifier.asks_remote(&site.domain),
                     site,
                 })
                 .collect();
@@ -226,8 +231,11 @@ impl LocalFirst {
         policy: ClaimPolicy,
     ) -> Result<Vec<ClaimedJob>> {
         let (_, user) = self.user_categories(tx)?;
+        let excluded = crate::exclusions::load(tx)?;
         let classifier = &self.classifier;
-        provisional::claim_jobs_local_first(tx, now, policy, &user, &|d| classifier.asks_remote(d))
+        provisional::claim_jobs_local_first(tx, now, policy, &user, &|d| {
+            !excluded.matches(d) && classifier.asks_remote(d)
+        })
     }
 
     /// Runs the local pass on tokio's blocking pool; a failure is logged, never fatal.

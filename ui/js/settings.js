@@ -118,7 +118,7 @@ function input(spec, value, effective) {
 
 function labelOf(spec) {
   const unit = spec.unit ? ` (${spec.unit})` : '';
-  const note = spec.kind.type === 'hosts' ? ' (one per line: example.com or *.corp.example)' : '';
+  const note = spec.kind.type === 'hosts' ? ' (one per line: example.com or *.corp.example; kept on all your devices)' : '';
   return `${spec.label}${unit}${note}`;
 }
 

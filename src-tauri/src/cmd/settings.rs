@@ -73,10 +73,52 @@ pub struct SettingsView {
     pub problem: Option<String>,
 }
 
+/// The exclusions the form shows: the list kept on all the user's devices (the database's,
+/// synced) and the settings file's, once each.
+fn shown_exclusions(state: &Inner, file: &[String]) -> sitetrail::Result<Vec<String>> {
+    let stored = state.store.excluded_hosts()?;
+    let mut shown: Vec<String> = stored
+        .iter()
+        .map(|e| sitetrail::exclusions::display(&e.pattern))
+        .collect();
+    for p in file {
+        let canonical = sitetrail::exclusions::canonical(p).ok();
+        if !stored.iter().any(|e| Some(&e.pattern) == canonical.as_ref()) {
+            shown.push(p.clone());
+        }
+    }
+    Ok(shown)
+}
+
+/// `saved` with the form applied, the form's exclusions (if it has them) made the list kept on
+/// all the user's devices (the database's, synced): the settings file keeps only those of its
+/// own still wanted, so one taken off the form is off everywhere. The form is checked whole
+/// before anything is written. Blocking.
+fn apply_form_and_exclusions(
+    state: &Inner,
+    saved: Settings,
+    form: &SettingsForm,
+) -> sitetrail::Result<Settings> {
+    let mut new = apply_form(saved.clone(), form)?;
+    if form.contains_key("exclusions") {
+        let wanted = std::mem::take(&mut new.exclusions);
+        let stored = state.store.set_excluded_hosts(&wanted)?;
+        new.exclusions = saved
+            .exclusions
+            .into_iter()
+            .filter(|p| {
+                sitetrail::exclusions::canonical(p).is_ok_and(|c| stored.iter().any(|e| e.pattern == c))
+            })
+            .collect();
+    }
+    Ok(new)
+}
+
 /// The view. Blocking (the settings file, the keyring).
 fn view(state: &Inner) -> sitetrail::Result<SettingsView> {
     let mut settings = state.load_settings()?;
     let resolved = state.resolve(settings.clone())?;
+    settings.exclusions = shown_exclusions(state, &settings.exclusions)?;
     // Credentials in a base URL are never shown: the view has `***` where they are.
     settings.base_url = settings.base_url.as_deref().map(display_url);
     Ok(SettingsView {
@@ -106,7 +148,7 @@ pub async fn get_settings(state: State<'_, AppState>) -> CmdResult<SettingsView>
 pub async fn save_settings(state: State<'_, AppState>, settings: SettingsForm) -> CmdResult<SettingsView> {
     state
         .blocking(move |s| {
-            s.update_settings(|saved| apply_form(saved, &settings))
+            s.update_settings(|saved| apply_form_and_exclusions(s, saved, &settings))
                 .map(|_| ())
         })
         .await?;

@@ -105,7 +105,11 @@ fn exclusions_are_checked_as_host_patterns() {
     let mut ok = form("builtin", None);
     ok["exclusions"] = json!(["bücher.example", "*.MÜNCHEN-bank.example."]);
     let v = t.ok("save_settings", json!({ "settings": ok }));
-    assert_eq!(v["settings"]["exclusions"][0], "bücher.example", "saved as typed");
+    assert_eq!(
+        v["settings"]["exclusions"],
+        json!(["*.münchen-bank.example", "bücher.example"]),
+        "kept as they are matched, shown in their own script"
+    );
     for bad in ["<bank>.example", "bank%.example", "a*.example", "x.example:443"] {
         let mut f = form("builtin", None);
         f["exclusions"] = json!([bad]);
@@ -118,8 +122,53 @@ fn exclusions_are_checked_as_host_patterns() {
     }
     assert_eq!(
         t.ok("get_settings", json!({}))["settings"]["exclusions"],
-        json!(["bücher.example", "*.MÜNCHEN-bank.example."]),
+        json!(["*.münchen-bank.example", "bücher.example"]),
         "a refused form changes nothing"
+    );
+}
+
+/// The form's exclusions are the list kept on all the user's devices (the database's, synced),
+/// shown with the settings file's own; one taken off the form is off both.
+#[test]
+fn exclusions_saved_in_the_app_are_the_synced_list_and_the_files_own_can_be_removed() {
+    let t = TestApp::start(|_| {});
+    std::fs::create_dir_all(t.paths.settings_file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &t.paths.settings_file,
+        r#"{"exclusions": ["file-only.example", "kept.example"]}"#,
+    )
+    .unwrap();
+    t.store().exclude_host("from-another-device.example").unwrap();
+    let shown = t.ok("get_settings", json!({}))["settings"]["exclusions"].clone();
+    assert_eq!(
+        shown,
+        json!(["from-another-device.example", "file-only.example", "kept.example"])
+    );
+    let mut f = form("builtin", None);
+    f["exclusions"] = json!(["kept.example", "new.example", "from-another-device.example"]);
+    let v = t.ok("save_settings", json!({ "settings": f }));
+    let stored: Vec<String> = t
+        .store()
+        .excluded_hosts()
+        .unwrap()
+        .into_iter()
+        .map(|e| e.pattern)
+        .collect();
+    assert_eq!(
+        stored,
+        ["from-another-device.example", "kept.example", "new.example"],
+        "what the form holds is the synced list"
+    );
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(&t.paths.settings_file).unwrap()).unwrap();
+    assert_eq!(
+        file["exclusions"],
+        json!(["kept.example"]),
+        "the file keeps only its own still wanted"
+    );
+    assert_eq!(
+        v["settings"]["exclusions"],
+        json!(["from-another-device.example", "kept.example", "new.example"])
     );
 }
 
