@@ -105,6 +105,9 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // When each browser's extension last talked to the host (migration 0011): the settings view
     // reads it when shown and after new visits (the first page an extension sends).
     ("extension_contact", None),
+    // The hosts kept from remote providers on all devices (migration 0014): they change which
+    // jobs a provider sees.
+    ("excluded_host", Some(Change::Outbox)),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

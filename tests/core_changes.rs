@@ -152,6 +152,12 @@ fn every_write_announces_exactly_the_kinds_it_touched() {
     check("a resume", &["worker"], &|| {
         store.resume_worker().unwrap();
     });
+    check("an exclusion", &["outbox"], &|| {
+        store.exclude_host("*.bank.example").unwrap();
+    });
+    check("an exclusion already there", &[], &|| {
+        store.exclude_host("*.bank.example").unwrap();
+    });
     check("a resume with nothing to resume", &[], &|| {
         store.resume_worker().unwrap();
     });
