@@ -130,9 +130,60 @@ impl Clock for ManualClock {
     }
 }
 
+/// A clock that moves with tokio's: the wall time it was made at plus the time tokio's clock
+/// has moved since. On a runtime whose time is paused (`#[tokio::test(start_paused = true)]`), the
+/// database's "now" and every sleep, timeout and interval move together, so a test of a lease, a
+/// retry delay or a pause passes it in no real time; elsewhere it is the real clock. (effectum's
+/// job queue builds its clock the same way.)
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    wall: Timestamp,
+    start: tokio::time::Instant,
+}
+
+impl TokioClock {
+    /// A clock that reads the wall time now, and then moves with tokio's. Called inside a
+    /// runtime, it follows that runtime's clock (paused or not).
+    pub fn new() -> Self {
+        TokioClock {
+            wall: Timestamp::now(),
+            start: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Default for TokioClock {
+    fn default() -> Self {
+        TokioClock::new()
+    }
+}
+
+impl Clock for TokioClock {
+    fn now(&self) -> Timestamp {
+        // Tokio's clock is read from the runtime of the calling thread (the blocking pool's
+        // threads have it too); on a thread outside any runtime it is the monotonic clock.
+        self.wall
+            .plus(tokio::time::Instant::now().saturating_duration_since(self.start))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_tokio_clock_moves_with_paused_time_and_its_sleeps() {
+        let c = TokioClock::new();
+        let t0 = c.now();
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        assert_eq!(
+            c.now().millis_since(t0),
+            3_600_000,
+            "an hour passed in no real time"
+        );
+        let on_blocking = tokio::task::spawn_blocking(move || c.now()).await.unwrap();
+        assert_eq!(on_blocking, c.now(), "the blocking pool reads the same clock");
+    }
 
     #[test]
     fn rfc3339_round_trip_keeps_microseconds() {

@@ -9,11 +9,14 @@ use std::time::{Duration, Instant};
 use sitetrail::capture::events::store_events;
 use sitetrail::changes::TABLE_KINDS;
 use sitetrail::classify::builtin::Builtin;
+use sitetrail::classify::WithLatency;
+use sitetrail::time::TokioClock;
 use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{Worker, WorkerConfig};
 use sitetrail::{Category, Change, Store, StoreOptions, Timestamp};
 
 use crate::common::{cli, run_ok, visit, wait_for, TempDb};
+use crate::fake_ai::count_status;
 
 /// Which tables the store's one connection touched, from TEMP triggers on every table.
 fn install_spies(store: &Store) {
@@ -215,27 +218,45 @@ fn a_visit_recorded_by_another_process_reaches_this_one_within_a_second() {
     eprintln!("heard after {:?}", start.elapsed());
 }
 
-#[test]
-fn an_idle_worker_wakes_for_a_job_queued_by_another_process() {
+/// An idle worker sleeps up to `idle_poll` (a minute here) unless new work is announced. Time is
+/// paused (tokio's clock, which the store's clock follows too) and stands still while the test
+/// waits in a blocking task: the minute never passes, so only the announcement of another
+/// process's commit can get the second job done. The only real time waited is the watcher's look
+/// for other processes' commits.
+#[tokio::test(start_paused = true)]
+async fn an_idle_worker_wakes_for_a_job_queued_by_another_process() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = Store::open_with(
+        &db.path,
+        StoreOptions {
+            clock: Arc::new(TokioClock::new()),
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
     let config = WorkerConfig {
         fixed_delay: Duration::from_millis(10),
-        // Without the announcement the worker would sleep a minute.
         idle_poll: Duration::from_secs(60),
         ..WorkerConfig::default()
     };
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let worker = Worker::new(store.clone(), Arc::new(Builtin), config).unwrap();
-    let handle = rt.block_on(async { worker.spawn() });
-    // Let it go idle first.
-    std::thread::sleep(Duration::from_millis(300));
-    run_ok(cli(&db.path).args(["visit", "https://github.com/rust-lang"]));
-    assert!(
-        wait_for(Duration::from_secs(10), || {
-            store.website("github.com").is_ok_and(|w| w.category.is_some())
-        }),
-        "the idle worker did not wake for the new job"
-    );
-    rt.block_on(handle.shutdown()).unwrap();
+    // A provider that is asked (not the built-in rules, whose local pass would settle the jobs
+    // itself): a job is completed by the worker's claim alone.
+    let remote = Arc::new(WithLatency::new(Arc::new(Builtin), Duration::ZERO));
+    visit(&store, "https://kwertyzop.net/first");
+    let handle = Worker::new(store.clone(), remote, config).unwrap().spawn();
+    while count_status(&store, "COMPLETED") < 1 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A second of paused time: the worker has found nothing more and sleeps.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let path = db.path.clone();
+    let s = store.clone();
+    let woken = tokio::task::spawn_blocking(move || {
+        run_ok(cli(&path).args(["visit", "https://blorvistan.org/second"]));
+        wait_for(Duration::from_secs(10), || count_status(&s, "COMPLETED") == 2)
+    })
+    .await
+    .unwrap();
+    assert!(woken, "the idle worker did not wake for the new job");
+    handle.shutdown().await.unwrap();
 }
