@@ -7,6 +7,13 @@ import { el, fmtTime, toast } from './dom.js';
 /** Name of the event the background sync sends after each try (see src-tauri/src/lib.rs). */
 export const SYNC_STATUS = 'sync-status';
 
+// Where the sync key is kept (`key_store`, as `sitetrail sync status --json` says it).
+const KEY_STORES = {
+  keyring: 'The sync key is in the OS keyring.',
+  file: 'The sync key is in a file only you can read, in the config folder (no OS keyring works here).',
+  missing: 'The sync key is missing on this device: leave and join again with the recovery key.',
+};
+
 let listening = false;
 
 /** Renders the Sync card's body into `container`, and keeps it current. */
@@ -145,6 +152,7 @@ function drawLinked(container, v) {
     el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
     l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
     el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
+    el('p', { id: 'sync-key-store', class: v.key_store === 'missing' ? 'note warn' : 'small', text: KEY_STORES[v.key_store] || '' }),
     el('p', {}, 'Devices:'),
     devices,
     el('div', { class: 'row-buttons' }, now, leave),

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 use sitetrail::sync::engine::{self, DeviceRow, Link, SyncReport};
+use sitetrail::sync::keystore::KeyPlace;
 use tauri::State;
 
 use super::lib;
@@ -32,6 +33,9 @@ pub struct SyncView {
     pub pending: u64,
     /// The devices this one has heard of.
     pub devices: Vec<DeviceRow>,
+    /// Where this device's sync key is kept, as `sync status --json` says it: `keyring`, `file`,
+    /// `missing` (linked, but no key found), or `None` when not linked.
+    pub key_store: Option<&'static str>,
 }
 
 /// A new account: the recovery key, to show once.
@@ -45,14 +49,27 @@ pub struct SetupView {
     pub recovery_key: String,
 }
 
-/// Sync's state, from the database alone.
+/// Sync's state: the database's, and where the key is (a file, or a keyring call: on the
+/// blocking pool too).
 #[tauri::command]
 pub async fn get_sync_status(state: State<'_, AppState>) -> CmdResult<SyncView> {
-    let s = lib(state.store.run(|s| s.with_conn(engine::status)).await)?;
+    let key_dir = state.sync_keys.clone();
+    let (s, key_store) = lib(state
+        .store
+        .run(move |s| {
+            let status = s.with_conn(engine::status)?;
+            let key_store = match &status.link {
+                Some(l) => Some(engine::key_place(&key_dir, l)?.map_or("missing", KeyPlace::as_str)),
+                None => None,
+            };
+            Ok((status, key_store))
+        })
+        .await)?;
     Ok(SyncView {
         link: s.link,
         pending: s.pending,
         devices: s.devices,
+        key_store,
     })
 }
 

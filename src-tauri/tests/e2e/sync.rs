@@ -67,6 +67,11 @@ fn sync_is_set_up_in_settings_and_another_devices_visit_arrives() {
         "{}",
         h.text("#s-sync-body")
     );
+    assert!(
+        h.text("#sync-key-store").contains("in a file only you can read"),
+        "the test keeps keys in files (SITETRAIL_SYNC_KEYRING=off): {}",
+        h.text("#sync-key-store")
+    );
     h.screenshot("sync-linked.png");
     // The overview splits the day's visits by device (no time is known: by visits).
     h.click("#tab-overview");
