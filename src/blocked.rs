@@ -136,11 +136,11 @@ fn list_websites_under(conn: &Connection, domain: &str) -> Result<Vec<(WebsiteId
 
 /// Queues the (un)blocking of `domain` for the other devices.
 fn queue_block_in(tx: &Transaction<'_>, domain: &Domain, blocked: bool) -> Result<()> {
-    crate::sync::local::queue_register_in(
+    crate::sync_log::local::queue_register_in(
         tx,
-        &crate::sync::local::block_key(domain.as_str()),
+        &crate::sync_log::local::block_key(domain.as_str()),
         Some(if blocked { "1" } else { "0" }),
-        &crate::sync::ops::Op::Block {
+        &crate::sync_log::ops::Op::Block {
             domain: domain.as_str().to_owned(),
             blocked,
         },

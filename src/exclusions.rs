@@ -68,11 +68,11 @@ pub fn load(conn: &Connection) -> Result<Exclusions> {
 
 /// Queues the change of `pattern` for the other devices.
 fn queue_in(tx: &Transaction<'_>, pattern: &str, excluded: bool) -> Result<()> {
-    crate::sync::local::queue_register_in(
+    crate::sync_log::local::queue_register_in(
         tx,
-        &crate::sync::local::exclude_key(pattern),
+        &crate::sync_log::local::exclude_key(pattern),
         Some(if excluded { "1" } else { "0" }),
-        &crate::sync::ops::Op::Exclude {
+        &crate::sync_log::ops::Op::Exclude {
             pattern: pattern.to_owned(),
             excluded,
         },

@@ -38,6 +38,7 @@ pub mod signal;
 pub mod sql_enum;
 pub mod store;
 pub mod sync;
+pub mod sync_log;
 pub mod time;
 pub mod time_spent;
 pub mod title_judging;

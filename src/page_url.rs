@@ -26,6 +26,17 @@ pub fn normalise(raw: &str) -> Result<String> {
     Ok(url.into())
 }
 
+/// A visit's URL as it is stored, and as a forgotten visit's key hashes it
+/// ([`crate::forget::visit_key`]): every write path and every check goes through this one form.
+/// A text that is no URL (it could not be stored) is kept as given, trimmed.
+pub fn stored_url(url: &str) -> std::borrow::Cow<'_, str> {
+    match normalise(url) {
+        Ok(u) if u == url => std::borrow::Cow::Borrowed(url),
+        Ok(u) => std::borrow::Cow::Owned(u),
+        Err(_) => std::borrow::Cow::Borrowed(url.trim()),
+    }
+}
+
 /// `raw` with any user name and password shown as `***`: for messages about a URL that was
 /// refused, which must not repeat a secret.
 pub fn redacted(raw: &str) -> String {

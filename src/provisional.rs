@@ -34,6 +34,7 @@ use crate::confidence::Confidence;
 use crate::error::Result;
 use crate::ids::{OutboxId, WebsiteId};
 use crate::outbox::{self, ClaimPolicy, ClaimedJob, JobStatus, WriteOutcome};
+use crate::sync_log;
 use crate::time::Timestamp;
 use crate::title_judging;
 
@@ -343,10 +344,35 @@ pub fn complete_with_verdict(
             now,
         )?;
         if verdict.source == CategorySource::Ai {
-            crate::sync::apply::queue_ai_category_in(tx, job.website_id, verdict.category)?;
+            queue_ai_category_in(tx, job.website_id, verdict.category)?;
         }
     }
     Ok(outcome)
+}
+
+/// Queues the AI's `category` of the website `website_id` for sync (its answer, for every
+/// device), in the transaction that wrote it.
+fn queue_ai_category_in(tx: &Transaction<'_>, website_id: WebsiteId, category: Category) -> Result<()> {
+    if sync_log::local::is_applying() {
+        return Ok(());
+    }
+    let domain: Option<String> = tx
+        .prepare_cached(r#"SELECT domain FROM website WHERE id = :w"#)?
+        .query_row(named_params! { ":w": website_id }, |r| r.get("domain"))
+        .optional()?;
+    let Some(domain) = domain else {
+        return Ok(());
+    };
+    sync_log::local::queue_register_in(
+        tx,
+        &sync_log::local::ai_key(&domain),
+        Some(category.id()),
+        &sync_log::ops::Op::Category {
+            domain,
+            category: category.id().to_owned(),
+            source: CategorySource::Ai.as_str().to_owned(),
+        },
+    )
 }
 
 /// Records whether the user asked the AI to classify `website_id` (set by `reclassify --ai`,

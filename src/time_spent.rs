@@ -56,9 +56,9 @@ pub fn set_active_ms_in(tx: &Transaction<'_>, visit: VisitId, active_ms: i64, no
               WHERE active_ms IS NULL OR active_ms < excluded.active_ms"#,
         )?
         .execute(named_params! { ":visit": visit, ":ms": active_ms, ":now": now })?;
-    if changed == 1 && !crate::sync::local::is_applying() {
-        let id = crate::sync::local::global_visit_id(tx, visit)?;
-        crate::sync::local::queue_in(tx, &crate::sync::ops::Op::ActiveTime { id, ms: active_ms })?;
+    if changed == 1 && !crate::sync_log::local::is_applying() {
+        let id = crate::sync_log::local::global_visit_id(tx, visit)?;
+        crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::ActiveTime { id, ms: active_ms })?;
     }
     Ok(())
 }
@@ -82,9 +82,9 @@ pub fn set_estimated_ms_in(
                                                 updated_at = excluded.updated_at"#,
     )?
     .execute(named_params! { ":visit": visit, ":ms": ms, ":now": now })?;
-    if !crate::sync::local::is_applying() {
-        let id = crate::sync::local::global_visit_id(tx, visit)?;
-        crate::sync::local::queue_in(tx, &crate::sync::ops::Op::EstimatedTime { id, ms })?;
+    if !crate::sync_log::local::is_applying() {
+        let id = crate::sync_log::local::global_visit_id(tx, visit)?;
+        crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::EstimatedTime { id, ms })?;
     }
     Ok(())
 }

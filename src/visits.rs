@@ -73,17 +73,6 @@ pub fn check_visit_time(t: Timestamp) -> std::result::Result<(), String> {
     }
 }
 
-/// A visit's URL as it is stored, and as a forgotten visit's key hashes it
-/// ([`crate::forget::visit_key`]): every write path and every check goes through this one form.
-/// A text that is no URL (it could not be stored) is kept as given, trimmed.
-pub fn stored_url(url: &str) -> std::borrow::Cow<'_, str> {
-    match crate::page_url::normalise(url) {
-        Ok(u) if u == url => std::borrow::Cow::Borrowed(url),
-        Ok(u) => std::borrow::Cow::Owned(u),
-        Err(_) => std::borrow::Cow::Borrowed(url.trim()),
-    }
-}
-
 /// Cleans a title for storage: control characters become spaces, whitespace is trimmed, empty
 /// titles become `None`, very long ones are cut.
 pub fn clean_title(title: Option<&str>) -> Option<String> {
@@ -147,14 +136,6 @@ pub fn record_visit_for_domain_in(
     })
 }
 
-/// The id of the website of `domain` (a stored, normalised domain), if there is one.
-pub fn find_website_id(conn: &rusqlite::Connection, domain: &str) -> Result<Option<WebsiteId>> {
-    Ok(conn
-        .prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
-        .query_row(named_params! { ":domain": domain }, |r| r.get("id"))
-        .optional()?)
-}
-
 /// The first half of [`record_visit_in`]: the website of `domain`, inserted with its `PENDING`
 /// outbox row if the domain is new. Returns its id and whether it was inserted. An importer calls
 /// this only for domains it has not seen in the current import, then [`insert_visit_in`].
@@ -166,7 +147,7 @@ pub fn get_or_insert_website_in(
     // Inside this BEGIN IMMEDIATE transaction no other writer can add the domain between the
     // lookup and the insert; the lookup first spares the common case (a known website) an insert
     // attempt, and ON CONFLICT keeps the insert safe regardless.
-    if let Some(id) = find_website_id(tx, domain.as_str())? {
+    if let Some(id) = crate::websites::find_website_id(tx, domain.as_str())? {
         return Ok((id, false));
     }
     let new_id = WebsiteId::new();
@@ -185,7 +166,7 @@ pub fn get_or_insert_website_in(
     }
     crate::outbox::insert_job_in(tx, new_id, now)?;
     // Another device may have categorised this domain already (synced, waiting here).
-    crate::sync::apply::on_new_website_in(tx, new_id, domain.as_str(), now)?;
+    crate::websites::apply_synced_categories_in(tx, new_id, domain.as_str(), now)?;
     Ok((new_id, true))
 }
 
@@ -220,9 +201,9 @@ pub fn insert_visit_in(
     if inserted {
         let text = crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref());
         crate::search::index_visit_in(tx, visit_id, &text)?;
-        let queued = crate::sync::local::queue_in(
+        let queued = crate::sync_log::local::queue_in(
             tx,
-            &crate::sync::ops::Op::Visit {
+            &crate::sync_log::ops::Op::Visit {
                 id: visit_id,
                 url: url.clone(),
                 title,
@@ -233,7 +214,7 @@ pub fn insert_visit_in(
             },
         )?;
         if let Some((hlc, _)) = queued {
-            crate::sync::local::set_visit_hlc_in(tx, visit_id, hlc)?;
+            crate::sync_log::local::set_visit_hlc_in(tx, visit_id, hlc)?;
         }
         return Ok((Some(visit_id), true));
     }
@@ -309,15 +290,15 @@ pub fn update_title_in(tx: &Transaction<'_>, id: VisitId, title: Option<&str>) -
         let new = crate::search::IndexedText::new(&domain, &url, title.as_deref());
         crate::search::index_visit_in(tx, id, &new)?;
     }
-    if changed == 1 && !crate::sync::local::is_applying() {
-        let id = crate::sync::local::global_visit_id(tx, id)?;
-        let key = crate::sync::local::title_key(id);
+    if changed == 1 && !crate::sync_log::local::is_applying() {
+        let id = crate::sync_log::local::global_visit_id(tx, id)?;
+        let key = crate::sync_log::local::title_key(id);
         let value = title.clone();
-        crate::sync::local::queue_register_in(
+        crate::sync_log::local::queue_register_in(
             tx,
             &key,
             value.as_deref(),
-            &crate::sync::ops::Op::Title { id, title },
+            &crate::sync_log::ops::Op::Title { id, title },
         )?;
     }
     Ok(changed == 1)

@@ -3,9 +3,11 @@
 //! A category the user sets (`category_source = 'user'`) is final: the worker only writes a
 //! category where there is none or a provisional built-in one, and setting one settles the
 //! website's outbox job in the same transaction so a worker holding it is stale. Every category
-//! carries a confidence (`category_confidence`; the user's are `high`).
+//! carries a confidence (`category_confidence`; the user's are `high`). Categories other devices
+//! gave (synced) are written here too, and a website new here gets the ones that waited for it
+//! ([`apply_synced_categories_in`]).
 
-use rusqlite::{named_params, Connection, OptionalExtension};
+use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 
 use crate::category::{Category, CategorySource};
 use crate::confidence::Confidence;
@@ -14,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::ids::WebsiteId;
 use crate::outbox;
 use crate::store::{Change, Store};
+use crate::sync_log::local;
 use crate::time::Timestamp;
 
 /// A website row.
@@ -117,7 +120,7 @@ pub fn list_user_categories(conn: &Connection) -> Result<std::collections::HashM
 
 /// Sets the user's own category for `site` in the caller's transaction and settles its job.
 pub fn set_user_category_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Transaction<'_>,
     site: &Website,
     category: Category,
     now: Timestamp,
@@ -131,17 +134,89 @@ pub fn set_user_category_in(
     .execute(named_params! {
         ":id": site.id, ":category": category, ":source": CategorySource::User, ":now": now,
     })?;
-    crate::sync::local::queue_register_in(
+    local::queue_register_in(
         tx,
-        &crate::sync::local::user_key(&site.domain),
+        &local::user_key(&site.domain),
         Some(category.id()),
-        &crate::sync::ops::Op::Category {
+        &crate::sync_log::ops::Op::Category {
             domain: site.domain.clone(),
             category: category.id().to_owned(),
             source: CategorySource::User.as_str().to_owned(),
         },
     )?;
     outbox::settle_job_for_website(tx, site.id)
+}
+
+/// The id of the website of `domain` (a stored, normalised domain), if there is one.
+pub fn find_website_id(conn: &Connection, domain: &str) -> Result<Option<WebsiteId>> {
+    Ok(conn
+        .prepare_cached(r#"SELECT id FROM website WHERE domain = :domain"#)?
+        .query_row(named_params! { ":domain": domain }, |r| r.get("id"))
+        .optional()?)
+}
+
+/// A website just created here: applies the categories other devices gave its domain before
+/// (waiting in their sync registers since), the user's before an AI's.
+pub fn apply_synced_categories_in(
+    tx: &Transaction<'_>,
+    website_id: WebsiteId,
+    domain: &str,
+    now: Timestamp,
+) -> Result<()> {
+    if !local::is_linked(tx)? {
+        return Ok(());
+    }
+    if let Some(c) =
+        local::get_register(tx, &local::user_key(domain))?.and_then(|r| parse_category(r.value.as_deref()))
+    {
+        set_synced_user_category_in(tx, website_id, domain, c, now)?;
+    } else if let Some(c) =
+        local::get_register(tx, &local::ai_key(domain))?.and_then(|r| parse_category(r.value.as_deref()))
+    {
+        write_synced_ai_category_in(tx, website_id, c, now)?;
+    }
+    Ok(())
+}
+
+fn parse_category(v: Option<&str>) -> Option<Category> {
+    v?.parse().ok()
+}
+
+/// Another device's user category `c` for the website `id` of `domain`: set like the user's own
+/// here, without queueing it again.
+pub(crate) fn set_synced_user_category_in(
+    tx: &Transaction<'_>,
+    id: WebsiteId,
+    domain: &str,
+    c: Category,
+    now: Timestamp,
+) -> Result<()> {
+    let site = get_website_by_domain(tx, &Domain::parse(domain)?)?;
+    debug_assert_eq!(site.id, id);
+    local::applying(|| set_user_category_in(tx, &site, c, now))
+}
+
+/// Another device's AI category `c` for the website `id`.
+pub(crate) fn write_synced_ai_category_in(
+    tx: &Transaction<'_>,
+    id: WebsiteId,
+    c: Category,
+    now: Timestamp,
+) -> Result<()> {
+    // Only over no category or a built-in one (never the user's); the website's job is then
+    // done: this device does not ask a provider again.
+    if crate::provisional::write_classifier_category(
+        tx,
+        id,
+        c,
+        CategorySource::Ai,
+        Confidence::Medium,
+        None,
+        now,
+    )? {
+        outbox::settle_job_for_website(tx, id)?;
+    }
+    Ok(())
 }
 
 impl Store {

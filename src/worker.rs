@@ -49,7 +49,7 @@ pub mod state;
 mod supervisor;
 mod tick;
 
-pub use config::{RetryPolicy, WorkerConfig};
+pub use config::{Bounds, RetryPolicy, WorkerConfig};
 pub use gate::{ClaimGate, GateDecision};
 pub use local::{LocalFirst, LOCAL_INTERVAL};
 pub use pacing::{Backoff, RequestPacer};

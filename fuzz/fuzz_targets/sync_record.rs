@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sitetrail::sync::ops::{pack, unpack, Op};
+use sitetrail::sync_log::ops::{pack, unpack, Op};
 
 fuzz_target!(|data: &[u8]| {
     let _ = unpack(data);

@@ -243,9 +243,9 @@ impl Store {
         let mut report = self.write_on(&mut conn, forgetting(), |tx| {
             let mut global = Vec::with_capacity(ids.len());
             for &id in ids {
-                global.push(crate::sync::local::global_visit_id(tx, id)?);
+                global.push(crate::sync_log::local::global_visit_id(tx, id)?);
             }
-            crate::sync::local::queue_in(tx, &crate::sync::ops::Op::ForgetVisits { ids: global })?;
+            crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::ForgetVisits { ids: global })?;
             steps::forget_visits_in(tx, ids, now)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());
@@ -274,12 +274,12 @@ impl Store {
         let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             // A website that is here is forgotten on the other devices too, up to this clock.
-            let hlc = if crate::visits::find_website_id(tx, domain.as_str())?.is_some() {
-                let op = crate::sync::ops::Op::ForgetWebsite {
+            let hlc = if crate::websites::find_website_id(tx, domain.as_str())?.is_some() {
+                let op = crate::sync_log::ops::Op::ForgetWebsite {
                     domain: domain.as_str().to_owned(),
                     at: now.as_micros(),
                 };
-                crate::sync::local::queue_in(tx, &op)?.map(|(hlc, _)| hlc)
+                crate::sync_log::local::queue_in(tx, &op)?.map(|(hlc, _)| hlc)
             } else {
                 None
             };
@@ -309,11 +309,11 @@ impl Store {
         let budget = opts.batch_size.clamp(1, FIRST_BATCH);
         let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
-            let op = crate::sync::ops::Op::ForgetRange {
+            let op = crate::sync_log::ops::Op::ForgetRange {
                 since: since.as_micros(),
                 until: until.as_micros(),
             };
-            crate::sync::local::queue_in(tx, &op)?;
+            crate::sync_log::local::queue_in(tx, &op)?;
             steps::start_range_in(tx, since, until, now, budget)
         })?;
         report.longest_batch_ms = crate::time::millis(started.elapsed());

@@ -26,12 +26,12 @@ pub fn import_key(source: &str, source_visit_id: &str) -> i64 {
 }
 
 /// The key a forgotten visit leaves in `forgotten_visit`, from what it was: the first 8 bytes of
-/// SHA-256 of its URL as stored ([`crate::visits::stored_url`]), a NUL and its time in microseconds (decimal), as a
+/// SHA-256 of its URL as stored ([`crate::page_url::stored_url`]), a NUL and its time in microseconds (decimal), as a
 /// big-endian integer. The same visit has the same key whatever source or copy of a history file
 /// it comes from; the key keeps no URL or time in readable form.
 pub fn visit_key(url: &str, visited_at: Timestamp) -> i64 {
     let mut h = Sha256::new();
-    h.update(crate::visits::stored_url(url).as_bytes());
+    h.update(crate::page_url::stored_url(url).as_bytes());
     h.update([0u8]);
     h.update(visited_at.as_micros().to_string().as_bytes());
     let d = h.finalize();

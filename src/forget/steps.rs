@@ -122,7 +122,7 @@ pub(super) fn start_website_in(
         blocked::block_in(tx, domain, now)?;
         report.blocked = Some(domain.as_str().to_owned());
     }
-    let website = crate::visits::find_website_id(tx, domain.as_str())?;
+    let website = crate::websites::find_website_id(tx, domain.as_str())?;
     let Some(website_id) = website else {
         if block {
             return Ok((None, report));
@@ -166,7 +166,7 @@ pub(crate) fn start_synced_website_in(
     now: Timestamp,
     budget: usize,
 ) -> Result<Option<TombstoneId>> {
-    let website = crate::visits::find_website_id(tx, domain.as_str())?;
+    let website = crate::websites::find_website_id(tx, domain.as_str())?;
     let hash = super::domain_sha256(domain.as_str());
     start_synced_website_by_hash_in(tx, &hash, website, at_hlc, now, budget)
 }

@@ -16,7 +16,7 @@ use crate::classify::secret::ApiKey;
 use crate::classify::Classifier;
 use crate::error::{Error, Result};
 use crate::store::StoreOptions;
-use crate::worker::WorkerConfig;
+use crate::worker::{RetryPolicy, WorkerConfig};
 
 /// Settings after every layer was applied, with the API key: what a worker is built from.
 #[derive(Clone, Debug)]
@@ -80,7 +80,7 @@ impl Resolved {
     pub fn worker_config(&self) -> WorkerConfig {
         WorkerConfig {
             pause_scope: Some(self.pause_scope()),
-            ..WorkerConfig::from_settings(&self.settings)
+            ..self.settings.worker_config()
         }
     }
 
@@ -131,8 +131,30 @@ impl Resolved {
 impl Settings {
     /// Websites per call: the setting, or 1 for the built-in rules and 20 for remote providers.
     pub fn batch_size(&self) -> usize {
-        let default = if self.provider.is_remote() { 20 } else { 1 };
+        let default = if self.provider.is_remote() {
+            WorkerConfig::REMOTE_BATCH_SIZE
+        } else {
+            WorkerConfig::BATCH_SIZE.default
+        };
         self.batch_size.unwrap_or(default)
+    }
+
+    /// The worker these settings describe; the fields that are not settings keep
+    /// [`WorkerConfig::default`]'s values (no pause scope: [`Resolved::worker_config`] adds it).
+    pub fn worker_config(&self) -> WorkerConfig {
+        WorkerConfig {
+            fixed_delay: Duration::from_millis(self.fixed_delay_ms),
+            retry: RetryPolicy::exponential(
+                Duration::from_millis(self.retry_base_ms),
+                self.retry_factor,
+                Duration::from_millis(self.retry_max_ms),
+            ),
+            processing_timeout: Duration::from_millis(self.processing_timeout_ms),
+            max_attempts: self.max_attempts,
+            batch_size: self.batch_size(),
+            max_requests_per_minute: self.max_requests_per_minute,
+            ..WorkerConfig::default()
+        }
     }
 
     /// The provider calls' timeouts.
@@ -166,6 +188,29 @@ mod tests {
             .resolve(&Environment::default(), &Overrides::new())
             .unwrap();
         assert_eq!(builtin.pause_scope(), "builtin");
+    }
+
+    #[test]
+    fn the_default_settings_describe_the_default_worker() {
+        let from_settings = Settings::default().worker_config();
+        assert_eq!(
+            format!("{from_settings:?}"),
+            format!("{:?}", WorkerConfig::default())
+        );
+        let remote = Settings {
+            provider: Provider::OpenAi,
+            ..Settings::default()
+        };
+        assert_eq!(remote.worker_config().batch_size, WorkerConfig::REMOTE_BATCH_SIZE);
+        // The schema's limits are the worker's.
+        assert_eq!(
+            crate::settings::schema::limits("max_attempts"),
+            (1, u64::from(WorkerConfig::MAX_ATTEMPTS.max))
+        );
+        assert_eq!(
+            crate::settings::schema::number_limits("retry_factor"),
+            (1.0, 100.0)
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ use serde_json::{Map, Value};
 use crate::classify::secret::ApiKey;
 use crate::error::{Error, Result};
 use crate::store::{StoreOptions, Synchronous};
+use crate::worker::WorkerConfig as W;
 
 /// Which classifier answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,7 +92,9 @@ impl std::str::FromStr for Provider {
 }
 
 /// Declares [`Settings`] (with its defaults) and [`SCHEMA`] from one list: each setting's doc
-/// comment, name, type, default and [`Spec`].
+/// comment, name, type, default and [`Spec`]. The worker's settings take their defaults and
+/// limits from [`WorkerConfig`](crate::worker::WorkerConfig)'s [`Bounds`](crate::worker::Bounds),
+/// where each is defined once.
 macro_rules! settings {
     ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr, $spec:expr; )*) => {
         /// Saved settings. Every field has a default, so a file may hold only some of them.
@@ -128,43 +131,44 @@ settings! {
             .optional("the provider's default: gpt-4o-mini, or llama3.2 for Ollama")
             .help("The model that classifies.");
     /// Sleep between ticks (ms).
-    fixed_delay_ms: u64 = 1_000,
-        Spec::integer("fixed-delay-ms", "Delay between requests", 0, 3_600_000).unit("ms")
+    fixed_delay_ms: u64 = W::FIXED_DELAY_MS.default,
+        Spec::integer("fixed-delay-ms", "Delay between requests", W::FIXED_DELAY_MS.min, W::FIXED_DELAY_MS.max).unit("ms")
             .help("Pause between one batch and the next: the queue is a buffer, so a burst of new sites never becomes a burst of calls.");
     /// Most classifier calls a minute; `None`: no limit beyond the fixed delay.
-    max_requests_per_minute: Option<u32> = None,
-        Spec::integer("max-requests-per-minute", "Requests per minute", 1, 100_000)
+    max_requests_per_minute: Option<u32> = W::MAX_REQUESTS_PER_MINUTE.default,
+        Spec::integer("max-requests-per-minute", "Requests per minute",
+                      W::MAX_REQUESTS_PER_MINUTE.min as u64, W::MAX_REQUESTS_PER_MINUTE.max as u64)
             .optional("no limit beyond the delay")
             .help("Most classifier calls per minute, evenly spaced.");
     /// Jobs per call; `None`: 1 for builtin, 20 for remote providers.
     batch_size: Option<usize> = None,
-        Spec::integer("batch-size", "Websites per request", 1, 500)
+        Spec::integer("batch-size", "Websites per request", W::BATCH_SIZE.min as u64, W::BATCH_SIZE.max as u64)
             .optional("1 for the built-in rules, 20 for remote providers")
             .help("Websites claimed and classified together in one call; each completes or fails on its own.");
     /// Attempts before a job is FAILED.
-    max_attempts: u32 = 5,
-        Spec::integer("max-attempts", "Attempts before giving up", 1, 100)
+    max_attempts: u32 = W::MAX_ATTEMPTS.default,
+        Spec::integer("max-attempts", "Attempts before giving up", W::MAX_ATTEMPTS.min as u64, W::MAX_ATTEMPTS.max as u64)
             .help("Attempts before a website's job is FAILED (failures that are not its fault, such as being offline, cost none).");
     /// Hosts never sent to a remote provider: exact domains and `*.suffix` patterns.
     exclusions: Vec<String> = Vec::new(),
         Spec::hosts("exclude", "Never send these to a remote provider").provider()
             .help("Hosts classified by the built-in rules only: a domain, or *.suffix for the suffix and everything under it (repeat the flag for more; added to the saved ones).");
     /// Retry delay after a job's first failed attempt (ms).
-    retry_base_ms: u64 = 30_000,
-        Spec::integer("retry-delay-ms", "First retry after", 0, 86_400_000).unit("ms").advanced()
+    retry_base_ms: u64 = W::RETRY_BASE_MS.default,
+        Spec::integer("retry-delay-ms", "First retry after", W::RETRY_BASE_MS.min, W::RETRY_BASE_MS.max).unit("ms").advanced()
             .help("Delay before a failed job is retried the first time; later retries grow by the retry factor up to the longest retry delay, with ±20% jitter.");
     /// Growth of the retry delay per further attempt.
-    retry_factor: f64 = 2.0,
-        Spec::number("retry-factor", "Retry delay growth", 1.0, 100.0).advanced()
+    retry_factor: f64 = W::RETRY_FACTOR.default,
+        Spec::number("retry-factor", "Retry delay growth", W::RETRY_FACTOR.min, W::RETRY_FACTOR.max).advanced()
             .help("Growth of the retry delay per failed attempt.");
     /// Longest retry delay (ms).
-    retry_max_ms: u64 = 30 * 60 * 1_000,
-        Spec::integer("retry-max-delay-ms", "Longest retry delay", 0, 7 * 86_400_000).unit("ms").advanced()
+    retry_max_ms: u64 = W::RETRY_MAX_MS.default,
+        Spec::integer("retry-max-delay-ms", "Longest retry delay", W::RETRY_MAX_MS.min, W::RETRY_MAX_MS.max).unit("ms").advanced()
             .help("Longest delay between two attempts of a failed job.");
     /// The lease on a claimed job (ms): renewed by a live worker every third of it; a job whose
     /// worker died is reclaimed this long after its last renewal.
-    processing_timeout_ms: u64 = 300_000,
-        Spec::integer("processing-timeout-ms", "Processing timeout", 1, 86_400_000).unit("ms").advanced()
+    processing_timeout_ms: u64 = W::PROCESSING_TIMEOUT_MS.default,
+        Spec::integer("processing-timeout-ms", "Processing timeout", W::PROCESSING_TIMEOUT_MS.min, W::PROCESSING_TIMEOUT_MS.max).unit("ms").advanced()
             .help("The lease on a claimed job: a worker renews it every third of this while it works on the job, so a slow call never loses it; a job whose worker died is taken over this long after its last renewal.");
     /// Longest wait to connect to the provider (ms).
     connect_timeout_ms: u64 = crate::classify::http::HttpOptions::DEFAULT_CONNECT_MS,

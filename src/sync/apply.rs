@@ -10,22 +10,21 @@
 //!   there: blocking stops recording, forgetting removes.)
 //! - **Categories, blocking and exclusions** are last-writer-wins registers (clock, then device id). A user's
 //!   category or an AI's for a website this device has not seen yet waits in its register and is
-//!   applied when the website appears ([`on_new_website_in`]).
+//!   applied when the website appears ([`crate::websites::apply_synced_categories_in`]).
 //! - **Forgetting** runs the local forgetting's steps: by id, by website up to the forgetting's
 //!   time, by range for good; a large one continues in batches after the record's transaction
 //!   (`Store::resume_forgetting`).
 
-use rusqlite::{named_params, OptionalExtension, Transaction};
+use rusqlite::{named_params, Transaction};
 use uuid::Uuid;
 
-use super::local::{self, ai_key, block_key, exclude_key, user_key};
-use super::ops::{Op, Stamped};
 use crate::category::{Category, CategorySource};
-use crate::confidence::Confidence;
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::forget::steps;
 use crate::ids::{VisitId, WebsiteId};
+use crate::sync_log::local::{self, ai_key, block_key, exclude_key, user_key};
+use crate::sync_log::ops::{Op, Stamped};
 use crate::time::Timestamp;
 use crate::visits::{self, NewVisit};
 
@@ -40,85 +39,6 @@ pub struct Applied {
     pub dropped: u64,
     /// A forgetting has batches left to run.
     pub forgetting_left: bool,
-}
-
-/// Queues the AI's `category` of the website `website_id` (its answer, for every device).
-pub fn queue_ai_category_in(tx: &Transaction<'_>, website_id: WebsiteId, category: Category) -> Result<()> {
-    if local::is_applying() {
-        return Ok(());
-    }
-    let domain: Option<String> = tx
-        .prepare_cached(r#"SELECT domain FROM website WHERE id = :w"#)?
-        .query_row(named_params! { ":w": website_id }, |r| r.get("domain"))
-        .optional()?;
-    let Some(domain) = domain else {
-        return Ok(());
-    };
-    local::queue_register_in(
-        tx,
-        &ai_key(&domain),
-        Some(category.id()),
-        &Op::Category {
-            domain,
-            category: category.id().to_owned(),
-            source: CategorySource::Ai.as_str().to_owned(),
-        },
-    )
-}
-
-/// A website just created here: applies the categories other devices gave its domain before.
-pub fn on_new_website_in(
-    tx: &Transaction<'_>,
-    website_id: WebsiteId,
-    domain: &str,
-    now: Timestamp,
-) -> Result<()> {
-    if !local::is_linked(tx)? {
-        return Ok(());
-    }
-    if let Some(c) =
-        local::get_register(tx, &user_key(domain))?.and_then(|r| parse_category(r.value.as_deref()))
-    {
-        set_user_category(tx, website_id, domain, c, now)?;
-    } else if let Some(c) =
-        local::get_register(tx, &ai_key(domain))?.and_then(|r| parse_category(r.value.as_deref()))
-    {
-        write_ai_category(tx, website_id, c, now)?;
-    }
-    Ok(())
-}
-
-fn parse_category(v: Option<&str>) -> Option<Category> {
-    v?.parse().ok()
-}
-
-fn set_user_category(
-    tx: &Transaction<'_>,
-    id: WebsiteId,
-    domain: &str,
-    c: Category,
-    now: Timestamp,
-) -> Result<()> {
-    let site = crate::websites::get_website_by_domain(tx, &Domain::parse(domain)?)?;
-    debug_assert_eq!(site.id, id);
-    local::applying(|| crate::websites::set_user_category_in(tx, &site, c, now))
-}
-
-fn write_ai_category(tx: &Transaction<'_>, id: WebsiteId, c: Category, now: Timestamp) -> Result<()> {
-    // Only over no category or a built-in one (never the user's); the website's job is then
-    // done: this device does not ask a provider again.
-    if crate::provisional::write_classifier_category(
-        tx,
-        id,
-        c,
-        CategorySource::Ai,
-        Confidence::Medium,
-        None,
-        now,
-    )? {
-        crate::outbox::settle_job_for_website(tx, id)?;
-    }
-    Ok(())
 }
 
 /// Records `device`'s name as of clock `hlc` (last writer wins), cut to
@@ -218,7 +138,7 @@ fn apply_one(
             {
                 return Ok(false);
             }
-            // A new website gets the categories other devices gave it (`on_new_website_in`).
+            // A new website gets the categories other devices gave it (`apply_synced_categories_in`).
             let (website, _) = visits::get_or_insert_website_in(tx, &domain, now)?;
             let visit = NewVisit {
                 url,
@@ -275,16 +195,16 @@ fn apply_one(
             match CategorySource::parse(source) {
                 Some(CategorySource::User) => {
                     if local::offer_register_in(tx, &user_key(d), s.hlc, device, Some(c.id()))? {
-                        if let Some(w) = visits::find_website_id(tx, d)? {
-                            set_user_category(tx, w, d, c, now)?;
+                        if let Some(w) = crate::websites::find_website_id(tx, d)? {
+                            crate::websites::set_synced_user_category_in(tx, w, d, c, now)?;
                         }
                     }
                     Ok(true)
                 }
                 Some(CategorySource::Ai) => {
                     if local::offer_register_in(tx, &ai_key(d), s.hlc, device, Some(c.id()))? {
-                        if let Some(w) = visits::find_website_id(tx, d)? {
-                            write_ai_category(tx, w, c, now)?;
+                        if let Some(w) = crate::websites::find_website_id(tx, d)? {
+                            crate::websites::write_synced_ai_category_in(tx, w, c, now)?;
                         }
                     }
                     Ok(true)

@@ -29,7 +29,7 @@ fn backoff(failures: u32, max: Duration) -> Duration {
 /// Whether this device is linked to an account (false if the database cannot say).
 async fn linked(store: &Store) -> bool {
     let st = store.clone();
-    blocking::run(move || st.with_conn(super::local::is_linked))
+    blocking::run(move || st.with_conn(crate::sync_log::local::is_linked))
         .await
         .unwrap_or(false)
 }
@@ -113,7 +113,7 @@ pub async fn run(
             };
             let st = store.clone();
             let waiting = blocking::run(move || {
-                st.with_conn(|c| Ok(super::local::is_linked(c)? && engine::pending(c)? > 0))
+                st.with_conn(|c| Ok(crate::sync_log::local::is_linked(c)? && engine::pending(c)? > 0))
             })
             .await
             .unwrap_or(false);

@@ -23,12 +23,13 @@ use sitetrail_sync_wire::{self as wire, Series};
 
 use super::client::{normalise_hub_url, HubClient};
 use super::crypto::{AccountKeys, AccountSecret, Place};
-use super::ops::{self, Op};
-use super::{apply, keystore, local};
+use super::{apply, keystore};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::VisitId;
 use crate::store::{Change, Store};
+use crate::sync_log::local;
+use crate::sync_log::ops::{self, Op};
 use crate::time::Timestamp;
 
 /// The one series each device writes.

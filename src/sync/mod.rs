@@ -1,8 +1,8 @@
 //! Sync across a person's devices through a hub (docs/SYNC.md for the protocol, ARCHITECTURE.md
 //! "Sync" for the design).
 //!
-//! - [`local`]: every change is queued as an operation in the transaction of the change itself;
-//! - [`ops`]: the operations and how a record carries them;
+//! - [`crate::sync_log`] (below the write paths, not in here): every change is queued as an
+//!   operation in the transaction of the change itself, and the operations a record carries;
 //! - [`crypto`]: the account secret, the recovery key and the record encryption;
 //! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
 //!   through the local write paths, deletions winning;
@@ -17,7 +17,5 @@ pub mod client;
 pub mod crypto;
 pub mod engine;
 pub mod keystore;
-pub mod local;
-pub mod ops;
 
 pub use engine::{SyncReport, SyncStatus};

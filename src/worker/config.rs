@@ -1,10 +1,38 @@
-//! How a worker runs: its timings, limits and retry policy, checked against the limits the
-//! settings schema gives each of them.
+//! How a worker runs: its timings, limits and retry policy. The defaults and the limits of the
+//! values a person can set are defined here, once each ([`Bounds`]): [`WorkerConfig::default`]
+//! and [`WorkerConfig::validate`] use them, and the settings schema (`crate::settings`) takes
+//! its defaults and limits from them, so this module names nothing of the settings.
 
+use std::fmt::Display;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::settings::Settings;
+
+/// A worker value's default and the range it must be in (`min..=max`). The default of a value
+/// that may be unset is an `Option` (`D`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds<T, D = T> {
+    /// The value when none is set.
+    pub default: D,
+    /// The smallest value that works.
+    pub min: T,
+    /// The largest value that works.
+    pub max: T,
+}
+
+impl<T: PartialOrd + Copy + Display, D> Bounds<T, D> {
+    /// Refuses `value` outside `min..=max`, naming it `what`.
+    fn check(&self, value: T, what: &str) -> Result<()> {
+        if self.min <= value && value <= self.max {
+            Ok(())
+        } else {
+            Err(Error::InvalidConfig(format!(
+                "{what} must be between {} and {}, not {value}",
+                self.min, self.max
+            )))
+        }
+    }
+}
 
 /// How long a failed job waits before its next attempt: `base * factor^(attempt-1)`, capped at
 /// `max`, then spread by up to `±jitter` (a fraction) so that jobs that failed together do not
@@ -101,28 +129,74 @@ pub struct WorkerConfig {
     pub pause_scope: Option<String>,
 }
 
-/// The worker the default settings describe (the settings schema holds each default once).
-impl Default for WorkerConfig {
-    fn default() -> Self {
-        WorkerConfig::from_settings(&Settings::default())
-    }
+impl WorkerConfig {
+    /// Sleep between ticks (ms).
+    pub const FIXED_DELAY_MS: Bounds<u64> = Bounds {
+        default: 1_000,
+        min: 0,
+        max: 3_600_000,
+    };
+    /// Most classifier calls a minute; `None`: no limit beyond the fixed delay.
+    pub const MAX_REQUESTS_PER_MINUTE: Bounds<u32, Option<u32>> = Bounds {
+        default: None,
+        min: 1,
+        max: 100_000,
+    };
+    /// Jobs claimed per tick; the default is the built-in rules' (one website a call).
+    pub const BATCH_SIZE: Bounds<usize> = Bounds {
+        default: 1,
+        min: 1,
+        max: 500,
+    };
+    /// Jobs claimed per tick for a remote provider, when none is set.
+    pub const REMOTE_BATCH_SIZE: usize = 20;
+    /// Attempts before a job is `FAILED`.
+    pub const MAX_ATTEMPTS: Bounds<u32> = Bounds {
+        default: 5,
+        min: 1,
+        max: 100,
+    };
+    /// Retry delay after a job's first failed attempt (ms).
+    pub const RETRY_BASE_MS: Bounds<u64> = Bounds {
+        default: 30_000,
+        min: 0,
+        max: 86_400_000,
+    };
+    /// Growth of the retry delay per further attempt.
+    pub const RETRY_FACTOR: Bounds<f64> = Bounds {
+        default: 2.0,
+        min: 1.0,
+        max: 100.0,
+    };
+    /// Longest retry delay (ms).
+    pub const RETRY_MAX_MS: Bounds<u64> = Bounds {
+        default: 30 * 60 * 1_000,
+        min: 0,
+        max: 7 * 86_400_000,
+    };
+    /// The lease on a claimed job (ms).
+    pub const PROCESSING_TIMEOUT_MS: Bounds<u64> = Bounds {
+        default: 300_000,
+        min: 1,
+        max: 86_400_000,
+    };
 }
 
-impl WorkerConfig {
-    /// The worker `s` describes. The fields that are not settings get their values here, the
-    /// one place they are written.
-    pub fn from_settings(s: &Settings) -> WorkerConfig {
+/// The worker the default settings describe: every value here is written once, and the
+/// settings schema's defaults are the constants above.
+impl Default for WorkerConfig {
+    fn default() -> Self {
         WorkerConfig {
-            fixed_delay: Duration::from_millis(s.fixed_delay_ms),
+            fixed_delay: Duration::from_millis(Self::FIXED_DELAY_MS.default),
             retry: RetryPolicy::exponential(
-                Duration::from_millis(s.retry_base_ms),
-                s.retry_factor,
-                Duration::from_millis(s.retry_max_ms),
+                Duration::from_millis(Self::RETRY_BASE_MS.default),
+                Self::RETRY_FACTOR.default,
+                Duration::from_millis(Self::RETRY_MAX_MS.default),
             ),
-            processing_timeout: Duration::from_millis(s.processing_timeout_ms),
-            max_attempts: s.max_attempts,
-            batch_size: s.batch_size(),
-            max_requests_per_minute: s.max_requests_per_minute,
+            processing_timeout: Duration::from_millis(Self::PROCESSING_TIMEOUT_MS.default),
+            max_attempts: Self::MAX_ATTEMPTS.default,
+            batch_size: Self::BATCH_SIZE.default,
+            max_requests_per_minute: Self::MAX_REQUESTS_PER_MINUTE.default,
             shutdown_grace: Duration::from_secs(10),
             offline_backoff_first: Duration::from_secs(1),
             offline_backoff_max: Duration::from_secs(300),
@@ -136,28 +210,17 @@ impl WorkerConfig {
 }
 
 impl WorkerConfig {
-    /// Checks that the values can work together, within the limits the settings schema gives
-    /// each of them ([`crate::settings::SCHEMA`]).
+    /// Checks that the values can work together, each within its [`Bounds`] (the limits the
+    /// settings schema gives it too).
     pub fn validate(&self) -> Result<()> {
-        use crate::settings::schema::{limits, number_limits};
-        let within = |name: &str, value: u64, what: &str| {
-            let (min, max) = limits(name);
-            if (min..=max).contains(&value) {
-                Ok(())
-            } else {
-                Err(Error::InvalidConfig(format!(
-                    "{what} must be between {min} and {max}, not {value}"
-                )))
-            }
-        };
-        within("max_attempts", u64::from(self.max_attempts), "max attempts")?;
-        within("batch_size", self.batch_size as u64, "batch size")?;
+        Self::MAX_ATTEMPTS.check(self.max_attempts, "max attempts")?;
+        Self::BATCH_SIZE.check(self.batch_size, "batch size")?;
         let timeout_ms = crate::time::millis(self.processing_timeout);
-        within("processing_timeout_ms", timeout_ms, "processing timeout (ms)")?;
+        Self::PROCESSING_TIMEOUT_MS.check(timeout_ms, "processing timeout (ms)")?;
         if let Some(n) = self.max_requests_per_minute {
-            within("max_requests_per_minute", u64::from(n), "max requests per minute")?;
+            Self::MAX_REQUESTS_PER_MINUTE.check(n, "max requests per minute")?;
         }
-        let (min, max) = number_limits("retry_factor");
+        let Bounds { min, max, .. } = Self::RETRY_FACTOR;
         if !(self.retry.factor >= min && self.retry.factor <= max) {
             return Err(Error::InvalidConfig(format!(
                 "retry factor must be between {min} and {max}"
