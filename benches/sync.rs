@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sitetrail::sync::background::{self, Pace};
+use sitetrail::sync::background::Pace;
 use sync_support::{Device, TestHub};
 
 fn rss_kib() -> u64 {
@@ -131,57 +131,15 @@ fn main() {
 /// Median and max seconds from a visit on `a` to its arrival on `b`, 10 visits, both devices
 /// syncing in the background at `pace`.
 fn latency(a: &sync_support::Device, b: &sync_support::Device, pace: Pace, tag: &str) -> (f64, f64) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    for d in [&a, &b] {
-        rt.spawn(background::run(
-            d.store.clone(),
-            d.key_dir.clone(),
-            pace,
-            Arc::new(tokio::sync::Notify::new()),
-            stop.clone(),
-            |_| {},
-        ));
-    }
+    let syncing = sync_support::Syncing::start(&[a, b], pace);
     std::thread::sleep(Duration::from_secs(2));
     let mut latencies = Vec::new();
     for i in 0..10 {
         let url = format!("https://latency-{tag}-{i}.example/");
-        let t = Instant::now();
-        a.store
-            .record_visit(&sitetrail::NewVisit {
-                url: &url,
-                title: Some("latency"),
-                visited_at: sitetrail::Timestamp::now(),
-                source: "bench",
-                source_visit_id: None,
-            })
-            .unwrap();
-        loop {
-            let there: bool = b
-                .store
-                .with_conn(|c| {
-                    Ok(c.query_row(
-                        "SELECT EXISTS (SELECT 1 FROM visit WHERE url = ?1)",
-                        [&url],
-                        |r| r.get(0),
-                    )?)
-                })
-                .unwrap();
-            if there {
-                break;
-            }
-            assert!(t.elapsed() < Duration::from_secs(60), "the visit never arrived");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        latencies.push(t.elapsed());
+        latencies.push(sync_support::time_to_arrive(a, b, &url, Duration::from_secs(60)));
         std::thread::sleep(Duration::from_millis(300));
     }
-    let _ = stop_tx.send(true);
+    syncing.stop();
     latencies.sort();
     (
         latencies[latencies.len() / 2].as_secs_f64(),

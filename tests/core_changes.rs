@@ -10,7 +10,6 @@ use sitetrail::capture::events::store_events;
 use sitetrail::changes::TABLE_KINDS;
 use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::WithLatency;
-use sitetrail::time::TokioClock;
 use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{Worker, WorkerConfig};
 use sitetrail::{Category, Change, Store, StoreOptions, Timestamp};
@@ -226,14 +225,7 @@ fn a_visit_recorded_by_another_process_reaches_this_one_within_a_second() {
 #[tokio::test(start_paused = true)]
 async fn an_idle_worker_wakes_for_a_job_queued_by_another_process() {
     let db = TempDb::new();
-    let store = Store::open_with(
-        &db.path,
-        StoreOptions {
-            clock: Arc::new(TokioClock::new()),
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
+    let store = db.open_on_tokio_clock();
     let config = WorkerConfig {
         fixed_delay: Duration::from_millis(10),
         idle_poll: Duration::from_secs(60),

@@ -1,4 +1,8 @@
 //! The worker in-process: draining, counting classifier calls, failures, graceful shutdown.
+//!
+//! Time is paused in these tests (tokio's clock, which the store's clock follows: a lease, a
+//! delay, a grace period or a slow call passes in no real time), except where a real lock must
+//! time out.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -78,10 +82,10 @@ async fn drain(store: &Store, fake: Arc<Fake>, config: WorkerConfig) {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_worker_classifies_every_website_once() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     for i in 0..20 {
         visit(&store, &format!("https://site{i}.example/"));
     }
@@ -102,10 +106,10 @@ async fn the_worker_classifies_every_website_once() {
     assert_eq!((s.pending, s.processing, s.completed, s.failed), (0, 0, 20, 0));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_website_with_a_category_is_completed_without_a_classifier_call() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     visit(&store, "https://mine.example/");
     visit(&store, "https://other.example/");
     store.set_user_category("mine.example", Category::Games).unwrap();
@@ -129,10 +133,10 @@ async fn a_website_with_a_category_is_completed_without_a_classifier_call() {
     assert_eq!(store.queue_status().unwrap().completed, 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_failing_job_is_failed_after_max_attempts_with_its_last_error_others_complete() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     visit(&store, "https://bad.example/");
     visit(&store, "https://good.example/");
     let fake = Arc::new(Fake::default());
@@ -157,10 +161,10 @@ async fn a_failing_job_is_failed_after_max_attempts_with_its_last_error_others_c
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_transient_batch_failure_costs_an_attempt() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     visit(&store, "https://a.example/");
     let fake = Arc::new(Fake {
         error: Some(ClassifyError::Transient("HTTP 503".into())),
@@ -173,10 +177,10 @@ async fn a_transient_batch_failure_costs_an_attempt() {
     assert_eq!(failed[0].last_error_message.as_deref(), Some("HTTP 503"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn shutdown_gives_a_hung_job_back_without_costing_an_attempt() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     visit(&store, "https://slow.example/");
     let fake = Arc::new(Fake {
         hang: true,
@@ -231,10 +235,10 @@ async fn shutdown_gives_a_hung_job_back_without_costing_an_attempt() {
     assert_eq!(attempts, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn shutdown_lets_a_quick_job_in_flight_finish() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     visit(&store, "https://quick.example/");
     let slow: Arc<dyn Classifier> = Arc::new(sitetrail::classify::WithLatency::new(
         Arc::new(Fake::default()),

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use sitetrail::{Category, ErrorKind};
 
 use crate::common::cli;
-use crate::sync_support::{converge, t, Device, TestHub};
+use crate::sync_support::{converge, t, time_to_arrive, Device, Syncing, TestHub};
 
 fn same_state(a: &Device, b: &Device) {
     assert_eq!(a.visits(), b.visits(), "visits");
@@ -477,9 +477,8 @@ fn a_website_forgotten_before_a_device_joined_is_forgotten_everywhere_when_it_jo
 
 #[test]
 fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval() {
-    use sitetrail::sync::background::{self, Pace};
-    use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use sitetrail::sync::background::Pace;
+    use std::time::Duration;
 
     let hub = TestHub::start();
     let (a, b) = (Device::new(), Device::new());
@@ -487,11 +486,6 @@ fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval
     b.join(&hub, "desktop", &key);
     a.sync();
     b.sync();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     // The periodic sync would take ten minutes: only the long-poll can bring the visit sooner.
     let pace = Pace {
         interval: Duration::from_secs(600),
@@ -499,41 +493,17 @@ fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval
         ..Pace::default()
     };
     assert!(pace.long_poll.is_some(), "the default pace long-polls");
-    let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let syncers: Vec<_> = [&a, &b]
-        .iter()
-        .map(|d| {
-            rt.spawn(background::run(
-                d.store.clone(),
-                d.key_dir.clone(),
-                pace,
-                Arc::new(tokio::sync::Notify::new()),
-                stop.clone(),
-                |_| {},
-            ))
-        })
-        .collect();
+    let syncing = Syncing::start(&[&a, &b], pace);
     // Both background syncs have made their first sync and are waiting on the hub.
     std::thread::sleep(Duration::from_secs(1));
-    let has = |d: &Device, url: &str| d.visits().iter().any(|v| v.1 == url);
     for (from, to, url) in [
         (&a, &b, "https://long-poll.example/one"),
         (&b, &a, "https://long-poll.example/two"),
     ] {
-        let started = Instant::now();
-        from.visit_at(url, "Arrives soon", 500);
-        while !has(to, url) {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "{url} did not reach the other device within 30 s (the interval is 600 s)"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // Well under the interval (600 s): the long-poll brought it.
+        time_to_arrive(from, to, url, Duration::from_secs(30));
     }
-    let _ = stop_tx.send(true);
-    for s in syncers {
-        rt.block_on(s).unwrap();
-    }
+    syncing.stop();
     assert_eq!(a.visits(), b.visits());
 }
 

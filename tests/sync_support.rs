@@ -285,3 +285,80 @@ pub fn converge(devices: &[&Device]) {
         }
     }
 }
+
+/// The background sync (`sync::background::run`) of some devices, on a runtime of its own, until
+/// [`Syncing::stop`].
+pub struct Syncing {
+    rt: tokio::runtime::Runtime,
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Syncing {
+    /// Starts the background sync of each of `devices` at `pace`.
+    pub fn start(devices: &[&Device], pace: sitetrail::sync::background::Pace) -> Syncing {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        let tasks = devices
+            .iter()
+            .map(|d| {
+                rt.spawn(sitetrail::sync::background::run(
+                    d.store.clone(),
+                    d.key_dir.clone(),
+                    pace,
+                    std::sync::Arc::new(tokio::sync::Notify::new()),
+                    rx.clone(),
+                    |_| {},
+                ))
+            })
+            .collect();
+        Syncing { rt, stop, tasks }
+    }
+
+    /// Stops every background sync and waits for each to end.
+    pub fn stop(self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            self.rt.block_on(t).unwrap();
+        }
+    }
+}
+
+/// Records a visit to `url` on `from` now and waits until `to` has it; returns how long it
+/// took, or panics after `limit`.
+pub fn time_to_arrive(from: &Device, to: &Device, url: &str, limit: Duration) -> Duration {
+    let started = std::time::Instant::now();
+    from.store
+        .record_visit(&NewVisit {
+            url,
+            title: Some("Arrives soon"),
+            visited_at: Timestamp::now(),
+            source: "test",
+            source_visit_id: None,
+        })
+        .unwrap();
+    loop {
+        let there: bool = to
+            .store
+            .with_conn(|c| {
+                Ok(
+                    c.query_row("SELECT EXISTS (SELECT 1 FROM visit WHERE url = ?1)", [url], |r| {
+                        r.get(0)
+                    })?,
+                )
+            })
+            .unwrap();
+        if there {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{url} did not reach the other device within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -24,6 +24,16 @@ impl TempDb {
     pub fn open(&self) -> Store {
         Store::open(&self.path).expect("open store")
     }
+
+    /// The store on a clock that moves with tokio's ([`sitetrail::time::TokioClock`]): in a test
+    /// whose time is paused, the database's "now" and the worker's sleeps move together.
+    pub fn open_on_tokio_clock(&self) -> Store {
+        let options = sitetrail::StoreOptions {
+            clock: std::sync::Arc::new(sitetrail::time::TokioClock::new()),
+            ..sitetrail::StoreOptions::default()
+        };
+        Store::open_with(&self.path, options).expect("open store")
+    }
 }
 
 /// The `sitetrail` binary built for this test run, pointed at `db`.

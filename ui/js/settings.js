@@ -260,20 +260,27 @@ async function testConnection() {
   }
 }
 
+/** The schema's entry for a setting (labels, help and limits are defined there once). */
+const specOf = (name) => current.schema.find((spec) => spec.name === name);
+
 function renderImport(imp) {
   const body = $('#s-import-body');
   if (!imp) {
-    body.replaceChildren(el('p', { class: 'note', text: 'Browser import and the auto-import schedule are not available in this build yet.' }));
+    body.replaceChildren(el('p', { class: 'note', text: 'The import settings could not be read: see the message above.' }));
     return;
   }
   const chosen = new Set(imp.settings.import_profiles);
+  const minutes = specOf('auto_import_minutes');
+  const profilesSpec = specOf('import_profiles');
+  const interval = numberInput('s-auto-import', imp.settings.auto_import_minutes, minutes.kind.min, minutes.kind.max);
+  interval.title = minutes.help;
   body.replaceChildren(
     el('div', { class: 'fields' },
-      field('Import new history every (minutes, 0 = never)', numberInput('s-auto-import', imp.settings.auto_import_minutes, 0, imp.max_minutes))),
+      field(`${labelOf(minutes)}, 0 = never`, interval)),
     el('p', { class: 'muted small', text: 'Browsers linked to the extension (above) are recorded live, so they are left out of these imports.' }),
     imp.profiles.length === 0
       ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })
-      : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: 'Browsers to import (none ticked: all)' }),
+      : el('fieldset', { class: 'checks' }, el('legend', { class: 'small', text: `${profilesSpec.label} (none ticked: all)`, title: profilesSpec.help }),
         ...imp.profiles.map((b) => el('label', {},
           el('input', { type: 'checkbox', value: b.id, checked: chosen.has(b.id) }),
           b.name))),
