@@ -139,7 +139,7 @@ fn queue_block_in(tx: &Transaction<'_>, domain: &Domain, blocked: bool) -> Resul
     crate::sync_log::local::queue_register_in(
         tx,
         &crate::sync_log::local::block_key(domain.as_str()),
-        Some(if blocked { "1" } else { "0" }),
+        Some(crate::sync_log::local::flag(blocked)),
         &crate::sync_log::ops::Op::Block {
             domain: domain.as_str().to_owned(),
             blocked,

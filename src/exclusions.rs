@@ -71,7 +71,7 @@ fn queue_in(tx: &Transaction<'_>, pattern: &str, excluded: bool) -> Result<()> {
     crate::sync_log::local::queue_register_in(
         tx,
         &crate::sync_log::local::exclude_key(pattern),
-        Some(if excluded { "1" } else { "0" }),
+        Some(crate::sync_log::local::flag(excluded)),
         &crate::sync_log::ops::Op::Exclude {
             pattern: pattern.to_owned(),
             excluded,

@@ -56,6 +56,20 @@ pub fn hosts_of(req: &Request) -> Vec<String> {
     user_message(&body).lines().map(str::to_owned).collect()
 }
 
+/// Every host the fake server was asked about, in every request so far, sorted (a host asked
+/// twice is there twice).
+pub async fn hosts_asked(server: &wiremock::MockServer) -> Vec<String> {
+    let mut hosts: Vec<String> = server
+        .received_requests()
+        .await
+        .expect("the server records requests")
+        .iter()
+        .flat_map(hosts_of)
+        .collect();
+    hosts.sort();
+    hosts
+}
+
 /// The user message of a chat request body.
 pub fn user_message(body: &Value) -> String {
     body["messages"]

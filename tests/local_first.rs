@@ -56,13 +56,7 @@ fn source(store: &Store, domain: &str) -> Option<String> {
 
 /// Every host the fake server was asked about.
 async fn asked(server: &MockServer) -> BTreeSet<String> {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .flat_map(hosts_of)
-        .collect()
+    hosts_asked(server).await.into_iter().collect()
 }
 
 /// An address on loopback that refuses connections now (and can be listened on later).

@@ -36,13 +36,7 @@ async fn international_exclusions_match_from_flags_and_the_settings_file() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let sent: Vec<String> = server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .flat_map(hosts_of)
-        .collect();
+    let sent = hosts_asked(&server).await;
     assert_eq!(sent, ["public.example"], "only the public host went out");
     let sites: Value =
         serde_json::from_str(&run_ok(isolated(&db.path).args(["websites", "--json"]))).unwrap();
@@ -165,14 +159,7 @@ async fn the_exclusions_command_keeps_a_list_the_worker_obeys() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut sent: Vec<String> = server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .flat_map(hosts_of)
-        .collect();
-    sent.sort();
+    let sent = hosts_asked(&server).await;
     assert_eq!(
         sent,
         ["gone.example", "public.example"],

@@ -514,7 +514,7 @@ fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval
 fn exclusions_reach_every_device_and_keep_their_hosts_from_its_provider() {
     use std::time::Duration;
 
-    use crate::fake_ai::{fast_config, hosts_of, mount_openai_ok, openai};
+    use crate::fake_ai::{fast_config, hosts_asked, mount_openai_ok, openai};
 
     let hub = TestHub::start();
     let (a, b) = (Device::new(), Device::new());
@@ -559,15 +559,7 @@ fn exclusions_reach_every_device_and_keep_their_hosts_from_its_provider() {
             .await
             .expect("the worker settles every job")
             .unwrap();
-        let mut asked: Vec<String> = server
-            .received_requests()
-            .await
-            .unwrap()
-            .iter()
-            .flat_map(hosts_of)
-            .collect();
-        asked.sort();
-        asked
+        hosts_asked(&server).await
     });
     assert_eq!(
         asked,

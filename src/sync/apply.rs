@@ -216,7 +216,7 @@ fn apply_one(
             let Ok(d) = Domain::parse(domain) else {
                 return Ok(false);
             };
-            let value = if *blocked { "1" } else { "0" };
+            let value = local::flag(*blocked);
             if local::offer_register_in(tx, &block_key(d.as_str()), s.hlc, device, Some(value))? {
                 if *blocked {
                     crate::blocked::block_in(tx, &d, now)?;
@@ -230,7 +230,7 @@ fn apply_one(
             let Ok(p) = crate::exclusions::canonical(pattern) else {
                 return Ok(false);
             };
-            let value = if *excluded { "1" } else { "0" };
+            let value = local::flag(*excluded);
             if local::offer_register_in(tx, &exclude_key(&p), s.hlc, device, Some(value))? {
                 if *excluded {
                     crate::exclusions::exclude_in(tx, &p, now)?;

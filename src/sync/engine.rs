@@ -256,7 +256,7 @@ fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         local::queue_register_in(
             tx,
             &local::block_key(&domain),
-            Some("1"),
+            Some(local::flag(true)),
             &Op::Block {
                 domain,
                 blocked: true,
@@ -267,7 +267,7 @@ fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         local::queue_register_in(
             tx,
             &local::exclude_key(&e.pattern),
-            Some("1"),
+            Some(local::flag(true)),
             &Op::Exclude {
                 pattern: e.pattern,
                 excluded: true,

@@ -187,6 +187,15 @@ pub fn queue_register_in(tx: &Transaction<'_>, key: &str, value: Option<&str>, o
     Ok(())
 }
 
+/// The value an on/off register (blocked, excluded) holds: `1` for on, `0` for off.
+pub fn flag(on: bool) -> &'static str {
+    if on {
+        "1"
+    } else {
+        "0"
+    }
+}
+
 /// The register key of the user's category of `domain`.
 pub fn user_key(domain: &str) -> String {
     format!("user:{domain}")
