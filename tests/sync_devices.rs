@@ -571,3 +571,64 @@ fn exclusions_reach_every_device_and_keep_their_hosts_from_its_provider() {
     converge(&[&a, &b]);
     assert_eq!(patterns(&a), ["*.bank.example"]);
 }
+
+/// A TCP relay on 127.0.0.1 to `target` that counts the connections it accepted.
+fn counting_relay(target: String) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            let Ok(server) = TcpStream::connect(&target) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        }
+    });
+    (url, accepted)
+}
+
+/// The long-poll keeps its HTTP client, and so its connection, from one wait to the next: a
+/// device waits every 25 s, and a new connection (a TLS handshake, behind a proxy) for each wait
+/// would be most of what a hub of many devices does.
+#[test]
+fn the_long_poll_keeps_one_connection_from_wait_to_wait() {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "laptop");
+    b.join(&hub, "desktop", &key);
+    let (relay, accepted) = counting_relay(hub.url.trim_start_matches("http://").to_owned());
+    a.set_hub_url(&relay);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut waiter = sitetrail::sync::engine::Waiter::new();
+    for _ in 0..5 {
+        let w = rt
+            .block_on(waiter.wait(&a.store, &a.key_dir, Duration::from_millis(100)))
+            .unwrap();
+        assert!(!w.more, "nothing new from the other device");
+    }
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "five waits over one connection"
+    );
+}

@@ -1,5 +1,5 @@
 //! Syncing on its own, for the daemon and the app: soon after a local change (debounced), as soon
-//! as another device has pushed (a long-poll on the hub, [`engine::wait_for_others`]), and every
+//! as another device has pushed (a long-poll on the hub, [`engine::Waiter`]), and every
 //! `interval` in any case, with exponential backoff while the hub cannot be reached or refuses.
 //! Never on a UI thread: it is a task on the caller's runtime, and its database work goes through
 //! the blocking pool.
@@ -180,11 +180,12 @@ async fn watch_others(
 ) {
     let mut failures: u32 = 0;
     let mut last_seen: Option<u64> = None;
+    let mut waiter = engine::Waiter::new();
     loop {
         let pause = if linked(&store).await {
             let outcome = tokio::select! {
                 _ = stop.changed() => return,
-                r = engine::wait_for_others(&store, &key_dir, wait) => r,
+                r = waiter.wait(&store, &key_dir, wait) => r,
             };
             match outcome {
                 Ok(w) if w.more => {

@@ -773,23 +773,61 @@ pub struct Waited {
     pub seen: u64,
 }
 
-/// Waits on the hub (a long-poll of at most `wait`) until another device has pushed records this
-/// one has not applied. Holds no database connection while it waits.
-pub async fn wait_for_others(store: &Store, key_dir: &Path, wait: Duration) -> Result<Waited> {
-    let s = session(store, key_dir).await?;
-    let (st, me) = (store.clone(), s.link.device_id);
-    let seen = blocking::run(move || st.with_conn(|c| applied_total(c, me))).await?;
-    let series = series();
-    let heads = s.client.wait_index(&series, seen, wait).await?;
-    let others = heads
-        .iter()
-        .filter(|h| h.device_id != me && h.series == series)
-        .map(|h| h.last_idx)
-        .fold(0, u64::saturating_add);
-    Ok(Waited {
-        more: others > seen,
-        seen,
-    })
+/// Long-polls the hub for the other devices' records (`GET /v1/index/wait`), keeping its session
+/// (the key, and the HTTP client with its open connection) from one wait to the next while the
+/// link stays the same: a device waits every 25 s, and a new client each time would be a new
+/// connection (and TLS handshake) each time.
+#[derive(Default)]
+pub struct Waiter {
+    session: Option<Session>,
+}
+
+impl Waiter {
+    /// A waiter with no session yet.
+    pub fn new() -> Waiter {
+        Waiter::default()
+    }
+
+    /// Waits on the hub (a long-poll of at most `wait`) until the other devices' records add up
+    /// to more than this one has applied. Holds no database connection while it waits. A failure
+    /// drops the session, so the next wait builds it again (a key that moved,
+    /// a hub that changed).
+    pub async fn wait(&mut self, store: &Store, key_dir: &Path, wait: Duration) -> Result<Waited> {
+        let r = self.wait_once(store, key_dir, wait).await;
+        if r.is_err() {
+            self.session = None;
+        }
+        r
+    }
+
+    async fn wait_once(&mut self, store: &Store, key_dir: &Path, wait: Duration) -> Result<Waited> {
+        let st = store.clone();
+        let link = blocking::run(move || st.with_conn(get_link))
+            .await?
+            .ok_or_else(not_linked)?;
+        let same = |s: &Session| {
+            (&s.link.hub, s.link.account_id, s.link.device_id) == (&link.hub, link.account_id, link.device_id)
+        };
+        if !self.session.as_ref().is_some_and(same) {
+            self.session = Some(session(store, key_dir).await?);
+        }
+        let Some(s) = self.session.as_ref() else {
+            return Err(not_linked());
+        };
+        let (st, me) = (store.clone(), s.link.device_id);
+        let seen = blocking::run(move || st.with_conn(|c| applied_total(c, me))).await?;
+        let series = series();
+        let heads = s.client.wait_index(&series, seen, wait).await?;
+        let others = heads
+            .iter()
+            .filter(|h| h.device_id != me && h.series == series)
+            .map(|h| h.last_idx)
+            .fold(0, u64::saturating_add);
+        Ok(Waited {
+            more: others > seen,
+            seen,
+        })
+    }
 }
 
 /// A device of the account, as `sync status` and `sync devices` show it.
