@@ -641,10 +641,11 @@ fn a_panicking_classifier_is_survived_logged_shown_and_isolated() {
     assert!(text.contains("worker crashed 2 time(s)"), "{text}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On paused time (the crash backoff passes in no real time).
+#[tokio::test(start_paused = true)]
 async fn a_crash_in_a_batch_gives_the_jobs_back_and_finds_the_culprit_alone() {
     let db = TempDb::new();
-    let store = db.open();
+    let store = db.open_on_tokio_clock();
     for d in ["a.example", "b.example", "crash.example", "c.example"] {
         visit(&store, &format!("https://{d}/"));
     }
