@@ -10,7 +10,7 @@ export const SYNC_STATUS = 'sync-status';
 // Where the sync key is kept (`key_store`, as `sitetrail sync status --json` says it).
 const KEY_STORES = {
   keyring: 'The sync key is in the OS keyring.',
-  file: 'The sync key is in a file only you can read, in the config folder (no OS keyring works here).',
+  file: 'The sync key is in a file only you can read, in the config folder (the OS keyring is not in use here).',
   missing: 'The sync key is missing on this device: leave and join again with the recovery key.',
 };
 
