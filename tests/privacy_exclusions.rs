@@ -165,4 +165,26 @@ async fn the_exclusions_command_keeps_a_list_the_worker_obeys() {
         ["gone.example", "public.example"],
         "the excluded hosts stayed here; the one taken off the list went out"
     );
+    // `classify` keeps them from the provider too (it reads the list, and changes nothing).
+    let out = isolated(&db.path)
+        .env("SITETRAIL_API_KEY", KEY)
+        .args(["classify", "--json", "--provider", "openai", "--base-url", &base])
+        .args(["online.bank.example", "clinic.example", "fresh.example"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sent = hosts_asked(&server).await;
+    assert_eq!(
+        sent,
+        ["fresh.example", "gone.example", "public.example"],
+        "classify sent only the host that is not excluded"
+    );
+    // Without a database, classify creates none.
+    let elsewhere = db.path.with_file_name("never-made.db");
+    let out = isolated(&elsewhere)
+        .args(["classify", "public.example"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!elsewhere.exists(), "classify made a database");
 }

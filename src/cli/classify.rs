@@ -35,8 +35,18 @@ pub(crate) struct ClassifyArgs {
     json: bool,
 }
 
-pub(crate) fn run_classify(settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
-    let resolved = resolve_settings(settings, &args.provider.overrides)?;
+pub(crate) fn run_classify(db: Option<PathBuf>, settings: Option<PathBuf>, args: ClassifyArgs) -> Result<()> {
+    let mut resolved = resolve_settings(settings, &args.provider.overrides)?;
+    // The hosts kept from remote providers on all the user's devices are kept from this one too;
+    // a database that does not exist is not created for it.
+    let db = super::db_path(db)?;
+    if db.exists() {
+        let shared = super::open(Some(db))?.excluded_hosts()?;
+        resolved
+            .settings
+            .exclusions
+            .extend(shared.into_iter().map(|e| e.pattern));
+    }
     let domains = args
         .domains
         .iter()

@@ -74,8 +74,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Lists the category ids and their names.
     Categories(websites::CategoriesArgs),
-    /// Prints the category a provider gives each domain, without touching the database (for
-    /// trying settings). Private and excluded hosts are answered by the built-in rules.
+    /// Prints the category a provider gives each domain, without changing the database (for
+    /// trying settings). Private and excluded hosts (the settings' and, if the database exists,
+    /// `sitetrail exclusions`') are answered by the built-in rules.
     Classify(classify::ClassifyArgs),
     /// Resumes a worker paused because the provider needs you (bad key, no quota, unknown
     /// model), or cuts short an offline or rate-limit pause.
@@ -199,7 +200,7 @@ fn run(cli: Cli) -> Result<()> {
     let db = cli.db;
     let store = || open(db.clone());
     match cli.command {
-        Command::Classify(args) => classify::run_classify(cli.settings, args),
+        Command::Classify(args) => classify::run_classify(db, cli.settings, args),
         Command::NativeHost(args) => capture::run_native_host(db, args),
         Command::BrowserLink(args) => capture::run_browser_link(db, args),
         Command::Visit(args) => visit::run_visit(&store()?, args),
