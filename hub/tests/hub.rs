@@ -13,6 +13,7 @@ mod claims;
 mod cli;
 mod device_faults;
 mod devices;
+mod docs;
 mod faults;
 mod limits;
 mod long_poll;
