@@ -74,7 +74,7 @@ enum Command {
     Export(export::ExportArgs),
     /// Lists the category ids and their names.
     Categories(websites::CategoriesArgs),
-    /// Prints the category a provider gives each domain, without changing the database (for
+    /// Prints the category a provider gives each domain, changing no website or job (for
     /// trying settings). Private and excluded hosts (the settings' and, if the database exists,
     /// `sitetrail exclusions`') are answered by the built-in rules.
     Classify(classify::ClassifyArgs),
