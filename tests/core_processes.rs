@@ -185,3 +185,43 @@ fn sigterm_stops_the_worker_after_the_job_in_flight() {
     // The job in flight finished; the worker claimed nothing after the signal.
     assert_eq!((s.completed, s.processing, s.pending), (1, 0, 1), "{s:?}");
 }
+
+/// A stop sent the moment the worker or the daemon says it started is a graceful stop (exit 0),
+/// not the signal's default: both listen for SIGTERM before they log anything. (The daemon once
+/// listened only once a task it had spawned first ran, and a quick `kill` ended it by the signal.)
+#[test]
+fn sigterm_right_after_start_is_a_graceful_stop() {
+    use std::io::{BufRead, BufReader};
+
+    let db = TempDb::new();
+    drop(db.open());
+    for command in ["worker", "daemon"] {
+        for _ in 0..5 {
+            let mut child = cli(&db.path)
+                .arg("--settings")
+                .arg(db.path.with_file_name("settings.json"))
+                .arg(command)
+                .env("SITETRAIL_LOG", "info")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The first line the process writes: kill it at once.
+            let mut first = String::new();
+            let mut stderr = BufReader::new(child.stderr.take().unwrap());
+            stderr.read_line(&mut first).unwrap();
+            let pid = i32::try_from(child.id()).unwrap();
+            // SAFETY: sending a signal to our own child process.
+            #[allow(unsafe_code)]
+            let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+            assert_eq!(rc, 0);
+            let mut rest = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+            let status = child.wait().unwrap();
+            assert!(
+                status.success(),
+                "{command} ended by the signal ({status}) after: {first}{rest}"
+            );
+        }
+    }
+}

@@ -290,18 +290,18 @@ pub(crate) fn run_daemon(db: Option<PathBuf>, settings: Option<PathBuf>, args: D
     };
     let key_dir = sitetrail::sync::engine::key_dir(settings.as_deref())?;
     let wake = Arc::new(tokio::sync::Notify::new());
+    let (rt, mut signals) = super::worker::runtime_listening()?;
     let worker = build_worker(store.clone(), settings, &resolved, &args.worker, wake.clone())?;
-    let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let cancel = Arc::new(AtomicBool::new(false));
         let cancel_on_signal = cancel.clone();
         tokio::spawn(async move {
-            sitetrail::signal::stop_requested().await;
+            signals.recv().await;
             tracing::info!("stopping: finishing the job and import batch in flight (send the signal again to stop at once)");
             cancel_on_signal.store(true, Ordering::Relaxed);
             let _ = stop_tx.send(true);
-            sitetrail::signal::stop_requested().await;
+            signals.recv().await;
             std::process::exit(130);
         });
         let syncer = tokio::spawn(sitetrail::sync::background::run(

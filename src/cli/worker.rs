@@ -32,10 +32,23 @@ pub(crate) struct WorkerArgs {
     simulate_panic_on: Option<String>,
 }
 
+/// The runtime of a long-running command (`worker`, `daemon`), already listening for SIGTERM and
+/// SIGINT: made before the command logs that it starts, so a stop sent the moment it says so is
+/// a graceful stop, not the signal's default (the process killed).
+pub(crate) fn runtime_listening() -> Result<(tokio::runtime::Runtime, sitetrail::signal::StopSignals)> {
+    let rt = tokio::runtime::Runtime::new()?;
+    let signals = {
+        let _in_runtime = rt.enter();
+        sitetrail::signal::StopSignals::listen()
+    };
+    Ok((rt, signals))
+}
+
 pub(crate) fn run_worker(db: Option<PathBuf>, settings: Option<PathBuf>, args: WorkerArgs) -> Result<()> {
     let (store, resolved) = open_with_settings(db, settings.clone(), &args.settings.overrides)?;
     // Every tick writes: on a read-only database it would only fail, again and again.
     store.check_writable()?;
+    let (rt, mut signals) = runtime_listening()?;
     let worker = build_worker(
         store,
         settings,
@@ -43,14 +56,13 @@ pub(crate) fn run_worker(db: Option<PathBuf>, settings: Option<PathBuf>, args: W
         &args,
         Arc::new(tokio::sync::Notify::new()),
     )?;
-    let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
-            sitetrail::signal::stop_requested().await;
+            signals.recv().await;
             tracing::info!("stopping: finishing the job in flight (send the signal again to stop at once)");
             let _ = stop_tx.send(true);
-            sitetrail::signal::stop_requested().await;
+            signals.recv().await;
             std::process::exit(130);
         });
         worker.run(stop_rx, args.until_idle).await
