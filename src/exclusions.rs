@@ -43,6 +43,12 @@ pub fn display(pattern: &str) -> String {
     }
 }
 
+/// True if `raw` (as typed, or as a settings file holds it) is on `list`, once normalised: how a
+/// settings file's own exclusions are told apart from the shared list's.
+pub fn is_listed(list: &[ExcludedHost], raw: &str) -> bool {
+    canonical(raw).is_ok_and(|c| list.iter().any(|e| e.pattern == c))
+}
+
 /// Every entry, by pattern.
 pub fn list_in(conn: &Connection) -> Result<Vec<ExcludedHost>> {
     let mut stmt =

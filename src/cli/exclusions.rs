@@ -74,11 +74,7 @@ pub(crate) fn run_exclusions(store: &Store, settings: Option<PathBuf>, args: Exc
                 .map(|r| r.settings.exclusions)
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|p| {
-                    !shared
-                        .iter()
-                        .any(|s| Some(&s.pattern) == sitetrail::exclusions::canonical(p).ok().as_ref())
-                })
+                .filter(|p| !sitetrail::exclusions::is_listed(&shared, p))
                 .collect();
             if args.json {
                 let mut list: Vec<_> = shared

@@ -81,12 +81,11 @@ fn shown_exclusions(state: &Inner, file: &[String]) -> sitetrail::Result<Vec<Str
         .iter()
         .map(|e| sitetrail::exclusions::display(&e.pattern))
         .collect();
-    for p in file {
-        let canonical = sitetrail::exclusions::canonical(p).ok();
-        if !stored.iter().any(|e| Some(&e.pattern) == canonical.as_ref()) {
-            shown.push(p.clone());
-        }
-    }
+    shown.extend(
+        file.iter()
+            .filter(|p| !sitetrail::exclusions::is_listed(&stored, p))
+            .cloned(),
+    );
     Ok(shown)
 }
 
@@ -106,9 +105,7 @@ fn apply_form_and_exclusions(
         new.exclusions = saved
             .exclusions
             .into_iter()
-            .filter(|p| {
-                sitetrail::exclusions::canonical(p).is_ok_and(|c| stored.iter().any(|e| e.pattern == c))
-            })
+            .filter(|p| sitetrail::exclusions::is_listed(&stored, p))
             .collect();
     }
     Ok(new)
