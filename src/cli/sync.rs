@@ -162,10 +162,11 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
         }
         SyncCommand::Status(a) => {
             let s = store.with_conn(engine::status)?;
-            let key_store = match &s.link {
-                Some(l) => Some(engine::key_place(&key_dir, l)?),
-                None => None,
-            };
+            let key_store = s
+                .link
+                .as_ref()
+                .map(|l| engine::key_place(&key_dir, l))
+                .transpose()?;
             if a.json {
                 let l = s.link.as_ref();
                 return out::json(&json!({
@@ -181,7 +182,7 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     "devices": s.devices,
                     // `keyring`, `file`, or `missing` (linked, but the key is in neither); null
                     // when not linked.
-                    "key_store": key_store.map(|k| k.map_or("missing", KeyPlace::as_str)),
+                    "key_store": key_store.map(KeyPlace::name),
                 }));
             }
             let Some(l) = &s.link else {

@@ -54,6 +54,12 @@ impl KeyPlace {
             KeyPlace::File => "file",
         }
     }
+
+    /// The name `sync status --json` (`key_store`) and the app give where a linked device's key
+    /// is: `keyring`, `file`, or `missing` when it is in neither.
+    pub fn name(place: Option<KeyPlace>) -> &'static str {
+        place.map_or("missing", KeyPlace::as_str)
+    }
 }
 
 static FILE_ONLY: AtomicBool = AtomicBool::new(false);

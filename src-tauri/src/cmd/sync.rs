@@ -58,10 +58,11 @@ pub async fn get_sync_status(state: State<'_, AppState>) -> CmdResult<SyncView> 
         .store
         .run(move |s| {
             let status = s.with_conn(engine::status)?;
-            let key_store = match &status.link {
-                Some(l) => Some(engine::key_place(&key_dir, l)?.map_or("missing", KeyPlace::as_str)),
-                None => None,
-            };
+            let key_store = status
+                .link
+                .as_ref()
+                .map(|l| engine::key_place(&key_dir, l).map(KeyPlace::name))
+                .transpose()?;
             Ok((status, key_store))
         })
         .await)?;
