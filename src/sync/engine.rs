@@ -818,11 +818,7 @@ impl Waiter {
         let seen = blocking::run(move || st.with_conn(|c| applied_total(c, me))).await?;
         let series = series();
         let heads = s.client.wait_index(&series, seen, wait).await?;
-        let others = heads
-            .iter()
-            .filter(|h| h.device_id != me && h.series == series)
-            .map(|h| h.last_idx)
-            .fold(0, u64::saturating_add);
+        let others = wire::records_of_others(&heads, Some(me), &series);
         Ok(Waited {
             more: others > seen,
             seen,

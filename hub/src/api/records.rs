@@ -34,11 +34,7 @@ pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult
     loop {
         let armed = watch.arm();
         let series = read_index(&app, authed.account_id).await?;
-        let others: u64 = series
-            .iter()
-            .filter(|h| Some(h.device_id) != authed.device_id && h.series == wait.series)
-            .map(|h| h.last_idx)
-            .fold(0, u64::saturating_add);
+        let others = sitetrail_sync_wire::records_of_others(&series, authed.device_id, &wait.series);
         if others > wait.seen || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
             return Ok(Json(IndexResponse { series }));
         }

@@ -424,6 +424,17 @@ pub struct SeriesHead {
     pub last_idx: u64,
 }
 
+/// What a long-poll compares with its `seen` ([`WaitQuery`]): the records of `series` held by
+/// every device but `asker` (every device when `None`), the sum of their last indexes. The hub
+/// answers a wait once this is more than `seen`; the device asks with what it has applied.
+pub fn records_of_others(heads: &[SeriesHead], asker: Option<Uuid>, series: &Series) -> u64 {
+    heads
+        .iter()
+        .filter(|h| Some(h.device_id) != asker && h.series == *series)
+        .map(|h| h.last_idx)
+        .fold(0, u64::saturating_add)
+}
+
 /// `GET /v1/index`: every series of the account.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexResponse {
@@ -614,6 +625,31 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_poll_counts_the_other_devices_records_of_its_series_only() {
+        let (me, other, third) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let ops = Series::new("ops").unwrap();
+        let head = |device_id, series: &str, last_idx| SeriesHead {
+            device_id,
+            series: Series::new(series).unwrap(),
+            last_idx,
+        };
+        let heads = [
+            head(me, "ops", 50),
+            head(other, "ops", 7),
+            head(third, "ops", 5),
+            head(other, "later", 100),
+        ];
+        assert_eq!(records_of_others(&heads, Some(me), &ops), 12);
+        assert_eq!(
+            records_of_others(&heads, None, &ops),
+            62,
+            "no device header: every device"
+        );
+        let full = [head(other, "ops", u64::MAX), head(third, "ops", 1)];
+        assert_eq!(records_of_others(&full, Some(me), &ops), u64::MAX, "saturates");
+    }
 
     #[test]
     fn the_login_header_reads_back_and_hides_the_login() {
