@@ -620,10 +620,18 @@ fn the_long_poll_keeps_one_connection_from_wait_to_wait() {
         .build()
         .unwrap();
     let mut waiter = sitetrail::sync::engine::Waiter::new();
+    let unlinked = Device::new();
+    assert_eq!(
+        rt.block_on(waiter.wait(&unlinked.store, &unlinked.key_dir, Duration::from_secs(20)))
+            .unwrap(),
+        None,
+        "a device that is not linked does not wait"
+    );
     for _ in 0..5 {
         let w = rt
             .block_on(waiter.wait(&a.store, &a.key_dir, Duration::from_millis(100)))
-            .unwrap();
+            .unwrap()
+            .expect("the device is linked");
         assert!(!w.more, "nothing new from the other device");
     }
     assert_eq!(

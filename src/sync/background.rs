@@ -182,44 +182,42 @@ async fn watch_others(
     let mut last_seen: Option<u64> = None;
     let mut waiter = engine::Waiter::new();
     loop {
-        let pause = if linked(&store).await {
-            let outcome = tokio::select! {
-                _ = stop.changed() => return,
-                r = waiter.wait(&store, &key_dir, wait) => r,
-            };
-            match outcome {
-                Ok(w) if w.more => {
-                    failures = 0;
-                    // The same count twice means the last sync could not apply what is there
-                    // (it reports why): ask again at the pace of the periodic sync.
-                    let stuck = last_seen == Some(w.seen);
-                    last_seen = Some(w.seen);
-                    synced.borrow_and_update();
-                    wake.notify_one();
-                    tokio::select! {
-                        _ = stop.changed() => return,
-                        _ = synced.changed() => {}
-                        () = tokio::time::sleep(pace.max_backoff) => {}
-                    }
-                    stuck.then_some(pace.interval)
+        let outcome = tokio::select! {
+            _ = stop.changed() => return,
+            r = waiter.wait(&store, &key_dir, wait) => r,
+        };
+        let pause = match outcome {
+            // Not linked: look again at the periodic sync's pace.
+            Ok(None) => Some(pace.interval.max(wait)),
+            Ok(Some(w)) if w.more => {
+                failures = 0;
+                // The same count twice means the last sync could not apply what is there
+                // (it reports why): ask again at the pace of the periodic sync.
+                let stuck = last_seen == Some(w.seen);
+                last_seen = Some(w.seen);
+                synced.borrow_and_update();
+                wake.notify_one();
+                tokio::select! {
+                    _ = stop.changed() => return,
+                    _ = synced.changed() => {}
+                    () = tokio::time::sleep(pace.max_backoff) => {}
                 }
-                Ok(_) => {
-                    failures = 0;
-                    None
-                }
-                Err(e) => {
-                    failures = failures.saturating_add(1);
-                    let pause = if e.kind() == ErrorKind::ProviderFailed {
-                        pace.max_backoff
-                    } else {
-                        backoff(failures, pace.max_backoff)
-                    };
-                    tracing::debug!(error = %e, retry_in_s = pause.as_secs(), "waiting on the hub failed");
-                    Some(pause)
-                }
+                stuck.then_some(pace.interval)
             }
-        } else {
-            Some(pace.interval.max(wait))
+            Ok(Some(_)) => {
+                failures = 0;
+                None
+            }
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                let pause = if e.kind() == ErrorKind::ProviderFailed {
+                    pace.max_backoff
+                } else {
+                    backoff(failures, pace.max_backoff)
+                };
+                tracing::debug!(error = %e, retry_in_s = pause.as_secs(), "waiting on the hub failed");
+                Some(pause)
+            }
         };
         if let Some(pause) = pause {
             tokio::select! {

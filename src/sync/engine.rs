@@ -789,40 +789,50 @@ impl Waiter {
     }
 
     /// Waits on the hub (a long-poll of at most `wait`) until the other devices' records add up
-    /// to more than this one has applied. Holds no database connection while it waits. A failure
-    /// drops the session, so the next wait builds it again (a key that moved,
-    /// a hub that changed).
-    pub async fn wait(&mut self, store: &Store, key_dir: &Path, wait: Duration) -> Result<Waited> {
+    /// to more than this one has applied; `None` at once when this device is not linked. Holds
+    /// no database connection while it waits. A failure drops the session, so the next wait
+    /// builds it again (a key that moved, a hub that changed).
+    pub async fn wait(&mut self, store: &Store, key_dir: &Path, wait: Duration) -> Result<Option<Waited>> {
         let r = self.wait_once(store, key_dir, wait).await;
-        if r.is_err() {
+        if !matches!(r, Ok(Some(_))) {
             self.session = None;
         }
         r
     }
 
-    async fn wait_once(&mut self, store: &Store, key_dir: &Path, wait: Duration) -> Result<Waited> {
+    async fn wait_once(&mut self, store: &Store, key_dir: &Path, wait: Duration) -> Result<Option<Waited>> {
+        // The link and what this device has applied, in one read.
         let st = store.clone();
-        let link = blocking::run(move || st.with_conn(get_link))
-            .await?
-            .ok_or_else(not_linked)?;
+        let read = blocking::run(move || {
+            st.with_conn(|c| {
+                Ok(match get_link(c)? {
+                    Some(link) => {
+                        let seen = applied_total(c, link.device_id)?;
+                        Some((link, seen))
+                    }
+                    None => None,
+                })
+            })
+        })
+        .await?;
+        let Some((link, seen)) = read else {
+            return Ok(None);
+        };
         let same = |s: &Session| {
             (&s.link.hub, s.link.account_id, s.link.device_id) == (&link.hub, link.account_id, link.device_id)
         };
-        if !self.session.as_ref().is_some_and(same) {
-            self.session = Some(session(store, key_dir).await?);
-        }
-        let Some(s) = self.session.as_ref() else {
-            return Err(not_linked());
+        let s = match self.session.take() {
+            Some(s) if same(&s) => s,
+            _ => session(store, key_dir).await?,
         };
-        let (st, me) = (store.clone(), s.link.device_id);
-        let seen = blocking::run(move || st.with_conn(|c| applied_total(c, me))).await?;
+        let s = self.session.insert(s);
         let series = series();
         let heads = s.client.wait_index(&series, seen, wait).await?;
-        let others = wire::records_of_others(&heads, Some(me), &series);
-        Ok(Waited {
+        let others = wire::records_of_others(&heads, Some(link.device_id), &series);
+        Ok(Some(Waited {
             more: others > seen,
             seen,
-        })
+        }))
     }
 }
 
