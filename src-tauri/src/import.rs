@@ -40,12 +40,6 @@ impl From<&Settings> for ImportSettings {
     }
 }
 
-/// The longest auto-import interval the form accepts (minutes): the setting's own limit.
-pub fn max_auto_import_minutes() -> u32 {
-    let (_, max) = sitetrail::settings::schema::limits("auto_import_minutes");
-    u32::try_from(max).unwrap_or(u32::MAX)
-}
-
 /// A detected browser profile as the UI shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProfileView {

@@ -6,7 +6,7 @@ use sitetrail::import;
 use tauri::{AppHandle, Runtime, State};
 
 use crate::error::{CmdError, CmdResult};
-use crate::import::{choose, max_auto_import_minutes, ImportSettings, ProfileResult, ProfileView};
+use crate::import::{choose, ImportSettings, ProfileResult, ProfileView};
 use crate::state::AppState;
 
 async fn detected() -> CmdResult<Vec<import::DetectedProfile>> {
@@ -45,8 +45,6 @@ pub struct ImportView {
     pub settings: ImportSettings,
     /// Profiles found now.
     pub profiles: Vec<ProfileView>,
-    /// The longest interval the form accepts (minutes).
-    pub max_minutes: u32,
 }
 
 /// The auto-import settings and the detected profiles.
@@ -56,7 +54,6 @@ pub async fn get_import_settings(state: State<'_, AppState>) -> CmdResult<Import
     Ok(ImportView {
         settings: ImportSettings::from(&saved),
         profiles: detected().await?.iter().map(ProfileView::from).collect(),
-        max_minutes: max_auto_import_minutes(),
     })
 }
 
@@ -87,7 +84,6 @@ pub async fn save_import_settings(state: State<'_, AppState>, settings: ImportFo
     Ok(ImportView {
         settings: ImportSettings::from(&saved),
         profiles: found.iter().map(ProfileView::from).collect(),
-        max_minutes: max_auto_import_minutes(),
     })
 }
 

@@ -20,7 +20,16 @@ fn import_settings_round_trip_and_bad_values_are_refused() {
         "on by default, every 15 minutes"
     );
     assert!(v["profiles"].is_array());
-    assert_eq!(v["max_minutes"], 10_080, "at most a week");
+    // The form takes its limits from the settings schema the settings view sends.
+    let schema = t.ok("get_settings", json!({}))["schema"].clone();
+    let minutes = schema
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "auto_import_minutes")
+        .expect("the interval is a setting of the schema")
+        .clone();
+    assert_eq!(minutes["kind"]["max"], 10_080, "at most a week: {minutes}");
 
     // The classifier's form and the import's share the one settings file: neither loses the other's.
     t.ok("save_settings", json!({"settings": {"max_attempts": 7}}));
