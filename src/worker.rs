@@ -38,6 +38,7 @@
 //! sleeping until work is announced or due), the stop. One tick (claim, call, settle) is in
 //! `tick.rs`; recording, waiting out and lifting a pause in `pause.rs`.
 
+mod call;
 mod config;
 mod gate;
 mod heartbeat;

@@ -28,7 +28,7 @@ use std::ops::Range;
 use tokio::sync::watch;
 use tracing::info;
 
-use super::tick::{Failed, Stopped};
+use super::call::{Failed, Stopped};
 use super::Worker;
 use crate::classify::{ClassifyError, DomainOutcome};
 

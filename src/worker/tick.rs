@@ -14,6 +14,7 @@ use std::sync::atomic::Ordering;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
+use super::call::{Failed, Stopped};
 use super::narrowing::{self, Settle};
 use super::state::WorkerState;
 use super::{heartbeat, GateDecision, Worker, WorkerConfig};
@@ -41,16 +42,6 @@ pub enum Tick {
     /// claimed.
     Paused(WorkerState),
 }
-
-/// Why a call has no result.
-pub(super) enum Interrupted {
-    Stopped,
-    Failed(ClassifyError),
-}
-pub(super) use Interrupted::{Failed, Stopped};
-
-/// A call's result, or why there is none.
-pub(super) type CallResult = std::result::Result<Vec<DomainOutcome>, Interrupted>;
 
 impl Worker {
     fn claim_policy(&self) -> ClaimPolicy {
@@ -212,63 +203,6 @@ impl Worker {
             gate.settle(&yes, &no).await;
         }
         Ok((blocked, answered))
-    }
-
-    /// One classifier call for `domains`, after the request pacer's slot: one outcome per domain,
-    /// or why there is none (an answer with another number of outcomes is a transient failure).
-    pub(super) async fn call(&self, domains: &[String], stop: &mut watch::Receiver<bool>) -> CallResult {
-        for d in domains {
-            info!(provider = self.classifier.name(), domain = %d, "classifier call");
-        }
-        if !self.wait_for_slot(stop).await {
-            return Err(Stopped);
-        }
-        let outcomes = self.classify_unless_stopped(domains, stop).await?;
-        if outcomes.len() != domains.len() {
-            return Err(Failed(ClassifyError::Transient(format!(
-                "the classifier answered {} results for {} domains",
-                outcomes.len(),
-                domains.len()
-            ))));
-        }
-        Ok(outcomes)
-    }
-
-    /// Waits for the request pacer's next slot; false if `stop` turned true meanwhile.
-    async fn wait_for_slot(&self, stop: &mut watch::Receiver<bool>) -> bool {
-        let Some(pacer) = &self.pacer else {
-            return true;
-        };
-        let wait = pacer.reserve();
-        if wait.is_zero() {
-            return true;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => true,
-            _ = stop.wait_for(|s| *s) => false,
-        }
-    }
-
-    async fn classify_unless_stopped(
-        &self,
-        domains: &[String],
-        stop: &mut watch::Receiver<bool>,
-    ) -> CallResult {
-        let call = self.classifier.classify(domains);
-        tokio::pin!(call);
-        let grace = self.config.shutdown_grace;
-        let stopping = async {
-            // Wait for the stop signal, then for the grace period.
-            let _ = stop.wait_for(|s| *s).await;
-            tokio::time::sleep(grace).await;
-        };
-        tokio::select! {
-            r = &mut call => r.map_err(Failed),
-            _ = stopping => {
-                warn!("shutdown grace over with a classification in flight; giving its jobs back");
-                Err(Stopped)
-            }
-        }
     }
 
     fn set_held(&self, jobs: Vec<ClaimedJob>) {
