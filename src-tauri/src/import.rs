@@ -9,9 +9,6 @@
 //! in `sitetrail::settings`, shared with `sitetrail daemon`); the app's old `app.json` is moved
 //! into it at start (`crate::migrate`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
 use serde::Serialize;
 use sitetrail::auto_import::{self as schedule, AutoImport};
 use sitetrail::import::{self, DetectedProfile, ImportOptions};
@@ -89,29 +86,6 @@ pub struct ProfileResult {
     pub skipped: u64,
     /// Why the profile could not be imported, if it could not.
     pub error: Option<String>,
-}
-
-/// At most one import at a time, owned by the app state. A run holds an [`ImportRun`] for as long
-/// as its blocking work goes, and dropping it frees the slot, so a command whose future is
-/// dropped (the window closed) cannot leave the slot taken for ever.
-#[derive(Debug, Default)]
-pub struct ImportSlot(Arc<AtomicBool>);
-
-/// Proof that this run has the [`ImportSlot`]; frees it when dropped.
-#[derive(Debug)]
-pub struct ImportRun(Arc<AtomicBool>);
-
-impl ImportSlot {
-    /// Takes the slot, or `None` while another run has it.
-    pub fn try_begin(&self) -> Option<ImportRun> {
-        (!self.0.swap(true, Ordering::SeqCst)).then(|| ImportRun(self.0.clone()))
-    }
-}
-
-impl Drop for ImportRun {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::SeqCst);
-    }
 }
 
 /// The profiles to import: `ids` if given (each must be detected), else the saved choice, else all.

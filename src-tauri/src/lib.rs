@@ -15,6 +15,7 @@ pub mod cmd;
 pub mod error;
 pub mod events;
 pub mod import;
+pub mod import_slot;
 pub mod migrate;
 pub mod secret;
 pub mod state;

@@ -122,7 +122,7 @@ pub struct Inner {
     /// Asks the background sync to run now (a claim's answer to pull or push, a new link).
     pub sync_wake: Arc<tokio::sync::Notify>,
     /// At most one browser import at a time.
-    pub imports: crate::import::ImportSlot,
+    pub imports: crate::import_slot::ImportSlot,
     /// Held from reading the settings file to writing it back, so the classifier form and the
     /// import form, saved at once, never lose each other's change.
     settings_edit: Mutex<()>,
@@ -171,7 +171,7 @@ impl AppState {
             rate: Mutex::new(RateMeter::default()),
             sync_keys,
             sync_wake: Arc::new(tokio::sync::Notify::new()),
-            imports: crate::import::ImportSlot::default(),
+            imports: crate::import_slot::ImportSlot::default(),
             settings_edit: Mutex::new(()),
             worker: tokio::sync::Mutex::new(None),
             closing: std::sync::atomic::AtomicBool::new(false),
