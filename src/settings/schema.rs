@@ -2,7 +2,7 @@
 //! environment variable, defined once in [`super::Settings`]'s declaration (the `settings!` macro
 //! in `mod.rs`). From it come the `Settings` struct and its defaults, the CLI's flags, the
 //! settings file's keys, the environment layer (`SITETRAIL_<NAME>` for every setting), the checks
-//! every value gets, and the app's settings form (the UI receives [`SCHEMA`] and draws its fields
+//! every value gets, and the app's settings form (the UI receives [`SCHEMA`](super::SCHEMA) and draws its fields
 //! from it).
 //!
 //! Values travel between layers as JSON ([`serde_json::Value`]): a layer (the file, the
