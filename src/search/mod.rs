@@ -11,7 +11,7 @@
 //! value, which reorders it by less than a microsecond.
 //!
 //! Invariants:
-//! - A visit is in the index iff it is in `visit` (once [`backfill`] is done): every insert goes
+//! - A visit is in the index iff it is in `visit` (once [`backfill()`] is done): every insert goes
 //!   through `visits::insert_visit_in`, which calls [`index_visit_in`] in the same transaction;
 //!   every delete goes through `forget`, which calls [`unindex_visit_in`] in the same transaction.
 //! - No two visits share a key (checked where ids are made: [`free_visit_id`]).

@@ -12,7 +12,7 @@ use crate::error::Result;
 
 /// Longest wait for other processes' readers in one truncating checkpoint (it blocks writers while
 /// it waits and runs, so it comes only after a passive checkpoint, which blocks no one, has copied
-/// the WAL into the file, and it is tried again after as long a pause, for [`SCRUB_WAIT`]).
+/// the WAL into the file, and it is tried again after as long a pause, for [`SCRUB_WAIT`](crate::forget::SCRUB_WAIT)).
 pub(crate) const CHECKPOINT_WAIT: Duration = Duration::from_millis(200);
 
 /// Checkpoints the whole WAL into the file and truncates it to nothing, waiting at most

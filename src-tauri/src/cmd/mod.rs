@@ -3,7 +3,7 @@
 //! Every command validates its arguments before touching anything (the UI is not trusted more
 //! than a script would be), does its database work on a blocking thread through
 //! [`sitetrail::Store::run`] (no async task ever holds a connection), and fails with a
-//! [`CmdError`](crate::error::CmdError) that reaches the UI as `{kind, message}`.
+//! [`CmdError`] that reaches the UI as `{kind, message}`.
 
 pub mod capture;
 pub mod export;
