@@ -69,3 +69,5 @@ mod sync_faults;
 mod sync_keyring;
 mod sync_model;
 mod sync_support;
+
+mod docs_links;
