@@ -37,8 +37,8 @@ pub(crate) use worker::{build_worker, WorkerArgs};
 /// The footer of `sitetrail --help`: where the user guide is. Every page of `docs/` is named
 /// here (the integration test `docs_links` checks it against the folder).
 const GUIDE: &str = "\
-The user guide is in docs/ beside Sitetrail's source (README.md links every page); `man
-sitetrail-<command>` documents each command:
+The user guide is in docs/ beside Sitetrail's source and README.md, which links every page
+(installed in /usr/share/doc/sitetrail/); `man sitetrail-<command>` documents each command:
   docs/cli.md              the commands, output for people and for scripts, exit codes
   docs/history.md          history, search, forgetting, the never-record list, time spent
   docs/import.md           importing browser history; the daemon
