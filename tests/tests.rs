@@ -7,6 +7,7 @@ mod chromium_harness;
 mod common;
 
 mod core_architecture;
+mod core_architecture_names;
 mod core_changes;
 mod core_cli;
 mod core_history;
@@ -68,3 +69,5 @@ mod sync_faults;
 mod sync_keyring;
 mod sync_model;
 mod sync_support;
+
+mod docs_links;

@@ -23,7 +23,8 @@ Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 the data
 tables that are not the hub's; 4 the database's schema is newer than this hub; 5 PostgreSQL
 could not be reached within --startup-wait.
 
-Run it behind a TLS-terminating proxy (it speaks plain HTTP/1.1); see README.md, \"Sync hub\".";
+Run it behind a TLS-terminating proxy (it speaks plain HTTP/1.1); see docs/hub.md in Sitetrail's
+source (installed as /usr/share/doc/sitetrail-hub/README).";
 
 /// Sitetrail's sync hub: routes end-to-end encrypted records between a person's devices and
 /// hands out classification claims, on PostgreSQL.

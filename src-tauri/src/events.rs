@@ -19,6 +19,8 @@ pub const IMPORT_PROGRESS: &str = "import-progress";
 /// Progress of building the search index of an upgraded database (payload:
 /// `sitetrail::search::IndexStatus`).
 pub const SEARCH_INDEX_PROGRESS: &str = "search-index-progress";
+/// The background sync tried once (payload: `{report, error}`, the try's report or its error).
+pub const SYNC_STATUS: &str = "sync-status";
 
 /// Changes gathered over one window: at most one event per window reaches the UI.
 pub const COALESCE_WINDOW: Duration = Duration::from_millis(300);
@@ -103,7 +105,46 @@ mod tests {
             .collect()
     }
 
-    /// The UI names the events in `ui/js/api.js`: the same names and values as here, every one.
+    /// Every file under `dir` (from this crate's folder) whose name ends with `ext`, with its text.
+    fn sources(dir: &str, ext: &str) -> Vec<(std::path::PathBuf, String)> {
+        let mut out = Vec::new();
+        let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.to_string_lossy().ends_with(ext) {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    out.push((p, text));
+                }
+            }
+        }
+        assert!(!out.is_empty(), "no {ext} files under {dir}");
+        out
+    }
+
+    /// The first argument of every call `name(` in `src` (the text up to its comma or bracket).
+    fn first_arguments<'a>(src: &'a str, name: &str) -> Vec<&'a str> {
+        src.match_indices(name)
+            // `listen(` is not the end of `unlisten(`; `.emit(` follows its receiver.
+            .filter(|(at, _)| {
+                name.starts_with('.')
+                    || !src[..*at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+            .map(|(at, _)| {
+                let rest = src[at + name.len()..].trim_start();
+                rest[..rest.find([',', ')']).unwrap_or(rest.len())].trim()
+            })
+            .collect()
+    }
+
+    /// Every event the app sends is a constant here, the UI names each in `ui/js/api.js` with the
+    /// same name and value, and nothing else: every `emit` of the app (`.emit(NAME, ...)`) and
+    /// every `listen` of the UI (`listen(NAME, ...)`) names one of them, never a bare string.
     #[test]
     fn the_ui_knows_every_event_by_the_same_name() {
         let ui = js_string_consts(include_str!("../../ui/js/api.js"));
@@ -111,6 +152,7 @@ mod tests {
             ("STORE_CHANGED", STORE_CHANGED),
             ("IMPORT_PROGRESS", IMPORT_PROGRESS),
             ("SEARCH_INDEX_PROGRESS", SEARCH_INDEX_PROGRESS),
+            ("SYNC_STATUS", SYNC_STATUS),
         ];
         for (name, value) in ours {
             assert_eq!(
@@ -119,7 +161,7 @@ mod tests {
                 "{name} in ui/js/api.js"
             );
         }
-        // And nothing the UI listens to that is not sent from here.
+        // Every string constant here is an event, and each is in the list above.
         let rust_names: Vec<&str> = include_str!("events.rs")
             .lines()
             .filter_map(|l| l.strip_prefix("pub const "))
@@ -127,18 +169,67 @@ mod tests {
             .filter_map(|l| l.split(':').next())
             .collect();
         assert_eq!(
-            rust_names.len(),
-            ours.len(),
+            rust_names,
+            ours.map(|(n, _)| n),
             "every event constant here is checked above"
         );
-        let ui_events: Vec<&String> = ui
-            .keys()
-            .filter(|k| ours.iter().all(|(n, _)| n != *k))
-            .filter(|k| k.ends_with("_CHANGED") || k.ends_with("_PROGRESS"))
-            .collect();
+        let is_event = |arg: &str| {
+            let name = arg.rsplit("::").next().unwrap_or(arg);
+            ours.iter().any(|(n, _)| *n == name)
+        };
+        // What the app emits: `.emit(` with one of the constants, in every source file (the
+        // code, not its tests).
+        let mut emits = 0;
+        for (file, src) in sources("src", ".rs") {
+            if file.components().any(|c| c.as_os_str() == "tests") {
+                continue;
+            }
+            let src = src.split("#[cfg(test)]\nmod tests {").next().unwrap_or_default();
+            for arg in first_arguments(src, ".emit(") {
+                emits += 1;
+                assert!(
+                    is_event(arg),
+                    "{} emits {arg}: every event is a constant of events.rs",
+                    file.display()
+                );
+            }
+            for other in [".emit_to(", ".emit_filter(", ".emit_str("] {
+                assert!(
+                    !src.contains(other),
+                    "{} sends an event with {other}",
+                    file.display()
+                );
+            }
+        }
+        assert!(emits >= ours.len(), "every event's emit was found ({emits})");
+        // What the UI listens to: `listen(` with one of api.js's constants.
+        let mut listens = 0;
+        for (file, src) in sources("../ui/js", ".js") {
+            let defines_listen = file.ends_with("api.js");
+            for arg in first_arguments(&src, "listen(") {
+                if defines_listen && arg == "name" {
+                    continue; // the wrapper's own parameter
+                }
+                listens += 1;
+                assert!(
+                    is_event(arg),
+                    "{} listens to {arg}: every event is a constant of ui/js/api.js",
+                    file.display()
+                );
+            }
+            if !defines_listen {
+                for (name, value) in js_string_consts(&src) {
+                    assert!(
+                        !ours.iter().any(|(_, v)| *v == value),
+                        "{} names the event {value} as {name}: import it from api.js",
+                        file.display()
+                    );
+                }
+            }
+        }
         assert!(
-            ui_events.is_empty(),
-            "the UI names events the app never sends: {ui_events:?}"
+            listens >= ours.len(),
+            "every event's listener was found ({listens})"
         );
     }
 

@@ -140,7 +140,7 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
 
 /// Syncs on its own while the app runs (when this device is linked): soon after a local change,
 /// every two minutes for the others', at once when the worker's claims ask. Each outcome is told
-/// to the UI (`sync-status`).
+/// to the UI ([`events::SYNC_STATUS`]).
 async fn sync_in_background<R: Runtime>(app: AppHandle<R>) {
     use tauri::Emitter;
     let Some(state) = app.try_state::<AppState>().map(|s| s.inner().clone()) else {
@@ -156,7 +156,7 @@ async fn sync_in_background<R: Runtime>(app: AppHandle<R>) {
         stop,
         move |last| {
             let _ = app.emit(
-                "sync-status",
+                events::SYNC_STATUS,
                 serde_json::json!({ "report": last.report, "error": last.error }),
             );
         },

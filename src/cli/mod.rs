@@ -34,11 +34,31 @@ use sitetrail::{Result, Store};
 
 pub(crate) use worker::{build_worker, WorkerArgs};
 
+/// The footer of `sitetrail --help`: where the user guide is. Every page of `docs/` is named
+/// here (the integration test `docs_links` checks it against the folder).
+const GUIDE: &str = "\
+The user guide is in docs/ beside Sitetrail's source and README.md, which links every page
+(installed in /usr/share/doc/sitetrail/); `man sitetrail-<command>` documents each command:
+  docs/cli.md              the commands, output for people and for scripts, exit codes
+  docs/history.md          history, search, forgetting, the never-record list, time spent
+  docs/import.md           importing browser history; the daemon
+  docs/classifiers.md      classifiers, settings and privacy: what is sent where
+  docs/extension.md        the browser extension, live history, Firefox
+  docs/app.md              the desktop app
+  docs/syncing.md          sync across your devices
+  docs/hub.md              running a sync hub
+  docs/troubleshooting.md  when things go wrong
+  docs/durability.md       what a crash or a power cut can lose
+  docs/development.md      building, testing, packaging, fuzzing
+  docs/BENCHMARKS.md       the figures and how to measure them
+  docs/SYNC.md             the sync protocol";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "sitetrail",
     version,
-    about = "Local-first browsing history, sorted into categories"
+    about = "Local-first browsing history, sorted into categories",
+    after_help = GUIDE
 )]
 struct Cli {
     /// The database file [default: sitetrail.db in the user's data directory].

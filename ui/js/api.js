@@ -38,6 +38,8 @@ export const STORE_CHANGED = 'store-changed';
 export const IMPORT_PROGRESS = 'import-progress';
 /** Name of the event that reports the search index being built (an upgraded database). */
 export const SEARCH_INDEX_PROGRESS = 'search-index-progress';
+/** Name of the event the background sync sends after each try (payload: {report, error}). */
+export const SYNC_STATUS = 'sync-status';
 
 /** Listens to a backend event; returns a promise of the unlisten function. */
 export function listen(name, handler) {

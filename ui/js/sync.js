@@ -1,11 +1,8 @@
 // Sync in Settings: set up an account on a hub (the recovery key shown once, with Copy), join one
 // with the key, the link's state (last sync, waiting changes, devices), Sync now and Leave. The
 // work is the backend's (`sitetrail::sync`, the same as `sitetrail sync ...`).
-import { call, describe, listen } from './api.js';
+import { call, describe, listen, SYNC_STATUS } from './api.js';
 import { el, fmtTime, toast } from './dom.js';
-
-/** Name of the event the background sync sends after each try (see src-tauri/src/lib.rs). */
-export const SYNC_STATUS = 'sync-status';
 
 // Where the sync key is kept (`key_store`, as `sitetrail sync status --json` says it).
 const KEY_STORES = {
