@@ -185,19 +185,7 @@ pub fn list_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage> 
         },
         read_row,
     )?;
-    // One row more than asked tells whether there is a next page; rows are read lazily.
-    let mut rows: Vec<HistoryRow> = rows.take(q.limit + 1).collect::<rusqlite::Result<_>>()?;
-    let next_cursor = if rows.len() > q.limit {
-        rows.truncate(q.limit);
-        rows.last().map(|r| r.visit_id)
-    } else {
-        None
-    };
-    Ok(HistoryPage {
-        rows,
-        next_cursor,
-        next_offset: None,
-    })
+    HistoryPage::newest_first(rows, q.limit)
 }
 
 /// Visits and websites per category since `since`, most visited first.

@@ -57,6 +57,31 @@ pub struct HistoryPage {
     pub next_offset: Option<usize>,
 }
 
+impl HistoryPage {
+    /// A newest-first page of at most `limit` rows, from a query that yields them newest first:
+    /// one row more than asked is read (lazily) to tell whether there is a next page, and the
+    /// last row kept is then the cursor for it.
+    pub(crate) fn newest_first(
+        rows: impl Iterator<Item = rusqlite::Result<HistoryRow>>,
+        limit: usize,
+    ) -> crate::error::Result<HistoryPage> {
+        let mut rows: Vec<HistoryRow> = rows
+            .take(limit.saturating_add(1))
+            .collect::<rusqlite::Result<_>>()?;
+        let next_cursor = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(|r| r.visit_id)
+        } else {
+            None
+        };
+        Ok(HistoryPage {
+            rows,
+            next_cursor,
+            next_offset: None,
+        })
+    }
+}
+
 /// A history row from a query that selects the visit's columns with its website's `domain`,
 /// `category`, `category_source` and `category_confidence` (the history page and the search).
 pub(crate) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {

@@ -228,13 +228,16 @@ fn apply(tx: &Transaction<'_>, source: &str, ev: &Checked, now: Timestamp) -> Re
     }
 }
 
+/// Why a batch of `n` events is refused, if it is: more than [`MAX_EVENTS_PER_BATCH`].
+pub fn too_many_events(n: usize) -> Option<String> {
+    (n > MAX_EVENTS_PER_BATCH)
+        .then(|| format!("a batch holds at most {MAX_EVENTS_PER_BATCH} events, not {n}"))
+}
+
 /// Stores one batch of events from the extension of `browser` in one transaction.
 pub fn store_events(store: &Store, source: &str, events: &[serde_json::Value]) -> Result<BatchOutcome> {
-    if events.len() > MAX_EVENTS_PER_BATCH {
-        return Err(Error::InvalidInput(format!(
-            "a batch holds at most {MAX_EVENTS_PER_BATCH} events, not {}",
-            events.len()
-        )));
+    if let Some(why) = too_many_events(events.len()) {
+        return Err(Error::InvalidInput(why));
     }
     let mut outcome = BatchOutcome::default();
     // (position in the batch, refusal), so refusals are reported in the batch's order.

@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::error::Result;
 use crate::store::{Store, StoreOptions};
 
-use super::events::{store_events, MAX_EVENTS_PER_BATCH};
+use super::events::{store_events, too_many_events};
 use super::protocol::{
     batch_number, bounded, mend_text, read_frame, write_frame, Frame, FrameError, Reply, Request, MAX_BATCH,
     MAX_INCOMING, PROTOCOL_VERSION,
@@ -200,14 +200,11 @@ impl Host {
                 message: format!("a batch number is a whole number from 0 to {MAX_BATCH}"),
             },
             Request::Events { batch, events } => {
-                if events.len() > MAX_EVENTS_PER_BATCH {
+                if let Some(message) = too_many_events(events.len()) {
                     return Reply::Error {
                         batch: Some(batch),
                         kind: "too_many_events",
-                        message: format!(
-                            "a batch holds at most {MAX_EVENTS_PER_BATCH} events, not {}",
-                            events.len()
-                        ),
+                        message,
                     };
                 }
                 let source = self.source.clone();
@@ -306,6 +303,7 @@ pub fn serve(host: &mut Host, mut input: impl Read, mut output: impl Write) -> s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::events::MAX_EVENTS_PER_BATCH;
 
     fn framed(json: &[u8]) -> Vec<u8> {
         let mut v = u32::try_from(json.len()).unwrap().to_ne_bytes().to_vec();

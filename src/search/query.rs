@@ -23,7 +23,7 @@
 use rusqlite::{named_params, Connection};
 
 use crate::error::Result;
-use crate::history_page::{HistoryPage, HistoryRow};
+use crate::history_page::HistoryPage;
 use crate::ids::VisitId;
 
 use super::key_of;
@@ -164,18 +164,7 @@ pub(crate) fn list_newest(conn: &Connection, p: &SearchPage<'_>, limit: usize) -
         },
         crate::history_page::read_row,
     )?;
-    let mut rows: Vec<HistoryRow> = rows.take(limit + 1).collect::<rusqlite::Result<_>>()?;
-    let next_cursor = if rows.len() > limit {
-        rows.truncate(limit);
-        rows.last().map(|r| r.visit_id)
-    } else {
-        None
-    };
-    Ok(HistoryPage {
-        rows,
-        next_cursor,
-        next_offset: None,
-    })
+    HistoryPage::newest_first(rows, limit)
 }
 
 /// One best-first page of matches, `offset` rows in: the candidates ranked from the index alone,
