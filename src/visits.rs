@@ -180,6 +180,22 @@ pub fn insert_visit_in(
     website_id: WebsiteId,
     domain: &Domain,
 ) -> Result<(Option<VisitId>, bool)> {
+    let mut index = crate::search::IndexBatch::default();
+    let inserted = insert_visit_batched_in(tx, visit, website_id, domain, &mut index)?;
+    index.flush_in(tx)?;
+    Ok(inserted)
+}
+
+/// [`insert_visit_in`] for a caller that writes many visits in one transaction: the visit's
+/// index row goes into `index`, which the caller flushes ([`crate::search::IndexBatch::flush_in`])
+/// before the transaction commits.
+pub fn insert_visit_batched_in(
+    tx: &Transaction<'_>,
+    visit: &NewVisit<'_>,
+    website_id: WebsiteId,
+    domain: &Domain,
+    index: &mut crate::search::IndexBatch,
+) -> Result<(Option<VisitId>, bool)> {
     let url = crate::page_url::normalise(visit.url)?;
     let visit_id = crate::search::free_visit_id(tx, visit.visited_at)?;
     let title = clean_title(visit.title);
@@ -199,8 +215,10 @@ pub fn insert_visit_in(
             ":source_visit_id": visit.source_visit_id,
         })? == 1;
     if inserted {
-        let text = crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref());
-        crate::search::index_visit_in(tx, visit_id, &text)?;
+        index.add(
+            visit_id,
+            crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref()),
+        );
         let queued = crate::sync_log::local::queue_in(
             tx,
             &crate::sync_log::ops::Op::Visit {

@@ -51,6 +51,7 @@ mod provider_tls;
 mod builtin_answer;
 mod import_bad_input;
 mod import_cli;
+mod import_cost;
 mod import_detect;
 mod import_fixtures;
 mod import_support;

@@ -1,7 +1,7 @@
 //! Writing one batch of browser visits, inside the batch's transaction.
 //!
 //! Each visit that passes the checks goes through the same two steps as `record_visit`
-//! ([`get_or_insert_website_in`], then [`insert_visit_in`]), so every new website gets its outbox
+//! ([`get_or_insert_website_in`], then [`insert_visit_batched_in`]), so every new website gets its outbox
 //! row in the batch's transaction. Between the two, a [`WebsiteCache`] remembers the website of
 //! each domain already seen in this import, which saves a lookup for nearly every visit.
 //!
@@ -10,7 +10,9 @@
 //! `forgotten_visit`, or its import key is in `forgotten_import` (`forgotten`), so no import, not
 //! even one that reads the whole file again, a copy of it or under another source, brings it back.
 //! Both lists are read once per batch ([`WebsiteCache::begin_batch`]): the batch holds the write
-//! lock, so they cannot change under it.
+//! lock, so they cannot change under it. The batch's visits are added to the search index
+//! together at its end ([`WebsiteCache::end_batch`], one statement: see
+//! [`IndexBatch`]), in its transaction, so a search right after the import finds them all.
 //!
 //! Invariant: the cache never holds an id the database might not have. It is filled only by this
 //! import's own connection, dropped with a batch that fails (the import stops), and cleared when
@@ -25,8 +27,9 @@ use crate::domain::Domain;
 use crate::error::Result;
 use crate::forget::ForgottenFilter;
 use crate::ids::WebsiteId;
+use crate::search::IndexBatch;
 use crate::time::Timestamp;
-use crate::visits::{get_or_insert_website_in, insert_visit_in, NewVisit};
+use crate::visits::{get_or_insert_website_in, insert_visit_batched_in, NewVisit};
 
 use super::rows::{accept, RawVisit, Skip, SkipCounts};
 
@@ -55,6 +58,9 @@ pub(super) struct WebsiteCache {
     data_version: Option<i64>,
     blocked: BlockList,
     forgotten: ForgottenFilter,
+    /// The batch's visits' search index rows, added in one statement at its end
+    /// ([`WebsiteCache::end_batch`]).
+    index: IndexBatch,
 }
 
 impl WebsiteCache {
@@ -69,6 +75,12 @@ impl WebsiteCache {
         self.blocked = BlockList::load(tx)?;
         self.forgotten = ForgottenFilter::load(tx)?;
         Ok(())
+    }
+
+    /// Call at the end of each batch's transaction, before it commits: adds the batch's visits
+    /// to the search index.
+    pub(super) fn end_batch(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        self.index.flush_in(tx)
     }
 
     fn website_in(
@@ -128,7 +140,8 @@ pub(super) fn store_visit(
         source,
         source_visit_id: Some(&accepted.source_visit_id),
     };
-    let (visit_id, inserted) = insert_visit_in(tx, &visit, website_id, &accepted.domain)?;
+    let (visit_id, inserted) =
+        insert_visit_batched_in(tx, &visit, website_id, &accepted.domain, &mut websites.index)?;
     if let (true, Some(id), Some(ms)) = (inserted, visit_id, raw.duration_ms) {
         crate::time_spent::set_estimated_ms_in(tx, id, ms, now)?;
     }

@@ -339,6 +339,7 @@ pub fn import_file(
                     });
                     batch::store_visit(tx, &raw, &source, now, &mut websites, &mut batch)?;
                 }
+                websites.end_batch(tx)?;
                 if let Some(last) = batch.last {
                     cursor::save_cursor_in(tx, &source, browser, &path_text, last, now)?;
                 }

@@ -161,6 +161,46 @@ pub fn index_visit_in(tx: &Transaction<'_>, id: VisitId, text: &IndexedText) -> 
     Ok(())
 }
 
+/// Index rows waiting to be added together, in one statement, before their transaction commits.
+///
+/// Each statement that writes the index opens a statement savepoint, and FTS5 writes its pending
+/// terms to disk at every savepoint: indexed one by one, every visit became a segment of its own,
+/// merged again and again (about ten index statements a visit). Added in one statement, a batch of
+/// visits is one segment. The rows are added in key order (FTS5 also writes its pending terms when
+/// a key is not above the last one).
+#[derive(Debug, Default)]
+pub struct IndexBatch {
+    rows: Vec<(i64, IndexedText)>,
+}
+
+impl IndexBatch {
+    /// Queues the visit `id` with `text`; [`IndexBatch::flush_in`] adds it.
+    pub fn add(&mut self, id: VisitId, text: IndexedText) {
+        self.rows.push((key_of(id), text));
+    }
+
+    /// Adds every queued row to the index in the caller's transaction (the one that inserted the
+    /// visits), in one statement, and empties the batch.
+    pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        self.rows.sort_unstable_by_key(|(key, _)| *key);
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .drain(..)
+            .map(|(key, t)| serde_json::json!([key, t.domain, t.title, t.url]))
+            .collect();
+        let rows = serde_json::Value::Array(rows).to_string();
+        tx.prepare_cached(
+            r#"INSERT INTO visit_fts (rowid, domain, title, url)
+               SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(:rows)"#,
+        )?
+        .execute(named_params! { ":rows": rows })?;
+        Ok(())
+    }
+}
+
 /// Removes the visit `id`, indexed with `text` (rebuilt from the stored visit with
 /// [`IndexedText::new`]), from the index, in the caller's transaction (the one that deletes it).
 /// With the table's `secure-delete` option its tokens leave the index pages at once.
