@@ -91,7 +91,7 @@ fn an_import_runs_a_bounded_number_of_statements_per_visit() {
     let total = STATEMENTS.load(Ordering::SeqCst);
     let per_visit = total as f64 / VISITS as f64;
     let mut by_count: Vec<(String, u64)> = BY_TEXT.lock().unwrap().clone().into_iter().collect();
-    by_count.sort_by(|a, b| b.1.cmp(&a.1));
+    by_count.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     let listing: Vec<String> = by_count.iter().map(|(sql, n)| format!("{n:>6}  {sql}")).collect();
     println!(
         "{total} statements for {VISITS} visits ({per_visit:.2} a visit):\n{}",
