@@ -480,6 +480,7 @@ impl Store {
     }
 
     /// [`Store::write_changes`] on a connection the caller holds.
+    #[tracing::instrument(level = "trace", name = "write", skip_all, fields(path = %self.path.display()))]
     pub fn write_changes_on<T>(
         &self,
         conn: &mut Connection,

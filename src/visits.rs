@@ -358,6 +358,7 @@ pub fn get_visit_url_and_time_by_source_in(
 impl Store {
     /// Records one visit in its own transaction. Never waits for the classifier: the website's
     /// classification job is only queued.
+    #[tracing::instrument(level = "debug", skip_all, fields(source = visit.source))]
     pub fn record_visit(&self, visit: &NewVisit<'_>) -> Result<Recorded> {
         let now = self.now();
         self.write_changes(|tx, changes| {

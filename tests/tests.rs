@@ -13,6 +13,7 @@ mod core_cli;
 mod core_history;
 mod core_outbox;
 mod core_processes;
+mod core_spans;
 mod core_store;
 mod core_worker;
 

@@ -235,6 +235,7 @@ pub fn too_many_events(n: usize) -> Option<String> {
 }
 
 /// Stores one batch of events from the extension of `browser` in one transaction.
+#[tracing::instrument(level = "debug", skip_all, fields(source, events = events.len()))]
 pub fn store_events(store: &Store, source: &str, events: &[serde_json::Value]) -> Result<BatchOutcome> {
     if let Some(why) = too_many_events(events.len()) {
         return Err(Error::InvalidInput(why));

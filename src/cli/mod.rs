@@ -146,8 +146,11 @@ pub fn main() -> ExitCode {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("sitetrail={default_level}")));
+    // A span's end is logged with its time (`close time.busy=…`), so a slow import or sync says
+    // where its time went at the level its spans are on (`SITETRAIL_LOG=sitetrail=debug`).
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();

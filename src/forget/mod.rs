@@ -230,6 +230,7 @@ fn cancelled(opts: &ForgetOptions) -> bool {
 impl Store {
     /// Forgets the visits `ids` in one transaction (ids not stored are counted, not an error),
     /// and the websites they leave without visits.
+    #[tracing::instrument(level = "debug", skip_all, fields(visits = ids.len()))]
     pub fn forget_visits(&self, ids: &[VisitId]) -> Result<ForgetReport> {
         if ids.len() > MAX_VISIT_IDS {
             return Err(Error::InvalidInput(format!(
@@ -260,6 +261,7 @@ impl Store {
     /// claimed again) and the website itself. With `block`, also puts the domain (and so its
     /// subdomains) on the never-record list, in the first transaction; blocking works for a
     /// domain never visited too.
+    #[tracing::instrument(level = "debug", skip_all, fields(block))]
     pub fn forget_website(
         &self,
         domain: &str,
@@ -292,6 +294,7 @@ impl Store {
 
     /// Forgets every visit made from `since` to `until` (inclusive), and the websites it leaves
     /// without visits. From the first transaction on, no path records a visit in that range.
+    #[tracing::instrument(level = "debug", skip_all, fields(since = since.as_micros(), until = until.as_micros()))]
     pub fn forget_range(
         &self,
         since: Timestamp,

@@ -244,6 +244,7 @@ impl ImportReport {
 
 /// Imports the visits of `path` (a `browser` history file) added since the last import.
 /// `progress` hears after every committed batch.
+#[tracing::instrument(level = "info", skip_all, fields(browser = ?browser, batch_size = opts.batch_size, imported = tracing::field::Empty))]
 pub fn import_file(
     store: &Store,
     browser: Browser,
@@ -375,6 +376,7 @@ pub fn import_file(
             Err(e) => report.favicons_problem = Some(e.to_string()),
         }
     }
+    tracing::Span::current().record("imported", report.imported);
     Ok(report)
 }
 

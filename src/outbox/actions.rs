@@ -12,6 +12,7 @@ use crate::time::Timestamp;
 
 /// Puts a FAILED (or waiting PENDING) job back at the front of the queue: `PENDING`,
 /// `attempt_count` 0, `attempted_at` NULL. A job in flight or already done is refused.
+#[tracing::instrument(level = "debug", skip_all, fields(job = %id))]
 pub fn retry_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
     let status: Option<JobStatus> = tx
         .prepare_cached(r#"SELECT status FROM website_category_classification_outbox WHERE id = :id"#)?
@@ -48,6 +49,7 @@ fn reset_job(tx: &Transaction<'_>, id: OutboxId) -> Result<()> {
 }
 
 /// Puts every FAILED job back at the front of the queue; returns how many.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn retry_all_failed_jobs(tx: &Transaction<'_>) -> Result<usize> {
     let ids: Vec<OutboxId> = tx
         .prepare_cached(

@@ -109,6 +109,7 @@ pub const CLAIM_QUERIES: [&str; 3] = [CLAIM_FRESH_SQL, CLAIM_RETRY_SQL, CLAIM_EX
 /// limit of 1, that one slot goes to the due job. Each claimed job gets a lease of
 /// `policy.processing_timeout` held by `policy.worker`. A due job that has already used
 /// `policy.max_attempts` attempts ends `FAILED` instead (see [`give_up_job`]); it takes no slot.
+#[tracing::instrument(level = "debug", skip_all, fields(limit = policy.limit))]
 pub fn claim_jobs(tx: &Transaction<'_>, now: Timestamp, policy: ClaimPolicy) -> Result<Vec<ClaimedJob>> {
     // No `LIMIT :n` in the SQL: a bound LIMIT makes SQLite re-prepare the statement on every run
     // (its planner looks at the value). The rows come lazily in index order, so taking the first

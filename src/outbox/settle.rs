@@ -33,6 +33,7 @@ pub enum FailOutcome {
 /// read at claim. The category's confidence is the source's default (`high` for the user,
 /// `medium` otherwise); the worker writes the classifier's own through
 /// [`crate::provisional::complete_with_verdict`].
+#[tracing::instrument(level = "debug", skip_all, fields(job = %job.id, version = job.version))]
 pub fn complete_job(
     tx: &Transaction<'_>,
     job: &ClaimedJob,
@@ -68,6 +69,7 @@ pub fn complete_job(
 /// Records a failed attempt of `job`: back to `PENDING` with `next_attempt_at = retry_at`, or
 /// `FAILED` once `attempt_count` has reached `max_attempts`. The message is cut to
 /// [`MAX_ERROR_CHARS`]; the caller makes sure it holds no secret.
+#[tracing::instrument(level = "debug", skip_all, fields(job = %job.id, attempt = job.attempt_count))]
 pub fn fail_job(
     tx: &Transaction<'_>,
     job: &ClaimedJob,
@@ -102,6 +104,7 @@ pub fn fail_job(
 /// Puts a claimed job back without an attempt, due again at `until` (another device is asking
 /// the provider about its website: its answer, arriving by sync, settles the job first). A job
 /// never attempted keeps its place among the retries (its `attempted_at` is the claim's time).
+#[tracing::instrument(level = "debug", skip_all, fields(job = %job.id))]
 pub fn defer_job(tx: &Transaction<'_>, job: &ClaimedJob, until: Timestamp) -> Result<WriteOutcome> {
     let n = tx
         .prepare_cached(
@@ -125,6 +128,7 @@ pub fn defer_job(tx: &Transaction<'_>, job: &ClaimedJob, until: Timestamp) -> Re
 /// Gives a claimed job back untouched, as if it had never been claimed: `PENDING`, its previous
 /// `attempt_count`, `attempted_at` and `next_attempt_at`. For failures that are not the job's
 /// fault (offline, rate limited, bad credentials): they must not burn attempts.
+#[tracing::instrument(level = "debug", skip_all, fields(job = %job.id))]
 pub fn release_job(tx: &Transaction<'_>, job: &ClaimedJob) -> Result<WriteOutcome> {
     let n = tx
         .prepare_cached(

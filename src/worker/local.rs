@@ -104,6 +104,7 @@ impl LocalFirst {
 
     /// One local pass (see the module docs). Blocking. If the user changed a category between
     /// the judging and the write, nothing is written and the pass is done again.
+    #[tracing::instrument(name = "local_pass", level = "debug", skip_all)]
     pub fn pass(&self, store: &Store) -> Result<PassOutcome> {
         let _one_at_a_time = self
             .pass_lock

@@ -60,6 +60,7 @@ impl Worker {
     /// (then nothing is claimed). The jobs' leases are renewed while the batch is worked on. If
     /// `stop` turns true while the classifier is working and does not finish within the shutdown
     /// grace, the jobs are given back untouched.
+    #[tracing::instrument(level = "debug", skip_all, fields(provider = self.classifier.name()))]
     pub async fn tick(&self, stop: &mut watch::Receiver<bool>) -> Result<Tick> {
         let policy = self.claim_policy();
         let scope = self.scope.clone();
