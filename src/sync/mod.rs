@@ -4,8 +4,10 @@
 //! - [`crate::sync_log`] (below the write paths, not in here): every change is queued as an
 //!   operation in the transaction of the change itself, and the operations a record carries;
 //! - [`crypto`]: the account secret, the recovery key and the record encryption;
-//! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
-//!   through the local write paths, deletions winning;
+//! - [`engine`]: one sync and its session; [`link`]: linking, leaving, names; [`reconcile`]: what
+//!   this device holds queued again for the account; [`push`]: sealing and pushing; [`pull`]:
+//!   pulling and applying; [`wait`]: the long-poll; [`status`]: what `sync status` shows;
+//!   [`apply`]: other devices' operations applied through the local write paths, deletions winning;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
 //!   all of the devices.
@@ -17,5 +19,11 @@ pub mod client;
 pub mod crypto;
 pub mod engine;
 pub mod keystore;
+pub mod link;
+pub mod pull;
+pub mod push;
+pub mod reconcile;
+pub mod status;
+pub mod wait;
 
 pub use engine::{SyncReport, SyncStatus};
