@@ -66,5 +66,6 @@ mod sync_claims;
 mod sync_devices;
 mod sync_faults;
 mod sync_keyring;
+mod sync_life;
 mod sync_model;
 mod sync_support;

@@ -26,14 +26,18 @@ use super::client::HubClient;
 use super::crypto::AccountKeys;
 use super::keystore;
 use super::link::not_linked;
-use super::{pull, push, reconcile};
+use super::{heal, pull, push, reconcile};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;
 
-pub use super::link::{default_device_name, get_link, join, leave, setup, Link, Linked, MAX_DEVICE_NAME};
+pub use super::link::{
+    default_device_name, get_link, join, leave, setup, Left, Link, Linked, MAX_DEVICE_NAME,
+};
 pub use super::push::{pending, OPS_PER_RECORD};
-pub use super::status::{devices, key_dir, key_place, status, DeviceRow, SyncStatus};
+pub use super::status::{
+    devices, key_dir, key_place, pick_device, remove_device, status, DeviceRow, SyncStatus,
+};
 pub use super::wait::{Waited, Waiter};
 
 /// The one series each device writes.
@@ -86,6 +90,9 @@ pub struct SyncReport {
     pub visits: u64,
     /// Operations still waiting to be pushed.
     pub pending: u64,
+    /// This device went on as a new device in this sync (its series no longer matched the
+    /// hub's; the link's `notice` says why).
+    pub healed: bool,
 }
 
 fn note_result(store: &Store, result: &Result<SyncReport>) -> Result<()> {
@@ -105,33 +112,134 @@ fn note_result(store: &Store, result: &Result<SyncReport>) -> Result<()> {
     })
 }
 
-/// One sync: queue what was here before the link (in batches), push everything waiting, pull
-/// and apply what the other devices pushed. The outcome is noted for `sync status`.
+/// Queues this device's own visits the account may lack (in batches), to the last one.
+async fn backfill(store: &Store) -> Result<()> {
+    loop {
+        let st = store.clone();
+        if blocking::run(move || reconcile::backfill_step(&st)).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// Sends everything waiting (the backfill, then every sealed and queued operation). A push the
+/// hub refuses as not fitting this device's series heals the device ([`heal`]) and sends again,
+/// as the new device. Returns the session (a new one after a heal), whether it healed, and the
+/// records pushed.
+pub(crate) async fn send_waiting(
+    mut s: Session,
+    store: &Store,
+    key_dir: &Path,
+) -> (Session, bool, Result<u64>) {
+    let mut pushed = 0;
+    let mut healed = false;
+    loop {
+        if let Err(e) = backfill(store).await {
+            return (s, healed, Err(e));
+        }
+        match push::push(&s, store).await {
+            Ok(push::Pushed::All(n)) => return (s, healed, Ok(pushed + n)),
+            Ok(push::Pushed::Mismatch { pushed: n, why }) => {
+                pushed += n;
+                if healed {
+                    return (s, healed, Err(heal::still_mismatched(why)));
+                }
+                match heal::heal(&s, store, key_dir, why).await {
+                    Ok(new) => {
+                        s = new;
+                        healed = true;
+                    }
+                    Err(e) => return (s, healed, Err(e)),
+                }
+            }
+            Err(e) => return (s, healed, Err(e)),
+        }
+    }
+}
+
+/// The index this database had acknowledged and the last index it sealed.
+fn own_series(store: &Store) -> Result<(u64, u64)> {
+    store.with_conn(|c| {
+        let (acked, next): (i64, i64) =
+            c.query_row(r#"SELECT acked_idx, next_idx FROM sync_link"#, [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        Ok((
+            u64::try_from(acked).unwrap_or(0),
+            u64::try_from(next - 1).unwrap_or(0),
+        ))
+    })
+}
+
+/// One sync: heal this device if the hub's index of its series says it no longer matches
+/// ([`heal::check_index`]), send everything waiting ([`send_waiting`]), pull and apply what the
+/// other devices pushed. A push that fails does not stop the pull, nor the reverse: both run,
+/// and the first error is returned. The outcome is noted for `sync status`.
 pub async fn sync_now(store: &Store, key_dir: &Path) -> Result<SyncReport> {
-    let s = session(store, key_dir).await?;
-    let result = async {
-        loop {
-            let st = store.clone();
-            if blocking::run(move || reconcile::backfill_step(&st)).await? {
-                break;
+    let mut s = session(store, key_dir).await?;
+    let mut report = SyncReport::default();
+    let mut first_error: Option<Error> = None;
+    let mut failed = |e: Error| {
+        tracing::debug!(error = %e, "a step of the sync failed");
+        first_error.get_or_insert(e);
+    };
+    // Acknowledged before the index is asked for, sealed after (see `check_index`).
+    let st = store.clone();
+    let acked = blocking::run(move || own_series(&st)).await.map(|(a, _)| a);
+    let heads = s.client.index().await;
+    if let (Ok(acked), Ok(heads)) = (&acked, &heads) {
+        let me = s.link.device_id;
+        let series = series();
+        let hub = heads
+            .iter()
+            .find(|h| h.device_id == me && h.series == series)
+            .map_or(0, |h| h.last_idx);
+        let st = store.clone();
+        match blocking::run(move || own_series(&st)).await {
+            Ok((_, sealed)) => {
+                if let Some(why) = heal::check_index(hub, sealed, *acked) {
+                    match heal::heal(&s, store, key_dir, why).await {
+                        Ok(new) => {
+                            s = new;
+                            report.healed = true;
+                        }
+                        Err(e) => failed(e),
+                    }
+                }
+            }
+            Err(e) => failed(e),
+        }
+    }
+    let (s, healed, sent) = send_waiting(s, store, key_dir).await;
+    report.healed |= healed;
+    match sent {
+        Ok(n) => report.pushed = n,
+        Err(e) => failed(e),
+    }
+    match heads {
+        Ok(heads) => {
+            if let Err(e) = pull::pull(&s, store, &heads, &mut report).await {
+                failed(e);
             }
         }
-        let mut report = SyncReport {
-            pushed: push::push(&s, store).await?,
-            ..SyncReport::default()
-        };
-        let heads = s.client.index().await?;
-        pull::pull(&s, store, &heads, &mut report).await?;
-        let st = store.clone();
-        report.pending = blocking::run(move || st.with_conn(push::pending)).await?;
-        Ok(report)
+        Err(e) => failed(e),
     }
-    .await;
+    if let Err(e) = acked {
+        failed(e);
+    }
     let st = store.clone();
-    let noted = blocking::run(move || {
+    match blocking::run(move || st.with_conn(push::pending)).await {
+        Ok(n) => report.pending = n,
+        Err(e) => failed(e),
+    }
+    let result = match first_error {
+        Some(e) => Err(e),
+        None => Ok(report),
+    };
+    let st = store.clone();
+    blocking::run(move || {
         note_result(&st, &result)?;
         Ok(result)
     })
-    .await?;
-    noted
+    .await?
 }

@@ -8,8 +8,9 @@ use uuid::Uuid;
 
 use super::client::{normalise_hub_url, HubClient};
 use super::crypto::AccountSecret;
-use super::engine::session;
-use super::reconcile::queue_state_in;
+use super::engine::{send_waiting, session};
+use super::push::pending;
+use super::reconcile;
 use super::{apply, keystore};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};
@@ -38,13 +39,19 @@ pub struct Link {
     pub last_sync_at: Option<Timestamp>,
     /// The last sync's error, if it failed.
     pub last_error: Option<String>,
+    /// What sync did on its own that the user should know, in a sentence (it went on as a new
+    /// device after a restore: [`super::heal`]).
+    pub notice: Option<String>,
+    /// When it did.
+    pub notice_at: Option<Timestamp>,
 }
 
 /// The link, if this database has one.
 pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
     let row = conn
         .prepare_cached(
-            r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error
+            r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error,
+                      notice, notice_at
                FROM sync_link"#,
         )?
         .query_row([], |r| {
@@ -56,10 +63,12 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
                 r.get::<_, Timestamp>("linked_at")?,
                 r.get::<_, Option<Timestamp>>("last_sync_at")?,
                 r.get::<_, Option<String>>("last_error")?,
+                r.get::<_, Option<String>>("notice")?,
+                r.get::<_, Option<Timestamp>>("notice_at")?,
             ))
         })
         .optional()?;
-    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error)) = row else {
+    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error, notice, notice_at)) = row else {
         return Ok(None);
     };
     let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
@@ -76,6 +85,8 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
         linked_at,
         last_sync_at,
         last_error,
+        notice,
+        notice_at,
     }))
 }
 
@@ -156,36 +167,60 @@ async fn link(
         client.create_account().await?;
     }
     client.register_device(device).await?;
-    let (store, dir, secret) = (store.clone(), key_dir.to_path_buf(), secret.clone());
+    let (st, dir, secret) = (store.clone(), key_dir.to_path_buf(), secret.clone());
     let account = keys.account_id;
     let device_name = name.clone();
-    blocking::run(move || {
+    let linked = blocking::run(move || {
         keystore::save(&dir, account, device, &secret)?;
-        let now = store.now();
-        store.write(Some(Change::Visits), |tx| {
-            tx.prepare_cached(
-                r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at)
-                   VALUES (1, :hub, :a, :d, :n, :now)"#,
-            )?
-            .execute(named_params! {
-                ":hub": hub, ":a": account.as_bytes().as_slice(), ":d": device.as_bytes().as_slice(),
-                ":n": device_name, ":now": now,
-            })?;
-            // Names are the device's own, like any other change (its own row is written here).
-            let op = Op::Device {
-                name: device_name.clone(),
-            };
-            let hlc = local::queue_in(tx, &op)?.map_or(0, |(hlc, _)| hlc);
-            apply::set_device_name_in(tx, device, &device_name, hlc)?;
-            queue_state_in(tx)?;
-            Ok(())
-        })
+        let written = write_link(&st, (&hub, account, device), &device_name);
+        if written.is_err() {
+            // Nothing stays behind: the key goes with the link that was not written.
+            if let Err(e) = keystore::delete(&dir, account, device) {
+                tracing::warn!(error = %e, "the key of a link that failed was not deleted");
+            }
+        }
+        written
     })
-    .await?;
+    .await;
+    if let Err(e) = linked {
+        // The hub forgets the device too (best effort: the error that matters is `e`), so a
+        // failed join does not count against the account's devices.
+        if let Err(left) = client.leave(device).await {
+            tracing::warn!(error = %left, "a device registered by a failed link was not removed");
+        }
+        return Err(e);
+    }
     Ok(Linked {
         account_id: account,
         device_id: device,
         device_name: name,
+    })
+}
+
+/// Writes the link, this device's name and everything it holds for the account, in one
+/// transaction.
+fn write_link(store: &Store, (hub, account, device): (&str, Uuid, Uuid), device_name: &str) -> Result<()> {
+    let now = store.now();
+    store.write(Some(Change::Visits), |tx| {
+        tx.prepare_cached(
+            r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at)
+               VALUES (1, :hub, :a, :d, :n, :now)"#,
+        )?
+        .execute(named_params! {
+            ":hub": hub, ":a": account.as_bytes().as_slice(), ":d": device.as_bytes().as_slice(),
+            ":n": device_name, ":now": now,
+        })?;
+        // The clock starts past every clock this database holds (from an earlier link): what
+        // is queued again below keeps its own, older clock, and a new change beats it.
+        reconcile::raise_clock_in(tx)?;
+        // Names are the device's own, like any other change (its own row is written here).
+        let op = Op::Device {
+            name: device_name.to_owned(),
+        };
+        let hlc = local::queue_in(tx, &op)?.map_or(0, |(hlc, _)| hlc);
+        apply::set_device_name_in(tx, device, device_name, hlc)?;
+        reconcile::queue_everything_in(tx, hlc)?;
+        Ok(())
     })
 }
 
@@ -212,22 +247,66 @@ pub async fn join(
     link(store, key_dir, hub, name, &secret, false).await
 }
 
-/// This device leaves the account: the hub is told (if it can be reached; else `force` leaves
-/// anyway), the link, the waiting records and the key (its keyring entry and file) are deleted. The history stays.
-pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Link> {
-    let s = session(store, key_dir).await;
-    let link = match s {
+/// What leaving did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Left {
+    /// The link that was.
+    pub link: Link,
+    /// Records pushed on the way out.
+    pub pushed: u64,
+    /// Changes not sent (the hub could not be reached and `force` was given): they stay only on
+    /// this device until it is linked again (a link sends everything the device holds).
+    pub unsent: u64,
+}
+
+/// The refusal to leave while changes would stay only here: `why` the hub was not reached.
+fn refusal(why: &Error, unsent: u64) -> Error {
+    let message = if unsent == 0 {
+        format!("{why}; the hub was not told that this device leaves: run `sitetrail sync leave --force` to leave anyway")
+    } else {
+        format!(
+            "{why}; {unsent} change(s) of this device were not sent and would stay only on this device: sync when the hub is back, or run `sitetrail sync leave --force` to leave anyway (joining again later sends them)"
+        )
+    };
+    Error::Sync {
+        kind: why.kind(),
+        message,
+    }
+}
+
+/// This device leaves the account. What it queued is pushed first (so the account keeps every
+/// change it made); if that or telling the hub fails, it refuses, saying how many changes would
+/// stay only here, unless `force`. Then the link, the waiting operations and records, what it
+/// applied and the key (its keyring entry and file) are deleted. The history stays, and so do
+/// the registers' clocks (`sync_register`): a later link sends every setting again with the
+/// clock it had, so it never overrides a newer change made elsewhere meanwhile.
+pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
+    let pending_now = || {
+        let st = store.clone();
+        blocking::run(move || st.with_conn(pending))
+    };
+    let (link, pushed, unsent) = match session(store, key_dir).await {
         Ok(s) => {
-            match s.client.leave(s.link.device_id).await {
-                Ok(()) => {}
-                Err(e) if force => tracing::warn!(error = %e, "leaving without telling the hub"),
-                Err(e) => return Err(e),
-            }
-            s.link
+            let (s, _, sent) = send_waiting(s, store, key_dir).await;
+            let told = match sent {
+                Ok(pushed) => s.client.leave(s.link.device_id).await.map(|()| pushed),
+                Err(e) => Err(e),
+            };
+            let unsent = pending_now().await?;
+            let pushed = match told {
+                Ok(pushed) => pushed,
+                Err(e) if force => {
+                    tracing::warn!(error = %e, unsent, "leaving without telling the hub");
+                    0
+                }
+                Err(e) => return Err(refusal(&e, unsent)),
+            };
+            (s.link, pushed, unsent)
         }
         Err(e) if force || e.kind() == ErrorKind::NeedsUser => {
-            let store = store.clone();
-            blocking::run(move || store.with_conn(get_link)).await?.ok_or(e)?
+            let st = store.clone();
+            let link = blocking::run(move || st.with_conn(get_link)).await?.ok_or(e)?;
+            (link, 0, pending_now().await?)
         }
         Err(e) => return Err(e),
     };
@@ -239,7 +318,6 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Link> {
                 "sync_op",
                 "sync_sealed",
                 "sync_applied",
-                "sync_register",
                 "sync_device",
             ] {
                 tx.execute(&format!("DELETE FROM {table}"), [])?;
@@ -249,5 +327,5 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Link> {
         keystore::delete(&dir, l.account_id, l.device_id)
     })
     .await?;
-    Ok(link)
+    Ok(Left { link, pushed, unsent })
 }

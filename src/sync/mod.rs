@@ -7,6 +7,7 @@
 //! - [`engine`]: one sync and its session; [`link`]: linking, leaving, names; [`reconcile`]: what
 //!   this device holds queued again for the account; [`push`]: sealing and pushing; [`pull`]:
 //!   pulling and applying; [`wait`]: the long-poll; [`status`]: what `sync status` shows;
+//!   [`heal`]: a device whose series no longer matches the hub's goes on as a new one;
 //!   [`apply`]: other devices' operations applied through the local write paths, deletions winning;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
@@ -18,6 +19,7 @@ pub mod claims;
 pub mod client;
 pub mod crypto;
 pub mod engine;
+pub mod heal;
 pub mod keystore;
 pub mod link;
 pub mod pull;

@@ -8,8 +8,9 @@ use sitetrail_sync_wire as wire;
 
 use super::crypto::{AccountKeys, Place};
 use super::engine::{series, Session};
+use super::heal;
 use crate::blocking;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::store::Store;
 use crate::sync_log::ops;
 
@@ -103,7 +104,25 @@ pub fn pending(conn: &Connection) -> Result<u64> {
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-pub(crate) async fn push(s: &Session, store: &Store) -> Result<u64> {
+/// What a push did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Every waiting operation was pushed: this many records.
+    All(u64),
+    /// The hub refused a record as not fitting this device's series (see [`heal`]); `pushed`
+    /// records before it were acknowledged.
+    Mismatch {
+        /// Records acknowledged before the refused one.
+        pushed: u64,
+        /// Why it was refused.
+        why: heal::Mismatch,
+    },
+}
+
+/// Seals everything waiting and pushes it, in order; a record is deleted here (and the
+/// acknowledged index moved) only once the hub holds it, and only up to the first one it
+/// refuses, so "acknowledged up to" always means every record up to there.
+pub(crate) async fn push(s: &Session, store: &Store) -> Result<Pushed> {
     let mut pushed = 0;
     loop {
         // Seal everything waiting first, so records stay in order and full.
@@ -116,7 +135,7 @@ pub(crate) async fn push(s: &Session, store: &Store) -> Result<u64> {
         let st = store.clone();
         let batch = blocking::run(move || list_sealed(&st)).await?;
         if batch.is_empty() {
-            return Ok(pushed);
+            return Ok(Pushed::All(pushed));
         }
         let records = batch
             .iter()
@@ -130,17 +149,14 @@ pub(crate) async fn push(s: &Session, store: &Store) -> Result<u64> {
             .collect();
         let results = s.client.push(records).await?;
         let mut acked = Vec::new();
+        let mut refused = None;
         for (r, (idx, _, _)) in results.iter().zip(&batch) {
-            if r.status.is_acknowledged() {
-                acked.push(*idx);
-            } else {
-                return Err(Error::Sync {
-                    kind: ErrorKind::Conflict,
-                    message: format!(
-                        "the hub holds other records of this device than this database (record {} is a {:?}); was the database restored from a copy? Run `sitetrail sync leave`, then join again",
-                        idx, r.status
-                    ),
-                });
+            match heal::check_push(u64::try_from(*idx).unwrap_or(0), r.status) {
+                None => acked.push(*idx),
+                Some(why) => {
+                    refused = Some(why);
+                    break;
+                }
             }
         }
         pushed += acked.len() as u64;
@@ -151,9 +167,16 @@ pub(crate) async fn push(s: &Session, store: &Store) -> Result<u64> {
                 for i in &acked {
                     del.execute(named_params! { ":i": i })?;
                 }
+                if let Some(last) = acked.last() {
+                    tx.prepare_cached(r#"UPDATE sync_link SET acked_idx = max(acked_idx, :i)"#)?
+                        .execute(named_params! { ":i": last })?;
+                }
                 Ok(())
             })
         })
         .await?;
+        if let Some(why) = refused {
+            return Ok(Pushed::Mismatch { pushed, why });
+        }
     }
 }

@@ -151,6 +151,7 @@ function drawLinked(container, v) {
     el('p', {}, 'Syncing with ', el('code', { text: l.hub }), ' as ', el('strong', { id: 'sync-device-name', text: l.device_name }), '.'),
     el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
     l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
+    l.notice ? el('p', { class: 'note', id: 'sync-notice', text: `${l.notice_at ? `${fmtTime(l.notice_at)}: ` : ''}${l.notice}` }) : null,
     el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
     el('p', { id: 'sync-key-store', class: v.key_store === 'missing' ? 'note warn' : 'small', text: KEY_STORES[v.key_store] || '' }),
     el('p', {}, 'Devices:'),
