@@ -75,6 +75,8 @@ fn leaving_sends_what_was_queued_and_joining_again_sends_what_stayed_here() {
     b.join(&hub, "b", &key);
     a.visit_at("https://old.example/", "old", 10);
     a.visit_at("https://shared.example/", "shared", 11);
+    let by_id = a.visit_at("https://by-id.example/", "by id", 12);
+    a.visit_at("https://ranged.example/", "in a range", 50);
     a.store
         .set_user_category("shared.example", Category::News)
         .unwrap();
@@ -89,7 +91,12 @@ fn leaving_sends_what_was_queued_and_joining_again_sends_what_stayed_here() {
     b.sync();
     assert_eq!(
         urls(&b),
-        ["https://shared.example/", "https://unsent.example/"],
+        [
+            "https://by-id.example/",
+            "https://ranged.example/",
+            "https://shared.example/",
+            "https://unsent.example/"
+        ],
         "B got the visit and the forgetting"
     );
 
@@ -102,9 +109,23 @@ fn leaving_sends_what_was_queued_and_joining_again_sends_what_stayed_here() {
     a.visit_at("https://offline.example/", "made while not linked", 30);
     a.visit_at("https://dropped.example/", "dropped", 31);
     forget(&a, "dropped.example");
+    a.store.forget_visits(&[by_id]).unwrap();
+    a.store
+        .forget_range(
+            crate::sync_support::t(49),
+            crate::sync_support::t(51),
+            &Default::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    a.store.block_domain("ads.example").unwrap();
+    a.store.exclude_host("bank.example").unwrap();
     a.join(&hub, "a again", &key);
     converge(&[&a, &b]);
     same_state(&[&a, &b]);
+    // Every kind of change made while not linked arrived: a visit, forgetting by website, by id
+    // and by range, blocking, an exclusion (same_state compares the exclusions).
+    assert_eq!(b.blocked(), ["ads.example"]);
     assert_eq!(
         urls(&b),
         [
@@ -147,6 +168,22 @@ fn leaving_sends_what_was_queued_and_joining_again_sends_what_stayed_here() {
             "https://unsent.example/"
         ]
     );
+    // What was sent again is kept once: one tombstone per website forgotten (old, dropped,
+    // offline), however often A linked since, and one per range and visit id.
+    let tombstones = |kind: &str| -> i64 {
+        b.store
+            .with_conn(|c| {
+                Ok(
+                    c.query_row("SELECT count(*) FROM tombstone WHERE kind = ?1", [kind], |r| {
+                        r.get(0)
+                    })?,
+                )
+            })
+            .unwrap()
+    };
+    assert_eq!(tombstones("website"), 3);
+    assert_eq!(tombstones("range"), 1);
+    assert_eq!(tombstones("visit"), 1);
 }
 
 #[test]
