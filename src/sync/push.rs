@@ -10,7 +10,7 @@ use super::crypto::{AccountKeys, Place};
 use super::engine::{series, Session};
 use super::heal;
 use crate::blocking;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;
 use crate::sync_log::ops;
 
@@ -23,6 +23,15 @@ const MAX_PACKED_BYTES: usize = 192 * 1024;
 fn seal_one(store: &Store, keys: &AccountKeys, device: Uuid) -> Result<bool> {
     let series = series();
     store.write(None, |tx| {
+        // A record is sealed for its place (device, index): under the device the link names now.
+        // Another process of this device may have healed it since this session began.
+        let linked: Vec<u8> = tx.query_row(r#"SELECT device_id FROM sync_link"#, [], |r| r.get(0))?;
+        if linked != device.as_bytes() {
+            return Err(Error::Sync {
+                kind: ErrorKind::Busy,
+                message: "this device went on as a new device during this sync (in another process); the next sync sends what waits".into(),
+            });
+        }
         let mut n = OPS_PER_RECORD;
         let ops: Vec<(i64, i64, String)> = tx
             .prepare_cached(r#"SELECT seq, hlc, op FROM sync_op ORDER BY seq LIMIT :n"#)?
