@@ -1,5 +1,7 @@
 //! A model-based test of sync: random operations on three devices (visits, titles, categories,
-//! blocking, forgetting a website or a time range) interleaved with random syncs; afterwards,
+//! blocking, forgetting a website or a time range) interleaved with random syncs and the events
+//! of a device's life (leaving and joining again, a backup taken and, after the device synced,
+//! restored: it goes on as a new device); afterwards,
 //! once every device synced, all three hold the same state, and that state keeps every
 //! deletion: no visit of a website recorded (on any device) before that website was forgotten,
 //! none in a forgotten range. One real hub on a real PostgreSQL; each case is a new account.
@@ -46,6 +48,18 @@ enum Step {
     Sync {
         dev: usize,
     },
+    /// The device leaves (the hub is up: it sends what it queued first) and joins again.
+    Rejoin {
+        dev: usize,
+    },
+    /// A copy of the device's files is kept.
+    Backup {
+        dev: usize,
+    },
+    /// The device syncs, then its files are replaced by its last backup (if any).
+    Restore {
+        dev: usize,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -59,7 +73,10 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (dev.clone(), domain.clone(), any::<bool>()).prop_map(|(dev, domain, on)| Step::Block { dev, domain, on }),
         1 => (dev.clone(), domain.clone()).prop_map(|(dev, domain)| Step::ForgetWebsite { dev, domain }),
         1 => (dev.clone(), 0..100i64, 0..20i64).prop_map(|(dev, from, len)| Step::ForgetRange { dev, from, len }),
-        4 => dev.prop_map(|dev| Step::Sync { dev }),
+        4 => dev.clone().prop_map(|dev| Step::Sync { dev }),
+        1 => dev.clone().prop_map(|dev| Step::Rejoin { dev }),
+        1 => dev.clone().prop_map(|dev| Step::Backup { dev }),
+        1 => dev.prop_map(|dev| Step::Restore { dev }),
     ]
 }
 
@@ -95,7 +112,8 @@ fn next_millisecond() {
 }
 
 fn run(hub: &TestHub, steps: &[Step]) {
-    let devices = [Device::new(), Device::new(), Device::new()];
+    let mut devices = [Device::new(), Device::new(), Device::new()];
+    let mut backups: [Option<Device>; 3] = [None, None, None];
     let key = devices[0].setup(hub, "d0");
     devices[1].join(hub, "d1", &key);
     devices[2].join(hub, "d2", &key);
@@ -167,6 +185,22 @@ fn run(hub: &TestHub, steps: &[Step]) {
             }
             Step::Sync { dev } => {
                 devices[*dev].sync();
+            }
+            Step::Rejoin { dev } => {
+                devices[*dev].leave(false).unwrap();
+                devices[*dev].join(hub, &format!("d{dev}"), &key);
+                // A backup from before is linked to the id that left: restored, it would be told
+                // to join again (a device that left never comes back by itself).
+                backups[*dev] = None;
+            }
+            Step::Backup { dev } => {
+                backups[*dev] = Some(Device::copy_of(&devices[*dev]));
+            }
+            Step::Restore { dev } => {
+                devices[*dev].sync();
+                if let Some(backup) = backups[*dev].take() {
+                    devices[*dev] = backup;
+                }
             }
         }
     }

@@ -28,7 +28,11 @@ impl TestHub {
 
     /// A hub over a database of `pg` (a cluster of the test's own, to stop and start).
     pub fn start_on(pg: &postgres::Postgres) -> TestHub {
-        let database = pg.create_database("sync");
+        TestHub::start_on_database(pg, pg.create_database("sync"))
+    }
+
+    /// A hub over database `database` of `pg` as it is (one restored from a dump, say).
+    pub fn start_on_database(pg: &postgres::Postgres, database: String) -> TestHub {
         let db_url = pg.url(&database);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -108,9 +112,35 @@ pub struct Device {
 
 impl Device {
     pub fn new() -> Device {
+        Device::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    /// A device whose database and key folder are copies of `other`'s as they are now: a
+    /// backup to restore later, or the same files on a second machine.
+    pub fn copy_of(other: &Device) -> Device {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sitetrail.db");
+        other
+            .store
+            .with_conn(|c| {
+                c.execute("VACUUM INTO ?1", [db.to_str().unwrap()])?;
+                Ok(())
+            })
+            .unwrap();
+        let key_dir = dir.path().join("config").join("sync");
+        std::fs::create_dir_all(&key_dir).unwrap();
+        if let Ok(files) = std::fs::read_dir(&other.key_dir) {
+            for f in files {
+                let f = f.unwrap().path();
+                std::fs::copy(&f, key_dir.join(f.file_name().unwrap())).unwrap();
+            }
+        }
+        Device::in_dir(dir)
+    }
+
+    fn in_dir(dir: tempfile::TempDir) -> Device {
         // Keys in files: these tests never touch the keyring of the person running them.
         sitetrail::sync::keystore::use_file_only();
-        let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sitetrail.db");
         let key_dir = dir.path().join("config").join("sync");
         let store = Store::open(&db).unwrap();
@@ -184,6 +214,29 @@ impl Device {
                 Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
             })
             .unwrap()
+    }
+
+    /// This device leaves the account (`force`: even if what it queued cannot be sent).
+    pub fn leave(&self, force: bool) -> sitetrail::Result<engine::Left> {
+        self.rt.block_on(engine::leave(&self.store, &self.key_dir, force))
+    }
+
+    /// The account's devices as the hub knows them.
+    pub fn hub_devices(&self) -> Vec<engine::DeviceRow> {
+        self.rt
+            .block_on(engine::devices(&self.store, &self.key_dir))
+            .unwrap()
+    }
+
+    /// Removes another device of the account.
+    pub fn remove_device(&self, which: &str) -> sitetrail::Result<engine::DeviceRow> {
+        self.rt
+            .block_on(engine::remove_device(&self.store, &self.key_dir, which))
+    }
+
+    /// This device's link.
+    pub fn link(&self) -> Option<engine::Link> {
+        self.store.with_conn(engine::get_link).unwrap()
     }
 
     pub fn try_sync(&self) -> sitetrail::Result<SyncReport> {

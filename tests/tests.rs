@@ -69,6 +69,7 @@ mod sync_claims;
 mod sync_devices;
 mod sync_faults;
 mod sync_keyring;
+mod sync_life;
 mod sync_model;
 mod sync_support;
 

@@ -87,6 +87,7 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::sync::sync_now,
             cmd::sync::sync_devices,
             cmd::sync::sync_leave,
+            cmd::sync::sync_remove_device,
         ])
 }
 

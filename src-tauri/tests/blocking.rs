@@ -218,6 +218,7 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("sync_now", json!({})),
         ("sync_devices", json!({})),
         ("sync_leave", json!({"force": true})),
+        ("sync_remove_device", json!({"device": "0123"})),
     ];
     // Every command the app registers is called here (forget_recent last, below).
     let called: BTreeSet<&str> = calls.iter().map(|c| c.0).chain(["forget_recent"]).collect();

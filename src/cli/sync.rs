@@ -39,8 +39,35 @@ struct JsonArgs {
 }
 
 #[derive(Args, Debug)]
+struct DevicesArgs {
+    #[command(subcommand)]
+    command: Option<DevicesCommand>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum DevicesCommand {
+    /// Removes another device of the account (lost, wiped, reinstalled): it can push no more and
+    /// no longer counts against the account's devices. Its changes stay on every device.
+    Remove(RemoveArgs),
+}
+
+#[derive(Args, Debug)]
+struct RemoveArgs {
+    /// The device: its id, the start of its id (4 characters or more), or its exact name.
+    #[arg(value_name = "ID|NAME")]
+    device: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
 struct LeaveArgs {
-    /// Leave even if the hub cannot be reached (it is not told).
+    /// Leave even if what this device queued cannot be sent first, or the hub cannot be told
+    /// (the changes not sent stay only on this device until it joins again).
     #[arg(long)]
     force: bool,
     /// Print JSON.
@@ -52,16 +79,17 @@ struct LeaveArgs {
 enum SyncCommand {
     /// Creates an account on the hub and links this device to it; prints the recovery key once.
     Setup(LinkArgs),
-    /// Links this device to an existing account: reads the recovery key from standard input (or
-    /// asks for it on a terminal; never from the command line).
+    /// Links this device to an existing account and syncs once: reads the recovery key from
+    /// standard input (or asks for it on a terminal; never from the command line).
     Join(LinkArgs),
     /// Pushes this device's changes and pulls the other devices' now.
     Now(JsonArgs),
     /// Says whether this device is linked, when it last synced and what waits to be pushed.
     Status(JsonArgs),
-    /// Lists the account's devices, as the hub knows them.
-    Devices(JsonArgs),
-    /// This device leaves the account (its history stays here; the others keep what it sent).
+    /// Lists the account's devices, as the hub knows them (`devices remove ID|NAME` removes one).
+    Devices(DevicesArgs),
+    /// This device leaves the account, after sending what it queued (its history stays here;
+    /// the others keep what it sent).
     Leave(LeaveArgs),
 }
 
@@ -137,18 +165,37 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 a.device_name.as_deref(),
                 &key,
             ))?;
+            // The first sync, at once: the device is joined whatever it brings (a failure here
+            // is said, and the background sync or `sync now` tries again).
+            let first = rt.block_on(engine::sync_now(store, &key_dir));
             if a.json {
+                let (report, error) = match &first {
+                    Ok(r) => (Some(r), None),
+                    Err(e) => (None, Some(e.to_string())),
+                };
                 return out::json(&json!({
                     "account_id": linked.account_id,
                     "device_id": linked.device_id,
                     "device_name": linked.device_name,
+                    "first_sync": report,
+                    "first_sync_error": error,
                 }));
             }
             out::line(&format!(
-                "This device ({}) joined the account on {}; run `sitetrail sync now` to bring in the others' history.",
+                "This device ({}) joined the account on {}.",
                 linked.device_name,
                 a.hub.trim()
-            ))
+            ))?;
+            match first {
+                Ok(r) => out::line(&format!(
+                    "First sync: {} record(s) sent, {} received ({} visit(s) added); {} change(s) waiting",
+                    r.pushed, r.pulled, r.visits, r.pending
+                )),
+                Err(e) => out::line(&format!(
+                    "The first sync did not finish ({}); it is tried again by `sitetrail sync now` or the background sync.",
+                    out::escape(&e.to_string())
+                )),
+            }
         }
         SyncCommand::Now(a) => {
             let r = rt.block_on(engine::sync_now(store, &key_dir))?;
@@ -158,7 +205,14 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             out::line(&format!(
                 "synced: {} record(s) sent, {} received ({} visit(s) added); {} change(s) waiting",
                 r.pushed, r.pulled, r.visits, r.pending
-            ))
+            ))?;
+            if r.healed {
+                let notice = store.with_conn(engine::status)?.link.and_then(|l| l.notice);
+                if let Some(n) = notice {
+                    out::line(&format!("note: {}", out::escape(&n)))?;
+                }
+            }
+            Ok(())
         }
         SyncCommand::Status(a) => {
             let s = store.with_conn(engine::status)?;
@@ -183,6 +237,10 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     // `keyring`, `file`, or `missing` (linked, but the key is in neither); null
                     // when not linked.
                     "key_store": key_store.map(KeyPlace::name),
+                    // What sync did on its own that the user should know (it went on as a new
+                    // device after a restore), and when; null when nothing.
+                    "notice": l.and_then(|l| l.notice.as_ref()),
+                    "notice_at": l.and_then(|l| l.notice_at),
                 }));
             }
             let Some(l) = &s.link else {
@@ -195,6 +253,13 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             })?;
             if let Some(e) = &l.last_error {
                 out::line(&format!("the last try failed: {}", out::escape(e)))?;
+            }
+            if let Some(n) = &l.notice {
+                let when = l
+                    .notice_at
+                    .map(|t| format!(" ({})", human::local_time(t)))
+                    .unwrap_or_default();
+                out::line(&format!("note{when}: {}", out::escape(n)))?;
             }
             out::line(&format!("waiting to be sent: {} change(s)", s.pending))?;
             out::line(match key_store.flatten() {
@@ -218,6 +283,20 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 .collect();
             out::line(&format!("devices: {}", names.join(", ")))
         }
+        SyncCommand::Devices(DevicesArgs {
+            command: Some(DevicesCommand::Remove(r)),
+            ..
+        }) => {
+            let d = rt.block_on(engine::remove_device(store, &key_dir, &r.device))?;
+            if r.json {
+                return out::json(&json!({ "removed": true, "device": d }));
+            }
+            out::line(&format!(
+                "removed {} ({}) from the account: it can send nothing more, and what it sent stays",
+                out::escape(d.name.as_deref().unwrap_or("an unnamed device")),
+                d.device_id
+            ))
+        }
         SyncCommand::Devices(a) => {
             let devices = rt.block_on(engine::devices(store, &key_dir))?;
             if a.json {
@@ -237,11 +316,24 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             Ok(())
         }
         SyncCommand::Leave(a) => {
-            let link = rt.block_on(engine::leave(store, &key_dir, a.force))?;
+            let left = rt.block_on(engine::leave(store, &key_dir, a.force))?;
+            let link = &left.link;
             if a.json {
-                return out::json(
-                    &json!({ "left": true, "account_id": link.account_id, "device_id": link.device_id }),
-                );
+                return out::json(&json!({
+                    "left": true,
+                    "account_id": link.account_id,
+                    "device_id": link.device_id,
+                    "pushed": left.pushed,
+                    // Changes not sent (forced while the hub could not be reached): they stay
+                    // only on this device, and go with it if it joins again.
+                    "unsent": left.unsent,
+                }));
+            }
+            if left.unsent > 0 {
+                out::line(&format!(
+                    "{} change(s) of this device were not sent: they stay only on this device (joining again sends them)",
+                    left.unsent
+                ))?;
             }
             out::line(&format!(
                 "this device left the account on {}; its history stays here, and its sync key is deleted",

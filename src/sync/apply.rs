@@ -255,6 +255,9 @@ fn apply_one(
             let Ok(d) = Domain::parse(domain) else {
                 return Ok(false);
             };
+            if website_forgetting_held(tx, &crate::forget::domain_sha256(d.as_str()), s.hlc)? {
+                return Ok(true);
+            }
             let left = steps::start_synced_website_in(
                 tx,
                 &d,
@@ -273,6 +276,9 @@ fn apply_one(
             // (`at`), so visits other devices recorded after it are kept, as for a forgetting
             // synced when it was made.
             let hlc = local::next_hlc(0, at / 1000).min(s.hlc);
+            if website_forgetting_held(tx, &hash, hlc)? {
+                return Ok(true);
+            }
             let left = steps::start_synced_website_by_hash_in(
                 tx,
                 &hash,
@@ -287,6 +293,9 @@ fn apply_one(
         Op::ForgetRange { since, until } => {
             if since > until {
                 return Ok(false);
+            }
+            if range_forgetting_held(tx, *since, *until)? {
+                return Ok(true);
             }
             let (left, _) = steps::start_range_in(
                 tx,
@@ -304,6 +313,29 @@ fn apply_one(
         }
         Op::Unknown => Ok(false),
     }
+}
+
+/// True if a forgetting of the website whose domain has SHA-256 `hash` with a clock at or past
+/// `hlc` is held here already: it took (and takes) every visit this one would, so this one adds
+/// nothing (a device that links again sends its forgettings again).
+fn website_forgetting_held(tx: &Transaction<'_>, hash: &[u8], hlc: i64) -> Result<bool> {
+    Ok(tx
+        .prepare_cached(
+            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_domain_idx
+                              WHERE kind = 'website' AND domain_sha256 = :h
+                                AND coalesce(sync_hlc, (forgotten_at / 1000) * 65536) >= :hlc)"#,
+        )?
+        .query_row(named_params! { ":h": hash, ":hlc": hlc }, |r| r.get(0))?)
+}
+
+/// True if a forgotten time range covering `since..=until` is held here already.
+fn range_forgetting_held(tx: &Transaction<'_>, since: i64, until: i64) -> Result<bool> {
+    Ok(tx
+        .prepare_cached(
+            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_range_idx
+                              WHERE kind = 'range' AND since <= :s AND until >= :u)"#,
+        )?
+        .query_row(named_params! { ":s": since, ":u": until }, |r| r.get(0))?)
 }
 
 /// The 32 bytes of a SHA-256 written as 64 hex digits, or `None`.

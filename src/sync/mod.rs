@@ -4,8 +4,11 @@
 //! - [`crate::sync_log`] (below the write paths, not in here): every change is queued as an
 //!   operation in the transaction of the change itself, and the operations a record carries;
 //! - [`crypto`]: the account secret, the recovery key and the record encryption;
-//! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
-//!   through the local write paths, deletions winning;
+//! - [`engine`]: one sync and its session; [`link`]: linking, leaving, names; [`reconcile`]: what
+//!   this device holds queued again for the account; [`push`]: sealing and pushing; [`pull`]:
+//!   pulling and applying; [`wait`]: the long-poll; [`status`]: what `sync status` shows;
+//!   [`heal`]: a device whose series no longer matches the hub's goes on as a new one;
+//!   [`apply`]: other devices' operations applied through the local write paths, deletions winning;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
 //!   all of the devices.
@@ -16,6 +19,13 @@ pub mod claims;
 pub mod client;
 pub mod crypto;
 pub mod engine;
+pub mod heal;
 pub mod keystore;
+pub mod link;
+pub mod pull;
+pub mod push;
+pub mod reconcile;
+pub mod status;
+pub mod wait;
 
 pub use engine::{SyncReport, SyncStatus};

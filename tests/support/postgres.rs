@@ -329,6 +329,23 @@ impl Postgres {
         out.stdout
     }
 
+    /// Loads a plain-text dump (as [`Postgres::dump`] makes) into database `db`, as an operator
+    /// restoring a hub from its `pg_dump` would.
+    pub fn restore(&self, db: &str, dump: &[u8]) {
+        use std::io::Write;
+        let mut child = self
+            .client_command("psql")
+            .args(["-d", db, "-q", "-v", "ON_ERROR_STOP=1"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run psql");
+        child.stdin.take().unwrap().write_all(dump).unwrap();
+        let out = child.wait_with_output().expect("psql ends");
+        check("psql (restore)", &out);
+    }
+
     /// Stops the server (fast shutdown: connections are closed), keeping its files.
     pub fn stop(&self) {
         let out = self

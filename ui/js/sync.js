@@ -142,12 +142,30 @@ function drawLinked(container, v) {
       }
     }
   });
+  const removeButton = (d) => {
+    const b = el('button', { type: 'button', class: 'ghost small', 'data-device': d.device_id }, 'Remove');
+    b.addEventListener('click', async () => {
+      if (!window.confirm(`Remove ${d.name || 'this device'} from the account? Use this for a lost, wiped or reinstalled device: it can send nothing more, and what it sent stays.`)) return;
+      b.disabled = true;
+      try {
+        await call('sync_remove_device', { device: d.device_id });
+        toast(`${d.name || 'The device'} was removed from the account.`);
+        await refresh(container);
+      } catch (e) {
+        toast(describe(e), true);
+        b.disabled = false;
+      }
+    });
+    return b;
+  };
   const devices = el('ul', { class: 'devices', id: 'sync-devices' },
-    ...v.devices.map((d) => el('li', {}, d.name || 'a device', d.this_device ? ' (this one)' : '')));
+    ...v.devices.map((d) => el('li', {}, d.name || 'a device',
+      d.this_device ? ' (this one)' : ' ', d.this_device ? null : removeButton(d))));
   container.replaceChildren(...[
     el('p', {}, 'Syncing with ', el('code', { text: l.hub }), ' as ', el('strong', { id: 'sync-device-name', text: l.device_name }), '.'),
     el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
     l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
+    l.notice ? el('p', { class: 'note', id: 'sync-notice', text: `${l.notice_at ? `${fmtTime(l.notice_at)}: ` : ''}${l.notice}` }) : null,
     el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
     el('p', { id: 'sync-key-store', class: v.key_store === 'missing' ? 'note warn' : 'small', text: KEY_STORES[v.key_store] || '' }),
     el('p', {}, 'Devices:'),

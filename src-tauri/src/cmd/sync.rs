@@ -1,5 +1,6 @@
 //! Sync from the app's Settings: set up (the recovery key shown once), join (the key pasted),
-//! status (last sync, waiting changes, the devices), sync now, leave. All of it is the library's
+//! status (last sync, waiting changes, the devices, what sync did on its own), sync now, leave,
+//! remove another device. All of it is the library's
 //! (`sitetrail::sync`); its HTTP is async and its database work runs on the blocking pool. The
 //! background sync runs from `setup` (see `crate::lib`).
 
@@ -128,6 +129,22 @@ pub async fn sync_now(state: State<'_, AppState>) -> CmdResult<SyncReport> {
 #[tauri::command]
 pub async fn sync_devices(state: State<'_, AppState>) -> CmdResult<Vec<DeviceRow>> {
     lib(engine::devices(&state.store, &state.sync_keys).await)
+}
+
+/// Longest device id or name accepted to remove a device (characters).
+const MAX_DEVICE_CHARS: usize = 200;
+
+/// Removes another device of the account (lost, wiped, reinstalled), by id, the start of its id
+/// or its exact name, as `sitetrail sync devices remove` does; returns the new state.
+#[tauri::command]
+pub async fn sync_remove_device(state: State<'_, AppState>, device: String) -> CmdResult<SyncView> {
+    if device.chars().count() > MAX_DEVICE_CHARS {
+        return Err(CmdError::invalid(
+            "That is not a device's id or name (it is far too long).",
+        ));
+    }
+    lib(engine::remove_device(&state.store, &state.sync_keys, &device).await)?;
+    get_sync_status(state).await
 }
 
 /// This device leaves the account (`force`: even if the hub cannot be reached).

@@ -1,0 +1,331 @@
+//! Linking this device to an account (`setup`, `join`), the link as stored (`sync_link`), the
+//! device's name, and leaving.
+
+use std::path::Path;
+
+use rusqlite::{named_params, Connection, OptionalExtension};
+use uuid::Uuid;
+
+use super::client::{normalise_hub_url, HubClient};
+use super::crypto::AccountSecret;
+use super::engine::{send_waiting, session};
+use super::push::pending;
+use super::reconcile;
+use super::{apply, keystore};
+use crate::blocking;
+use crate::error::{Error, ErrorKind, Result};
+use crate::store::{Change, Store};
+use crate::sync_log::local;
+use crate::sync_log::ops::Op;
+use crate::time::Timestamp;
+
+/// Longest device name.
+pub const MAX_DEVICE_NAME: usize = 64;
+
+/// This device's link to an account.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Link {
+    /// The hub's URL.
+    pub hub: String,
+    /// The account's id.
+    pub account_id: Uuid,
+    /// This device's id.
+    pub device_id: Uuid,
+    /// This device's name.
+    pub device_name: String,
+    /// When it was linked.
+    pub linked_at: Timestamp,
+    /// When it last synced without an error.
+    pub last_sync_at: Option<Timestamp>,
+    /// The last sync's error, if it failed.
+    pub last_error: Option<String>,
+    /// What sync did on its own that the user should know, in a sentence (it went on as a new
+    /// device after a restore: [`super::heal`]).
+    pub notice: Option<String>,
+    /// When it did.
+    pub notice_at: Option<Timestamp>,
+}
+
+/// The link, if this database has one.
+pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
+    let row = conn
+        .prepare_cached(
+            r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error,
+                      notice, notice_at
+               FROM sync_link"#,
+        )?
+        .query_row([], |r| {
+            Ok((
+                r.get::<_, String>("hub")?,
+                r.get::<_, Vec<u8>>("account_id")?,
+                r.get::<_, Vec<u8>>("device_id")?,
+                r.get::<_, String>("device_name")?,
+                r.get::<_, Timestamp>("linked_at")?,
+                r.get::<_, Option<Timestamp>>("last_sync_at")?,
+                r.get::<_, Option<String>>("last_error")?,
+                r.get::<_, Option<String>>("notice")?,
+                r.get::<_, Option<Timestamp>>("notice_at")?,
+            ))
+        })
+        .optional()?;
+    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error, notice, notice_at)) = row else {
+        return Ok(None);
+    };
+    let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
+        return Err(Error::Sync {
+            kind: ErrorKind::Database,
+            message: "the sync link in this database is damaged; run `sitetrail sync leave`".into(),
+        });
+    };
+    Ok(Some(Link {
+        hub,
+        account_id,
+        device_id,
+        device_name,
+        linked_at,
+        last_sync_at,
+        last_error,
+        notice,
+        notice_at,
+    }))
+}
+
+pub(crate) fn not_linked() -> Error {
+    Error::Sync {
+        kind: ErrorKind::NotFound,
+        message: "this device is not linked to a hub; run `sitetrail sync setup --hub URL` (first device) or `sitetrail sync join --hub URL`".into(),
+    }
+}
+
+/// The name this machine goes by (its host name), for a device name not given.
+pub fn default_device_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "this device".to_owned())
+}
+
+fn clean_name(name: Option<&str>) -> Result<String> {
+    let name = name.map_or_else(default_device_name, |n| {
+        n.chars().filter(|c| !c.is_control()).collect()
+    });
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(Error::InvalidInput("a device name must not be empty".into()));
+    }
+    if name.chars().count() > MAX_DEVICE_NAME {
+        return Err(Error::InvalidInput(format!(
+            "a device name is at most {MAX_DEVICE_NAME} characters"
+        )));
+    }
+    Ok(name.to_owned())
+}
+
+/// A device just linked.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Linked {
+    /// The account's id.
+    pub account_id: Uuid,
+    /// This device's id.
+    pub device_id: Uuid,
+    /// This device's name.
+    pub device_name: String,
+}
+
+fn already_linked(store: &Store) -> Result<()> {
+    if let Some(link) = store.with_conn(get_link)? {
+        return Err(Error::Sync {
+            kind: ErrorKind::Conflict,
+            message: format!(
+                "this device is already linked to the hub at {}; run `sitetrail sync leave` first",
+                link.hub
+            ),
+        });
+    }
+    Ok(())
+}
+
+async fn link(
+    store: &Store,
+    key_dir: &Path,
+    hub: &str,
+    name: Option<&str>,
+    secret: &AccountSecret,
+    create: bool,
+) -> Result<Linked> {
+    let hub = normalise_hub_url(hub)?;
+    let name = clean_name(name)?;
+    {
+        let store = store.clone();
+        blocking::run(move || already_linked(&store)).await?;
+    }
+    let keys = secret.keys();
+    let device = Uuid::now_v7();
+    let client = HubClient::new(&hub, keys.account_id, keys.login.clone(), Some(device))?;
+    if create {
+        client.create_account().await?;
+    }
+    client.register_device(device).await?;
+    let (st, dir, secret) = (store.clone(), key_dir.to_path_buf(), secret.clone());
+    let account = keys.account_id;
+    let device_name = name.clone();
+    let linked = blocking::run(move || {
+        keystore::save(&dir, account, device, &secret)?;
+        let written = write_link(&st, (&hub, account, device), &device_name);
+        if written.is_err() {
+            // Nothing stays behind: the key goes with the link that was not written.
+            if let Err(e) = keystore::delete(&dir, account, device) {
+                tracing::warn!(error = %e, "the key of a link that failed was not deleted");
+            }
+        }
+        written
+    })
+    .await;
+    if let Err(e) = linked {
+        // The hub forgets the device too (best effort: the error that matters is `e`), so a
+        // failed join does not count against the account's devices.
+        if let Err(left) = client.leave(device).await {
+            tracing::warn!(error = %left, "a device registered by a failed link was not removed");
+        }
+        return Err(e);
+    }
+    Ok(Linked {
+        account_id: account,
+        device_id: device,
+        device_name: name,
+    })
+}
+
+/// Writes the link, this device's name and everything it holds for the account, in one
+/// transaction.
+fn write_link(store: &Store, (hub, account, device): (&str, Uuid, Uuid), device_name: &str) -> Result<()> {
+    let now = store.now();
+    store.write(Some(Change::Visits), |tx| {
+        tx.prepare_cached(
+            r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at)
+               VALUES (1, :hub, :a, :d, :n, :now)"#,
+        )?
+        .execute(named_params! {
+            ":hub": hub, ":a": account.as_bytes().as_slice(), ":d": device.as_bytes().as_slice(),
+            ":n": device_name, ":now": now,
+        })?;
+        // The clock starts past every clock this database holds (from an earlier link): what
+        // is queued again below keeps its own, older clock, and a new change beats it.
+        reconcile::raise_clock_in(tx)?;
+        // Names are the device's own, like any other change (its own row is written here).
+        let op = Op::Device {
+            name: device_name.to_owned(),
+        };
+        let hlc = local::queue_in(tx, &op)?.map_or(0, |(hlc, _)| hlc);
+        apply::set_device_name_in(tx, device, device_name, hlc)?;
+        reconcile::queue_everything_in(tx, hlc)?;
+        Ok(())
+    })
+}
+
+/// Creates an account on the hub at `hub` and links this device to it (the first device).
+/// Returns the link and the recovery key, to show the user once.
+pub async fn setup(store: &Store, key_dir: &Path, hub: &str, name: Option<&str>) -> Result<(Linked, String)> {
+    let secret = AccountSecret::generate();
+    let linked = link(store, key_dir, hub, name, &secret, true).await?;
+    Ok((linked, secret.recovery_key()))
+}
+
+/// Links this device to the account `recovery_key` opens on the hub at `hub`.
+pub async fn join(
+    store: &Store,
+    key_dir: &Path,
+    hub: &str,
+    name: Option<&str>,
+    recovery_key: &str,
+) -> Result<Linked> {
+    let secret = AccountSecret::from_recovery_key(recovery_key).map_err(|e| Error::Sync {
+        kind: ErrorKind::NeedsUser,
+        message: format!("{e}; nothing was changed"),
+    })?;
+    link(store, key_dir, hub, name, &secret, false).await
+}
+
+/// What leaving did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Left {
+    /// The link that was.
+    pub link: Link,
+    /// Records pushed on the way out.
+    pub pushed: u64,
+    /// Changes not sent (the hub could not be reached and `force` was given): they stay only on
+    /// this device until it is linked again (a link sends everything the device holds).
+    pub unsent: u64,
+}
+
+/// The refusal to leave while changes would stay only here: `why` the hub was not reached.
+fn refusal(why: &Error, unsent: u64) -> Error {
+    let message = if unsent == 0 {
+        format!("{why}; the hub was not told that this device leaves: run `sitetrail sync leave --force` to leave anyway")
+    } else {
+        format!(
+            "{why}; {unsent} change(s) of this device were not sent and would stay only on this device: sync when the hub is back, or run `sitetrail sync leave --force` to leave anyway (joining again later sends them)"
+        )
+    };
+    Error::Sync {
+        kind: why.kind(),
+        message,
+    }
+}
+
+/// This device leaves the account. What it queued is pushed first (so the account keeps every
+/// change it made); if that or telling the hub fails, it refuses, saying how many changes would
+/// stay only here, unless `force`. Then the link, the waiting operations and records, what it
+/// applied and the key (its keyring entry and file) are deleted. The history stays, and so do
+/// the registers' clocks (`sync_register`): a later link sends every setting again with the
+/// clock it had, so it never overrides a newer change made elsewhere meanwhile.
+pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
+    let pending_now = || {
+        let st = store.clone();
+        blocking::run(move || st.with_conn(pending))
+    };
+    let (link, pushed, unsent) = match session(store, key_dir).await {
+        Ok(s) => {
+            let (s, _, sent) = send_waiting(s, store, key_dir).await;
+            let told = match sent {
+                Ok(pushed) => s.client.leave(s.link.device_id).await.map(|()| pushed),
+                Err(e) => Err(e),
+            };
+            let unsent = pending_now().await?;
+            let pushed = match told {
+                Ok(pushed) => pushed,
+                Err(e) if force => {
+                    tracing::warn!(error = %e, unsent, "leaving without telling the hub");
+                    0
+                }
+                Err(e) => return Err(refusal(&e, unsent)),
+            };
+            (s.link, pushed, unsent)
+        }
+        Err(e) if force || e.kind() == ErrorKind::NeedsUser => {
+            let st = store.clone();
+            let link = blocking::run(move || st.with_conn(get_link)).await?.ok_or(e)?;
+            (link, 0, pending_now().await?)
+        }
+        Err(e) => return Err(e),
+    };
+    let (store, dir, l) = (store.clone(), key_dir.to_path_buf(), link.clone());
+    blocking::run(move || {
+        store.write(None, |tx| {
+            for table in [
+                "sync_link",
+                "sync_op",
+                "sync_sealed",
+                "sync_applied",
+                "sync_device",
+            ] {
+                tx.execute(&format!("DELETE FROM {table}"), [])?;
+            }
+            Ok(())
+        })?;
+        keystore::delete(&dir, l.account_id, l.device_id)
+    })
+    .await?;
+    Ok(Left { link, pushed, unsent })
+}
