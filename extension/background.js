@@ -45,13 +45,25 @@ function now() {
   return Date.now();
 }
 
+/** Whether the main frame of `tabId` shows the error page of a failed navigation to `url`, as
+ * Chromium keeps it (`errorOccurred`; Firefox does not: its error marks come from the events). */
+async function showsError(tabId, url) {
+  try {
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 });
+    return Boolean(frame && frame.errorOccurred && frame.url.split('#')[0] === url.split('#')[0]);
+  } catch {
+    return false;
+  }
+}
+
 async function readWorld() {
   const tabs = await chrome.tabs.query({});
+  const failed = await Promise.all(tabs.map((t) => (t.url ? showsError(t.id, t.url) : false)));
   const win = await chrome.windows.getLastFocused().catch(() => null);
   const active = {};
   for (const t of tabs) if (t.active) active[t.windowId] = t.id;
   return {
-    tabs: tabs.map((t) => ({ id: t.id, windowId: t.windowId, url: t.url || '', title: t.title, audible: t.audible, incognito: t.incognito })),
+    tabs: tabs.map((t, i) => ({ id: t.id, windowId: t.windowId, url: t.url || '', title: t.title, audible: t.audible, incognito: t.incognito, failed: failed[i] })),
     focused: win && win.focused ? win.id : NO_WINDOW,
     active,
     idle: await chrome.idle.queryState(settings.idleSeconds),
@@ -124,6 +136,29 @@ function onNavigation(d, sameDocument) {
   });
 }
 
+/** A main-frame navigation event that is not a prerender's (those tabs are not in the strip). */
+function isMainFrame(d) {
+  return d.frameId === 0 && d.documentLifecycle !== 'prerender';
+}
+
+// A visit is a page that loaded: a navigation that ends in an error marks its tab, so the error
+// page it then shows (without a commit in Chromium, after a commit in Firefox) is not recorded.
+chrome.webNavigation.onBeforeNavigate.addListener((d) => {
+  if (!isMainFrame(d)) return;
+  run(async () => {
+    tracker.navigationStarted(d.tabId);
+    await commit();
+  });
+});
+
+chrome.webNavigation.onErrorOccurred.addListener((d) => {
+  if (!isMainFrame(d)) return;
+  run(async () => {
+    tracker.failed(d.tabId, d.url);
+    await commit();
+  });
+});
+
 chrome.webNavigation.onCommitted.addListener((d) => onNavigation(d, false));
 chrome.webNavigation.onHistoryStateUpdated.addListener((d) => onNavigation(d, true));
 
@@ -134,9 +169,10 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
     if (change.status === 'complete' && tab.url) {
       const known = tracker.state.tabs[String(tabId)];
       // A page shown without a commit event reaching us (a prerendered page activated, an event
-      // lost to a worker restart): record it now.
+      // lost to a worker restart): record it now, unless it is an error page.
       if (!known || known.url.split('#')[0] !== tab.url.split('#')[0]) {
-        tracker.navigate({ tabId, windowId: tab.windowId, url: tab.url, title: tab.title, incognito: tab.incognito }, t);
+        const failed = await showsError(tabId, tab.url);
+        tracker.navigate({ tabId, windowId: tab.windowId, url: tab.url, title: tab.title, incognito: tab.incognito, failed }, t);
       }
     }
     if ('title' in change) tracker.title(tabId, tab.url, change.title, t);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::chromium_harness::{host_processes, kill9, Chromium, PageServer};
+use crate::chromium_harness::{closed_port, host_processes, kill9, Chromium, PageServer};
 use crate::common::{cli, run_ok, wait_for};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -222,6 +222,84 @@ fn pages_seen_in_chromium_are_recorded_with_final_titles_and_the_time_they_were_
     let store = sitetrail::Store::open(&s.db).unwrap();
     let sites = store.websites(&Default::default()).unwrap();
     assert_eq!(sites.len(), 4, "each new website was queued for classification");
+}
+
+/// The URLs `sitetrail import chrome` finds in the profile's own history (`History`, read from a
+/// snapshot while the browser runs, as the auto-import does).
+fn imported_from_the_browsers_history(profile: &Path) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("imported.db");
+    run_ok(
+        cli(&db)
+            .args(["import", "chrome"])
+            .arg(profile.join("Default").join("History")),
+    );
+    let mut urls: Vec<String> = stored(&db).into_iter().map(|v| v.url).collect();
+    urls.sort();
+    urls.dedup();
+    urls
+}
+
+#[test]
+fn navigations_that_end_in_an_error_page_are_never_stored_and_agree_with_the_browsers_history() {
+    let _guard = serial();
+    let s = Session::start(&[]);
+    // A page that stays in front for 3 s, then goes (in its tab) to a host that resets the
+    // connection; then new tabs: a port where nothing listens, a name that resolves to nothing;
+    // last, a page that loads.
+    let reset = s.url("reset.test", "/reset");
+    let first = s.url(
+        "first.test",
+        &format!("/goto?title=First&ms=3000&to={}", reset.replace('&', "%26")),
+    );
+    let refused = format!("http://refused.test:{}/page?title=Refused", closed_port());
+    let unresolvable = s.url("site.nowhere.test", "/page?title=Nowhere");
+    let loaded = s.url("loaded.test", "/page?title=Loaded");
+
+    let t0 = Instant::now();
+    s.browser.open(&first);
+    s.expect(Duration::from_secs(20), "the reset page to be tried", || {
+        s.pages.served_at("reset.test", "/reset").is_some()
+    });
+    let first_ms = ms(s.pages.served_at("reset.test", "/reset").unwrap() - t0);
+    std::thread::sleep(Duration::from_secs(3)); // the error page in front
+    s.browser.open(&refused);
+    std::thread::sleep(Duration::from_millis(1500));
+    s.browser.open(&unresolvable);
+    std::thread::sleep(Duration::from_millis(1500));
+    s.browser.open(&loaded);
+    s.expect(Duration::from_secs(30), "the page that loaded", || {
+        s.visits_of(&loaded)
+            .iter()
+            .any(|v| v.title.as_deref() == Some("Loaded"))
+    });
+    // The browser did show each error page (its tab is at the URL it tried).
+    let tabs: Vec<String> = s.browser.tabs().into_iter().map(|(url, _)| url).collect();
+    for tried in [&reset, &refused, &unresolvable] {
+        assert!(tabs.contains(tried), "{tried} not tried? tabs: {tabs:?}");
+    }
+    assert!(s
+        .pages
+        .served_at("site.nowhere.test", "/page?title=Nowhere")
+        .is_none());
+    // Everything the extension queued before the last page is stored by now (one queue, in
+    // order): the first page and the last, nothing else.
+    let mut urls: Vec<String> = stored(&s.db).into_iter().map(|v| v.url).collect();
+    urls.sort();
+    let mut want = vec![first.clone(), loaded.clone()];
+    want.sort();
+    assert_eq!(urls, want, "error pages stored: {:#?}", stored(&s.db));
+    // The first page's time ended when the error page replaced it.
+    s.expect(Duration::from_secs(20), "the first page's time", || {
+        close_to(s.visits_of(&first)[0].active_ms, first_ms)
+    });
+
+    // The browser's own history holds the same pages (Chromium writes it every few seconds).
+    s.expect(
+        Duration::from_secs(40),
+        "the browser's history to hold the same pages",
+        || imported_from_the_browsers_history(&s.profile) == want,
+    );
 }
 
 #[test]

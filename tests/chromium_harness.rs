@@ -2,8 +2,9 @@
 //! benchmark: Debian's `chromium` in `--headless=new` (native messaging works there, the window
 //! counts as focused and `chrome.idle` reports the user present), a temporary `--user-data-dir`,
 //! `--load-extension=extension/`, pages served by a hand-written HTTP server on 127.0.0.1 under
-//! any `*.test` host name (`--host-resolver-rules`), and tabs opened, activated and closed through
-//! the DevTools HTTP endpoints (`/json/new`, `/json/activate`, `/json/close`).
+//! any `*.test` host name (`--host-resolver-rules`; names under `nowhere.test` resolve to nothing),
+//! and tabs opened, activated, listed and closed through the DevTools HTTP endpoints (`/json/new`,
+//! `/json/activate`, `/json/list`, `/json/close`).
 //!
 //! Self-contained (no `crate::common`), so `benches/capture.rs` can include it with `#[path]`.
 //! `Drop` stops the browser's process group; a test binary killed outright takes the browser with
@@ -37,6 +38,8 @@ pub const EXTENSION_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/extension"
 /// - `/page?title=T`: a page titled T;
 /// - `/retitle?first=A&final=B&ms=N`: titled A, then B after N ms (what a web app does);
 /// - `/spa?title=T&to=/path&ms=N`: titled T, then `history.pushState` to `/path` after N ms;
+/// - `/goto?title=T&to=URL&ms=N`: titled T, then goes to URL after N ms (`location.href`);
+/// - `/reset`: no answer, the connection is reset (RST);
 /// - any page with `frame=URL` embeds URL in an iframe.
 ///   Every request's time is kept (host + path), to measure the delay to the database.
 pub struct PageServer {
@@ -70,6 +73,11 @@ fn page_for(path: &str) -> String {
         "/spa" => format!(
             "setTimeout(() => history.pushState(null, '', {:?}), {});",
             q("to", "/spa/next"),
+            q("ms", "500").parse::<u64>().unwrap_or(500)
+        ),
+        "/goto" => format!(
+            "setTimeout(() => {{ location.href = {:?}; }}, {});",
+            q("to", "about:blank"),
             q("ms", "500").parse::<u64>().unwrap_or(500)
         ),
         _ => String::new(),
@@ -136,6 +144,10 @@ fn serve_one(stream: TcpStream, log: &Mutex<HashMap<String, Instant>>) {
         .unwrap()
         .entry(format!("{host}{path}"))
         .or_insert_with(Instant::now);
+    if path == "/reset" {
+        reset(reader.into_inner());
+        return;
+    }
     let (status, body) = if path == "/favicon.ico" {
         ("404 Not Found", String::new())
     } else {
@@ -148,6 +160,32 @@ fn serve_one(stream: TcpStream, log: &Mutex<HashMap<String, Instant>>) {
          Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+}
+
+/// Closes `stream` with a reset (RST) instead of an orderly close: SO_LINGER with a zero timeout.
+fn reset(stream: TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setting a plain option on a socket this function owns, with a correctly sized value.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            std::ptr::addr_of!(linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(stream);
+}
+
+/// A port on 127.0.0.1 where nothing listens (bound, then closed): a connection is refused.
+pub fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().unwrap().port()
 }
 
 /// A plain HTTP/1.1 request to 127.0.0.1:`port`; returns the body (read by its Content-Length:
@@ -215,7 +253,7 @@ impl Chromium {
                 "--no-first-run",
                 "--no-default-browser-check",
                 "--disable-gpu",
-                "--host-resolver-rules=MAP *.test 127.0.0.1",
+                "--host-resolver-rules=MAP *.nowhere.test ~NOTFOUND, MAP *.test 127.0.0.1",
                 "--remote-debugging-port=0",
                 "about:blank",
             ])
@@ -264,6 +302,19 @@ impl Chromium {
     /// Makes the tab with DevTools id `id` the active one.
     pub fn activate(&self, id: &str) {
         http(self.devtools, "GET", &format!("/json/activate/{id}"));
+    }
+
+    /// The open tabs' (URL, title), as DevTools lists its page targets.
+    pub fn tabs(&self) -> Vec<(String, String)> {
+        let body = http(self.devtools, "GET", "/json/list");
+        let list: Vec<Value> = serde_json::from_str(&body).unwrap_or_default();
+        list.iter()
+            .filter(|t| t["type"] == "page")
+            .map(|t| {
+                let s = |k: &str| t[k].as_str().unwrap_or("").to_owned();
+                (s("url"), s("title"))
+            })
+            .collect()
     }
 
     /// Closes the tab with DevTools id `id`.
