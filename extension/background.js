@@ -9,7 +9,7 @@
 // on one promise chain, after start-up, in the order the events came.
 
 import { Queue } from './lib/queue.js';
-import { Tracker, emptyState, NO_WINDOW } from './lib/tracker.js';
+import { Tracker, emptyState, NO_WINDOW, PRESENCE_POLL_MS } from './lib/tracker.js';
 import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
 
@@ -56,17 +56,24 @@ async function showsError(tabId, url) {
   }
 }
 
+/** Which window has the focus (NO_WINDOW when none of the browser's), and the idle state. */
+async function askPresence() {
+  const win = await chrome.windows.getLastFocused().catch(() => null);
+  return {
+    focused: win && win.focused ? win.id : NO_WINDOW,
+    idle: await chrome.idle.queryState(settings.idleSeconds),
+  };
+}
+
 async function readWorld() {
   const tabs = await chrome.tabs.query({});
   const failed = await Promise.all(tabs.map((t) => (t.url ? showsError(t.id, t.url) : false)));
-  const win = await chrome.windows.getLastFocused().catch(() => null);
   const active = {};
   for (const t of tabs) if (t.active) active[t.windowId] = t.id;
   return {
     tabs: tabs.map((t, i) => ({ id: t.id, windowId: t.windowId, url: t.url || '', title: t.title, audible: t.audible, incognito: t.incognito, failed: failed[i] })),
-    focused: win && win.focused ? win.id : NO_WINDOW,
     active,
-    idle: await chrome.idle.queryState(settings.idleSeconds),
+    ...(await askPresence()),
   };
 }
 
@@ -108,6 +115,18 @@ async function start() {
   await commit();
   link.connect();
   await chrome.alarms.create(TICK, { periodInMinutes: 0.5 });
+  setInterval(pollPresence, PRESENCE_POLL_MS);
+}
+
+/** While a page is counted: does the browser still have the focus, is the user still there?
+ * (The alarm tick asks too: a worker stopped and started again has lost this timer until then.) */
+function pollPresence() {
+  if (!tracker || !tracker.counting()) return;
+  run(async () => {
+    if (!tracker.counting()) return;
+    const presence = await askPresence();
+    if (tracker.presence(presence, now())) await commit();
+  });
 }
 
 run(start);
@@ -219,7 +238,10 @@ chrome.idle.onStateChanged.addListener((state) => {
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name !== TICK) return;
   run(async () => {
-    tracker.tick(now());
+    const presence = await askPresence();
+    const t = now();
+    tracker.tick(t);
+    tracker.presence(presence, t);
     await commit();
     await link.kick();
   });

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::chromium_harness::{closed_port, host_processes, kill9, Chromium, PageServer};
+use crate::chromium_harness::{closed_port, host_processes, kill9, Chromium, Display, PageServer};
 use crate::common::{cli, run_ok, wait_for};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -92,13 +92,21 @@ fn unlink(db: &Path, profile: &Path) {
 
 impl Session {
     fn start(env: &[(&str, &str)]) -> Session {
+        Session::start_with(env, None)
+    }
+
+    /// With `display`, Chromium has a window there (not headless).
+    fn start_with(env: &[(&str, &str)], display: Option<&Display>) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sitetrail.db");
         let profile = dir.path().join("profile");
         let log = dir.path().join("chromium.log");
         link(&db, &profile);
         let pages = PageServer::start();
-        let browser = Chromium::start(&profile, env, &log);
+        let browser = match display {
+            Some(d) => Chromium::start_on(d, &profile, env, &log),
+            None => Chromium::start(&profile, env, &log),
+        };
         let s = Session {
             _dir: dir,
             db,
@@ -300,6 +308,69 @@ fn navigations_that_end_in_an_error_page_are_never_stored_and_agree_with_the_bro
         "the browser's history to hold the same pages",
         || imported_from_the_browsers_history(&s.profile) == want,
     );
+}
+
+/// How often the extension asks the browser whether its window has the focus while a page is
+/// counted (`PRESENCE_POLL_MS` in extension/lib/tracker.js).
+const PRESENCE_POLL_MS: i64 = 2_000;
+
+/// Sleeps `d` while moving the pointer now and then around (x, y): the user is at the computer
+/// (not idle), only not in the browser.
+fn stay(display: &Display, d: Duration, (x, y): (u32, u32)) {
+    let end = Instant::now() + d;
+    let mut i = 0;
+    while Instant::now() < end {
+        display.move_pointer(x + i % 20, y);
+        i += 1;
+        std::thread::sleep(Duration::from_millis(1000).min(end - Instant::now()));
+    }
+}
+
+#[test]
+fn active_time_stops_within_a_poll_when_another_program_has_the_focus_with_or_without_a_window_manager() {
+    let _guard = serial();
+    for window_manager in [false, true] {
+        let mut display = Display::start(window_manager);
+        let s = Session::start_with(&[], Some(&display));
+        let chromium = display.window_of("chromium");
+        display.focus(&chromium);
+        let front = s.url("front.test", "/page?title=Front");
+        let t0 = Instant::now();
+        s.browser.open(&front);
+        stay(&display, Duration::from_secs(5), (200, 200));
+        // Another program takes the focus for longer than a tick of the extension's alarm
+        // (30 s); the user goes on working there.
+        let other = display.other_program();
+        display.focus(&other);
+        let t1 = Instant::now();
+        stay(&display, Duration::from_secs(35), (650, 550));
+        let t2 = Instant::now();
+        display.focus(&chromium);
+        stay(&display, Duration::from_secs(5), (200, 200));
+        let t3 = Instant::now();
+        let next = s.url("next.test", "/page?title=Next");
+        s.browser.open(&next); // front goes to the background: its time is reported
+        let focused_ms = ms(t1 - t0) + ms(t3 - t2);
+        s.expect(Duration::from_secs(30), "the next page", || {
+            s.visits_of(&next).len() == 1
+        });
+        s.expect(Duration::from_secs(30), "the front page's time", || {
+            s.visits_of(&front)[0]
+                .active_ms
+                .is_some_and(|a| a >= focused_ms - 1_500)
+        });
+        let active = s.visits_of(&front)[0].active_ms.unwrap();
+        eprintln!(
+            "window manager {window_manager}: {active} ms counted for {focused_ms} ms in front \
+             and {} ms behind another program",
+            ms(t2 - t1)
+        );
+        assert!(
+            active <= focused_ms + PRESENCE_POLL_MS + 2_000,
+            "window manager {window_manager}: {active} ms counted, {focused_ms} ms in front: \
+             the time behind another program counted"
+        );
+    }
 }
 
 #[test]

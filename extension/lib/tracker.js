@@ -4,8 +4,13 @@
 //
 // A page's time counts while it is the active tab of the focused window and the user is not
 // idle (or, with `countAudible`, while idle if the tab plays sound), and the extension is not
-// paused. The time being counted is one open segment {tab, visit, since}, kept in `state`, so a
-// service worker killed and restarted in the middle of it loses nothing: the restart goes on from
+// paused. Focus and idle events are not enough: when another program takes the focus, what the
+// browser hears depends on the window manager (with none, Chromium sends no focus event at all,
+// yet `windows.getLastFocused()` says not focused), so the browser is also asked (`presence`) on
+// every tick and, while a page is counted, every PRESENCE_POLL_MS: time stops within that.
+//
+// The time being counted is one open segment {tab, visit, since}, kept in `state`, so a service
+// worker killed and restarted in the middle of it loses nothing: the restart goes on from
 // `since`. A gap since the last heartbeat longer than MAX_GAP_MS means the browser or the computer
 // was not running (closed, asleep): the segment is closed at the heartbeat instead.
 //
@@ -26,6 +31,9 @@ import { isRecordable, withoutFragment } from './settings.js';
 export const MAX_GAP_MS = 3 * 60 * 1000;
 /** A running total is reported when it grew by at least this much since the last report. */
 export const REPORT_STEP_MS = 1000;
+/** While a page is counted, the browser is asked this often whether its window still has the
+ * focus and the user is present (the 30 s alarm tick asks too, whatever is counted). */
+export const PRESENCE_POLL_MS = 2000;
 /** Tab ids for "no window focused" (chrome.windows.WINDOW_ID_NONE). */
 export const NO_WINDOW = -1;
 
@@ -198,6 +206,24 @@ export class Tracker {
   idle(state, now) {
     this.state.idle = state;
     this.reconcile(now);
+  }
+
+  /** What the browser answers when asked: the focused window (NO_WINDOW when none of its windows
+   * has the focus) and the idle state ('active', 'idle', 'locked'). Time stops at `now` when the
+   * answer says nobody is looking, whatever events did or did not come. Returns whether the
+   * answer changed anything (else there is nothing new to store). */
+  presence({ focused, idle }, now) {
+    const s = this.state;
+    const changed = s.focused !== focused || (Boolean(idle) && s.idle !== idle);
+    s.focused = focused;
+    if (idle) s.idle = idle;
+    this.reconcile(now);
+    return changed;
+  }
+
+  /** Whether a page's time is being counted (the worker asks the browser more often then). */
+  counting() {
+    return this.state.segment !== null;
   }
 
   audible(tabId, audible, now) {

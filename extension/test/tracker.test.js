@@ -299,3 +299,35 @@ test("an error mark ends with the tab: a new tab with the same id records its pa
   assert.equal(e2.length, 1);
   assert.equal(events.length, 0);
 });
+
+test('asking the browser stops the clock when another program has the focus, though no focus event came', () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  open(tracker, 10, 'https://a.test/', 0);
+  assert.equal(tracker.counting(), true);
+  // Another program takes the focus; the window manager tells the browser nothing, so no
+  // focused(NO_WINDOW) event. The next poll asks: window 1 is the last focused, not focused now.
+  assert.equal(tracker.presence({ focused: 1, idle: 'active' }, 5 * S), false, 'nothing new');
+  assert.equal(tracker.presence({ focused: NO_WINDOW, idle: 'active' }, 10 * S), true);
+  assert.equal(tracker.counting(), false);
+  tracker.tick(40 * S);
+  tracker.presence({ focused: NO_WINDOW, idle: 'active' }, 40 * S);
+  tracker.tick(70 * S);
+  assert.equal(totals(events)[events[0].visit], 10 * S, 'stopped at the answer, not at the next event');
+  // Back: the focus event comes (Chromium sends that one), or the next answer says so.
+  tracker.presence({ focused: 1, idle: 'active' }, 80 * S);
+  tracker.tick(95 * S);
+  assert.equal(totals(events)[events[0].visit], 25 * S);
+});
+
+test('asking the browser also stops the clock when the screen is locked or the user idle', () => {
+  for (const idle of ['locked', 'idle']) {
+    const { tracker, events } = setup();
+    tracker.focused(1, 0);
+    open(tracker, 10, 'https://a.test/', 0);
+    assert.equal(tracker.presence({ focused: 1, idle }, 7 * S), true);
+    tracker.tick(60 * S);
+    tracker.removed(10, 90 * S);
+    assert.equal(totals(events)[events[0].visit], 7 * S, idle);
+  }
+});
