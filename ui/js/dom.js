@@ -104,6 +104,7 @@ export function ruleLabel(rule) {
     map: 'a well-known website',
     map_name: 'a well-known website under another ending',
     open_table: 'the open domain list',
+    local: 'a local or test address',
     subdomain: 'the subdomain',
     word: 'a word in the name',
     ending: 'the domain ending',
