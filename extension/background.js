@@ -9,7 +9,7 @@
 // on one promise chain, after start-up, in the order the events came.
 
 import { Queue } from './lib/queue.js';
-import { Tracker, emptyState, NO_WINDOW } from './lib/tracker.js';
+import { Tracker, emptyState, NO_WINDOW, PRESENCE_POLL_MS } from './lib/tracker.js';
 import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
 
@@ -45,16 +45,35 @@ function now() {
   return Date.now();
 }
 
+/** Whether the main frame of `tabId` shows the error page of a failed navigation to `url`, as
+ * Chromium keeps it (`errorOccurred`; Firefox does not: its error marks come from the events). */
+async function showsError(tabId, url) {
+  try {
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 });
+    return Boolean(frame && frame.errorOccurred && frame.url.split('#')[0] === url.split('#')[0]);
+  } catch {
+    return false;
+  }
+}
+
+/** Which window has the focus (NO_WINDOW when none of the browser's), and the idle state. */
+async function askPresence() {
+  const win = await chrome.windows.getLastFocused().catch(() => null);
+  return {
+    focused: win && win.focused ? win.id : NO_WINDOW,
+    idle: await chrome.idle.queryState(settings.idleSeconds),
+  };
+}
+
 async function readWorld() {
   const tabs = await chrome.tabs.query({});
-  const win = await chrome.windows.getLastFocused().catch(() => null);
+  const failed = await Promise.all(tabs.map((t) => (t.url ? showsError(t.id, t.url) : false)));
   const active = {};
   for (const t of tabs) if (t.active) active[t.windowId] = t.id;
   return {
-    tabs: tabs.map((t) => ({ id: t.id, windowId: t.windowId, url: t.url || '', title: t.title, audible: t.audible, incognito: t.incognito })),
-    focused: win && win.focused ? win.id : NO_WINDOW,
+    tabs: tabs.map((t, i) => ({ id: t.id, windowId: t.windowId, url: t.url || '', title: t.title, audible: t.audible, incognito: t.incognito, failed: failed[i] })),
     active,
-    idle: await chrome.idle.queryState(settings.idleSeconds),
+    ...(await askPresence()),
   };
 }
 
@@ -96,6 +115,18 @@ async function start() {
   await commit();
   link.connect();
   await chrome.alarms.create(TICK, { periodInMinutes: 0.5 });
+  setInterval(pollPresence, PRESENCE_POLL_MS);
+}
+
+/** While a page is counted: does the browser still have the focus, is the user still there?
+ * (The alarm tick asks too: a worker stopped and started again has lost this timer until then.) */
+function pollPresence() {
+  if (!tracker || !tracker.counting()) return;
+  run(async () => {
+    if (!tracker.counting()) return;
+    const presence = await askPresence();
+    if (tracker.presence(presence, now())) await commit();
+  });
 }
 
 run(start);
@@ -124,6 +155,29 @@ function onNavigation(d, sameDocument) {
   });
 }
 
+/** A main-frame navigation event that is not a prerender's (those tabs are not in the strip). */
+function isMainFrame(d) {
+  return d.frameId === 0 && d.documentLifecycle !== 'prerender';
+}
+
+// A visit is a page that loaded: a navigation that ends in an error marks its tab, so the error
+// page it then shows (without a commit in Chromium, after a commit in Firefox) is not recorded.
+chrome.webNavigation.onBeforeNavigate.addListener((d) => {
+  if (!isMainFrame(d)) return;
+  run(async () => {
+    tracker.navigationStarted(d.tabId);
+    await commit();
+  });
+});
+
+chrome.webNavigation.onErrorOccurred.addListener((d) => {
+  if (!isMainFrame(d)) return;
+  run(async () => {
+    tracker.failed(d.tabId, d.url);
+    await commit();
+  });
+});
+
 chrome.webNavigation.onCommitted.addListener((d) => onNavigation(d, false));
 chrome.webNavigation.onHistoryStateUpdated.addListener((d) => onNavigation(d, true));
 
@@ -134,9 +188,10 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
     if (change.status === 'complete' && tab.url) {
       const known = tracker.state.tabs[String(tabId)];
       // A page shown without a commit event reaching us (a prerendered page activated, an event
-      // lost to a worker restart): record it now.
+      // lost to a worker restart): record it now, unless it is an error page.
       if (!known || known.url.split('#')[0] !== tab.url.split('#')[0]) {
-        tracker.navigate({ tabId, windowId: tab.windowId, url: tab.url, title: tab.title, incognito: tab.incognito }, t);
+        const failed = await showsError(tabId, tab.url);
+        tracker.navigate({ tabId, windowId: tab.windowId, url: tab.url, title: tab.title, incognito: tab.incognito, failed }, t);
       }
     }
     if ('title' in change) tracker.title(tabId, tab.url, change.title, t);
@@ -183,7 +238,10 @@ chrome.idle.onStateChanged.addListener((state) => {
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name !== TICK) return;
   run(async () => {
-    tracker.tick(now());
+    const presence = await askPresence();
+    const t = now();
+    tracker.tick(t);
+    tracker.presence(presence, t);
     await commit();
     await link.kick();
   });

@@ -15,7 +15,7 @@ macro_rules! categories {
         pub enum Category { $(#[doc = $name] $variant,)* }
 
         impl Category {
-            /// Every category, in display order.
+            /// Every category, in display order (a new one is added at the end: see the list).
             pub const ALL: &'static [Category] = &[$(Category::$variant,)*];
 
             /// The stable id stored in the database and used by classifiers.
@@ -73,6 +73,9 @@ categories! {
     Gambling => "gambling", "Gambling";
     AdsInfra => "ads_infra", "Ads, tracking & infrastructure";
     Other => "other", "Other";
+    // Added after `other`: the learned model and the open domain table store categories as
+    // indices into `Category::ALL`, so a new category goes at the end.
+    LocalDev => "local_dev", "Local & development";
 }
 
 impl fmt::Display for Category {
@@ -119,7 +122,12 @@ mod tests {
 
     #[test]
     fn ids_round_trip_and_unknowns_are_refused() {
-        assert_eq!(Category::ALL.len(), 22);
+        assert_eq!(Category::ALL.len(), 23);
+        // The bundled model and open table index `ALL`: the first 22 keep their places.
+        assert_eq!(Category::ALL[0], Category::SearchReference);
+        assert_eq!(Category::ALL[20], Category::AdsInfra);
+        assert_eq!(Category::ALL[21], Category::Other);
+        assert_eq!(Category::ALL[22], Category::LocalDev);
         for c in Category::ALL {
             assert_eq!(c.id().parse::<Category>().unwrap(), *c);
         }

@@ -6,7 +6,11 @@
 
 use std::io::Read;
 
+use std::collections::HashSet;
+
+use sitetrail::classify::builtin::{judge_domain, Rule};
 use sitetrail::classify::model;
+use sitetrail::Category;
 
 use crate::builtin_answer::answer_line;
 
@@ -37,4 +41,64 @@ fn the_rules_answer_what_they_answered_when_recorded() {
         differ.len(),
         differ[..differ.len().min(20)].join("\n")
     );
+}
+
+/// Well-known national sites (tests/fixtures/national_sites.tsv says how the list was made).
+const NATIONAL: &str = include_str!("fixtures/national_sites.tsv");
+
+#[test]
+fn well_known_national_sites_and_local_hosts_get_the_categories_people_expect() {
+    let mut countries = HashSet::new();
+    let mut wrong = Vec::new();
+    let mut total = 0;
+    for line in NATIONAL.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 3, "{line:?}");
+        countries.insert(f[0]);
+        total += 1;
+        let want: Category = f[2].parse().unwrap();
+        let got = judge_domain(f[1]);
+        if got.category != want {
+            wrong.push(format!(
+                "{}: {} ({:?}), not {}",
+                f[1],
+                got.category.id(),
+                got.rule,
+                want.id()
+            ));
+        }
+    }
+    assert!(
+        total >= 230 && countries.len() >= 20,
+        "{total} sites, {} countries",
+        countries.len()
+    );
+    let right = total - wrong.len();
+    assert!(
+        right * 100 >= total * 95,
+        "{right} of {total} right; wrong:\n{}",
+        wrong.join("\n")
+    );
+    // Those a reviewer named.
+    assert_eq!(judge_domain("tagesschau.de").category, Category::News);
+    assert_eq!(judge_domain("news.ycombinator.com").category, Category::News);
+    // Local and test hosts: their own category, certain, never a guess from the letters.
+    for host in [
+        "localhost",
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.20.0.1",
+        "192.168.1.1",
+        "::1",
+        "fd00::1",
+        "printer.local",
+        "shop.test",
+        "db.internal",
+        "app.localhost",
+    ] {
+        let j = judge_domain(host);
+        assert_eq!((j.category, j.rule), (Category::LocalDev, Rule::Local), "{host}");
+        assert!(j.is_certain(), "{host}");
+    }
+    assert_ne!(judge_domain("8.8.8.8").rule, Rule::Local);
 }

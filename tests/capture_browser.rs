@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::chromium_harness::{host_processes, kill9, Chromium, PageServer};
+use crate::chromium_harness::{closed_port, host_processes, kill9, Chromium, Display, PageServer};
 use crate::common::{cli, run_ok, wait_for};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -92,13 +92,21 @@ fn unlink(db: &Path, profile: &Path) {
 
 impl Session {
     fn start(env: &[(&str, &str)]) -> Session {
+        Session::start_with(env, None)
+    }
+
+    /// With `display`, Chromium has a window there (not headless).
+    fn start_with(env: &[(&str, &str)], display: Option<&Display>) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sitetrail.db");
         let profile = dir.path().join("profile");
         let log = dir.path().join("chromium.log");
         link(&db, &profile);
         let pages = PageServer::start();
-        let browser = Chromium::start(&profile, env, &log);
+        let browser = match display {
+            Some(d) => Chromium::start_on(d, &profile, env, &log),
+            None => Chromium::start(&profile, env, &log),
+        };
         let s = Session {
             _dir: dir,
             db,
@@ -222,6 +230,147 @@ fn pages_seen_in_chromium_are_recorded_with_final_titles_and_the_time_they_were_
     let store = sitetrail::Store::open(&s.db).unwrap();
     let sites = store.websites(&Default::default()).unwrap();
     assert_eq!(sites.len(), 4, "each new website was queued for classification");
+}
+
+/// The URLs `sitetrail import chrome` finds in the profile's own history (`History`, read from a
+/// snapshot while the browser runs, as the auto-import does).
+fn imported_from_the_browsers_history(profile: &Path) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("imported.db");
+    run_ok(
+        cli(&db)
+            .args(["import", "chrome"])
+            .arg(profile.join("Default").join("History")),
+    );
+    let mut urls: Vec<String> = stored(&db).into_iter().map(|v| v.url).collect();
+    urls.sort();
+    urls.dedup();
+    urls
+}
+
+#[test]
+fn navigations_that_end_in_an_error_page_are_never_stored_and_agree_with_the_browsers_history() {
+    let _guard = serial();
+    let s = Session::start(&[]);
+    // A page that stays in front for 3 s, then goes (in its tab) to a host that resets the
+    // connection; then new tabs: a port where nothing listens, a name that resolves to nothing;
+    // last, a page that loads.
+    let reset = s.url("reset.test", "/reset");
+    let first = s.url(
+        "first.test",
+        &format!("/goto?title=First&ms=3000&to={}", reset.replace('&', "%26")),
+    );
+    let refused = format!("http://refused.test:{}/page?title=Refused", closed_port());
+    let unresolvable = s.url("site.nowhere.test", "/page?title=Nowhere");
+    let loaded = s.url("loaded.test", "/page?title=Loaded");
+
+    let t0 = Instant::now();
+    s.browser.open(&first);
+    s.expect(Duration::from_secs(20), "the reset page to be tried", || {
+        s.pages.served_at("reset.test", "/reset").is_some()
+    });
+    let first_ms = ms(s.pages.served_at("reset.test", "/reset").unwrap() - t0);
+    std::thread::sleep(Duration::from_secs(3)); // the error page in front
+    s.browser.open(&refused);
+    std::thread::sleep(Duration::from_millis(1500));
+    s.browser.open(&unresolvable);
+    std::thread::sleep(Duration::from_millis(1500));
+    s.browser.open(&loaded);
+    s.expect(Duration::from_secs(30), "the page that loaded", || {
+        s.visits_of(&loaded)
+            .iter()
+            .any(|v| v.title.as_deref() == Some("Loaded"))
+    });
+    // The browser did show each error page (its tab is at the URL it tried).
+    let tabs: Vec<String> = s.browser.tabs().into_iter().map(|(url, _)| url).collect();
+    for tried in [&reset, &refused, &unresolvable] {
+        assert!(tabs.contains(tried), "{tried} not tried? tabs: {tabs:?}");
+    }
+    assert!(s
+        .pages
+        .served_at("site.nowhere.test", "/page?title=Nowhere")
+        .is_none());
+    // Everything the extension queued before the last page is stored by now (one queue, in
+    // order): the first page and the last, nothing else.
+    let mut urls: Vec<String> = stored(&s.db).into_iter().map(|v| v.url).collect();
+    urls.sort();
+    let mut want = vec![first.clone(), loaded.clone()];
+    want.sort();
+    assert_eq!(urls, want, "error pages stored: {:#?}", stored(&s.db));
+    // The first page's time ended when the error page replaced it.
+    s.expect(Duration::from_secs(20), "the first page's time", || {
+        close_to(s.visits_of(&first)[0].active_ms, first_ms)
+    });
+
+    // The browser's own history holds the same pages (Chromium writes it every few seconds).
+    s.expect(
+        Duration::from_secs(40),
+        "the browser's history to hold the same pages",
+        || imported_from_the_browsers_history(&s.profile) == want,
+    );
+}
+
+/// How often the extension asks the browser whether its window has the focus while a page is
+/// counted (`PRESENCE_POLL_MS` in extension/lib/tracker.js).
+const PRESENCE_POLL_MS: i64 = 2_000;
+
+/// Sleeps `d` while moving the pointer now and then around (x, y): the user is at the computer
+/// (not idle), only not in the browser.
+fn stay(display: &Display, d: Duration, (x, y): (u32, u32)) {
+    let end = Instant::now() + d;
+    let mut i = 0;
+    while Instant::now() < end {
+        display.move_pointer(x + i % 20, y);
+        i += 1;
+        std::thread::sleep(Duration::from_millis(1000).min(end - Instant::now()));
+    }
+}
+
+#[test]
+fn active_time_stops_within_a_poll_when_another_program_has_the_focus_with_or_without_a_window_manager() {
+    let _guard = serial();
+    for window_manager in [false, true] {
+        let mut display = Display::start(window_manager);
+        let s = Session::start_with(&[], Some(&display));
+        let chromium = display.window_of("chromium");
+        display.focus(&chromium);
+        let front = s.url("front.test", "/page?title=Front");
+        let t0 = Instant::now();
+        s.browser.open(&front);
+        stay(&display, Duration::from_secs(5), (200, 200));
+        // Another program takes the focus for longer than a tick of the extension's alarm
+        // (30 s); the user goes on working there.
+        let other = display.other_program();
+        display.focus(&other);
+        let t1 = Instant::now();
+        stay(&display, Duration::from_secs(35), (650, 550));
+        let t2 = Instant::now();
+        display.focus(&chromium);
+        stay(&display, Duration::from_secs(5), (200, 200));
+        let t3 = Instant::now();
+        let next = s.url("next.test", "/page?title=Next");
+        s.browser.open(&next); // front goes to the background: its time is reported
+        let focused_ms = ms(t1 - t0) + ms(t3 - t2);
+        s.expect(Duration::from_secs(30), "the next page", || {
+            s.visits_of(&next).len() == 1
+        });
+        s.expect(Duration::from_secs(30), "the front page's time", || {
+            s.visits_of(&front)[0]
+                .active_ms
+                .is_some_and(|a| a >= focused_ms - 1_500)
+        });
+        let active = s.visits_of(&front)[0].active_ms.unwrap();
+        eprintln!(
+            "window manager {window_manager}: {active} ms counted for {focused_ms} ms in front \
+             and {} ms behind another program",
+            ms(t2 - t1)
+        );
+        assert!(
+            active <= focused_ms + PRESENCE_POLL_MS + 2_000,
+            "window manager {window_manager}: {active} ms counted, {focused_ms} ms in front: \
+             the time behind another program counted"
+        );
+    }
 }
 
 #[test]

@@ -193,6 +193,69 @@ fn firefox_keeps_the_installed_package_and_records_through_it_across_a_restart()
     }
 }
 
+/// (url, active_ms) of every visit the extension stored.
+fn firefox_visits(store: &sitetrail::Store) -> Vec<(String, Option<i64>)> {
+    store
+        .with_conn(|c| {
+            let mut s = c.prepare(
+                "SELECT v.url, t.active_ms FROM visit v LEFT JOIN visit_time t ON t.visit_id = v.id
+                 WHERE v.source = 'extension:firefox' ORDER BY v.id",
+            )?;
+            let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .unwrap()
+}
+
+#[test]
+fn firefox_error_pages_are_never_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let xpi = build_package(&dir.path().join("build"));
+    let pages = PageServer::start();
+    let refused = format!(
+        "http://127.0.0.1:{}/page?title=Refused",
+        crate::chromium_harness::closed_port()
+    );
+    let reset = pages.url("127.0.0.1", "/reset");
+    // Firefox commits its error page after the error (Chromium does not): a page that loads,
+    // then goes (in its tab) to a place that fails.
+    for (round, failing) in [refused, reset].iter().enumerate() {
+        // A new profile and database each time: one first start, one page, one error.
+        let db = TempDb::new();
+        let round_dir = dir.path().join(format!("round-{round}"));
+        let home = round_dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        link_firefox(&db.path, &home);
+        let profile = profile_with(&round_dir, &xpi);
+        let store = db.open();
+        let before = pages.url(
+            "127.0.0.1",
+            &format!("/goto?title=Before{round}&ms=4000&to={failing}"),
+        );
+        let log = dir.path().join(format!("firefox-{round}.log"));
+        let firefox = Firefox::start(&profile, &home, &before, &log);
+        // The page's time is stored when the error page replaces it; a visit of the error page
+        // would be stored in the same batch.
+        let replaced = wait_for(Duration::from_secs(60), || {
+            firefox_visits(&store)
+                .iter()
+                .any(|(url, ms)| *url == before && ms.is_some_and(|ms| ms > 0))
+        });
+        drop(firefox);
+        let stored = firefox_visits(&store);
+        assert!(
+            replaced,
+            "round {round}: {before} not stored with its time: {stored:?}; Firefox said: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        assert!(
+            stored.iter().all(|(url, _)| url != failing),
+            "round {round}: the error page of {failing} was stored: {stored:?}"
+        );
+        assert_eq!(stored.len(), 1, "round {round}: {stored:?}");
+    }
+}
+
 /// The probe: Sitetrail's own `lib/host.js` connecting to each host name in turn, as Firefox
 /// reports it; what each link showed is sent to the `app.sitetrail.report` host.
 const PROBE_JS: &str = r#"import { HostLink } from './lib/host.js';

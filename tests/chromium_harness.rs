@@ -2,8 +2,12 @@
 //! benchmark: Debian's `chromium` in `--headless=new` (native messaging works there, the window
 //! counts as focused and `chrome.idle` reports the user present), a temporary `--user-data-dir`,
 //! `--load-extension=extension/`, pages served by a hand-written HTTP server on 127.0.0.1 under
-//! any `*.test` host name (`--host-resolver-rules`), and tabs opened, activated and closed through
-//! the DevTools HTTP endpoints (`/json/new`, `/json/activate`, `/json/close`).
+//! any `*.test` host name (`--host-resolver-rules`; names under `nowhere.test` resolve to nothing),
+//! and tabs opened, activated, listed and closed through the DevTools HTTP endpoints (`/json/new`,
+//! `/json/activate`, `/json/list`, `/json/close`).
+//!
+//! With a `Display` (Xvfb, optionally openbox), Chromium has a real window instead, which another
+//! program's window (xmessage) can take the focus from, through `xdotool`.
 //!
 //! Self-contained (no `crate::common`), so `benches/capture.rs` can include it with `#[path]`.
 //! `Drop` stops the browser's process group; a test binary killed outright takes the browser with
@@ -37,6 +41,8 @@ pub const EXTENSION_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/extension"
 /// - `/page?title=T`: a page titled T;
 /// - `/retitle?first=A&final=B&ms=N`: titled A, then B after N ms (what a web app does);
 /// - `/spa?title=T&to=/path&ms=N`: titled T, then `history.pushState` to `/path` after N ms;
+/// - `/goto?title=T&to=URL&ms=N`: titled T, then goes to URL after N ms (`location.href`);
+/// - `/reset`: no answer, the connection is reset (RST);
 /// - any page with `frame=URL` embeds URL in an iframe.
 ///   Every request's time is kept (host + path), to measure the delay to the database.
 pub struct PageServer {
@@ -70,6 +76,11 @@ fn page_for(path: &str) -> String {
         "/spa" => format!(
             "setTimeout(() => history.pushState(null, '', {:?}), {});",
             q("to", "/spa/next"),
+            q("ms", "500").parse::<u64>().unwrap_or(500)
+        ),
+        "/goto" => format!(
+            "setTimeout(() => {{ location.href = {:?}; }}, {});",
+            q("to", "about:blank"),
             q("ms", "500").parse::<u64>().unwrap_or(500)
         ),
         _ => String::new(),
@@ -136,6 +147,10 @@ fn serve_one(stream: TcpStream, log: &Mutex<HashMap<String, Instant>>) {
         .unwrap()
         .entry(format!("{host}{path}"))
         .or_insert_with(Instant::now);
+    if path == "/reset" {
+        reset(reader.into_inner());
+        return;
+    }
     let (status, body) = if path == "/favicon.ico" {
         ("404 Not Found", String::new())
     } else {
@@ -148,6 +163,32 @@ fn serve_one(stream: TcpStream, log: &Mutex<HashMap<String, Instant>>) {
          Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+}
+
+/// Closes `stream` with a reset (RST) instead of an orderly close: SO_LINGER with a zero timeout.
+fn reset(stream: TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setting a plain option on a socket this function owns, with a correctly sized value.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            std::ptr::addr_of!(linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(stream);
+}
+
+/// A port on 127.0.0.1 where nothing listens (bound, then closed): a connection is refused.
+pub fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().unwrap().port()
 }
 
 /// A plain HTTP/1.1 request to 127.0.0.1:`port`; returns the body (read by its Content-Length:
@@ -201,10 +242,22 @@ impl Chromium {
     /// Starts Chromium on `user_data_dir` with the extension loaded; `env` is added to its
     /// environment (and so to the native host's, which inherits it).
     pub fn start(user_data_dir: &Path, env: &[(&str, &str)], log: &Path) -> Chromium {
+        Chromium::launch(user_data_dir, env, log, None)
+    }
+
+    /// Starts Chromium with a window on `display` (not headless: its window can lose the focus).
+    pub fn start_on(display: &Display, user_data_dir: &Path, env: &[(&str, &str)], log: &Path) -> Chromium {
+        Chromium::launch(user_data_dir, env, log, Some(display))
+    }
+
+    fn launch(user_data_dir: &Path, env: &[(&str, &str)], log: &Path, display: Option<&Display>) -> Chromium {
         let out = std::fs::File::create(log).expect("browser log");
         let mut cmd = Command::new("chromium");
+        match display {
+            Some(d) => cmd.env("DISPLAY", &d.name),
+            None => cmd.arg("--headless=new"),
+        };
         contain(&mut cmd)
-            .arg("--headless=new")
             .arg(format!("--user-data-dir={}", user_data_dir.display()))
             .arg(format!("--load-extension={EXTENSION_DIR}"))
             .args([
@@ -215,7 +268,7 @@ impl Chromium {
                 "--no-first-run",
                 "--no-default-browser-check",
                 "--disable-gpu",
-                "--host-resolver-rules=MAP *.test 127.0.0.1",
+                "--host-resolver-rules=MAP *.nowhere.test ~NOTFOUND, MAP *.test 127.0.0.1",
                 "--remote-debugging-port=0",
                 "about:blank",
             ])
@@ -266,6 +319,19 @@ impl Chromium {
         http(self.devtools, "GET", &format!("/json/activate/{id}"));
     }
 
+    /// The open tabs' (URL, title), as DevTools lists its page targets.
+    pub fn tabs(&self) -> Vec<(String, String)> {
+        let body = http(self.devtools, "GET", "/json/list");
+        let list: Vec<Value> = serde_json::from_str(&body).unwrap_or_default();
+        list.iter()
+            .filter(|t| t["type"] == "page")
+            .map(|t| {
+                let s = |k: &str| t[k].as_str().unwrap_or("").to_owned();
+                (s("url"), s("title"))
+            })
+            .collect()
+    }
+
     /// Closes the tab with DevTools id `id`.
     pub fn close(&self, id: &str) {
         http(self.devtools, "GET", &format!("/json/close/{id}"));
@@ -299,6 +365,135 @@ impl Drop for Chromium {
             libc::kill(-pgid, libc::SIGKILL);
         }
         let _ = self.child.wait();
+    }
+}
+
+/// A virtual X display (Xvfb, the number it picks), with or without a window manager (openbox),
+/// where Chromium's window and another program's can take the focus from each other (`xdotool`).
+pub struct Display {
+    /// `:N`.
+    pub name: String,
+    xvfb: Child,
+    others: Vec<Child>,
+    window_manager: bool,
+}
+
+impl Display {
+    /// Starts Xvfb, and openbox on it when `window_manager`.
+    pub fn start(window_manager: bool) -> Display {
+        let mut cmd = Command::new("Xvfb");
+        let mut xvfb = contain(&mut cmd)
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start Xvfb (scripts/setup installs xvfb)");
+        let mut line = String::new();
+        BufReader::new(xvfb.stdout.take().expect("Xvfb stdout"))
+            .read_line(&mut line)
+            .expect("read the display number from Xvfb");
+        assert!(!line.trim().is_empty(), "Xvfb did not say its display");
+        let mut display = Display {
+            name: format!(":{}", line.trim()),
+            xvfb,
+            others: Vec::new(),
+            window_manager,
+        };
+        if window_manager {
+            let wm = display.spawn("openbox", &[]);
+            display.others.push(wm);
+            let ready = poll::poll(Duration::from_secs(20), Duration::from_millis(100), || {
+                display.has_window_manager().then_some(())
+            });
+            assert!(ready.is_some(), "openbox did not start");
+        }
+        display
+    }
+
+    fn spawn(&self, program: &str, args: &[&str]) -> Child {
+        let mut cmd = Command::new(program);
+        contain(&mut cmd)
+            .args(args)
+            .env("DISPLAY", &self.name)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {program} (scripts/setup installs it): {e}"))
+    }
+
+    /// Whether a window manager (EWMH) manages the screen: `_NET_SUPPORTING_WM_CHECK` is set.
+    fn has_window_manager(&self) -> bool {
+        let out = Command::new("xprop")
+            .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
+            .env("DISPLAY", &self.name)
+            .output()
+            .expect("xprop (x11-utils)");
+        String::from_utf8_lossy(&out.stdout).contains("window id")
+    }
+
+    fn xdotool(&self, args: &[&str]) -> std::process::Output {
+        Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &self.name)
+            .output()
+            .expect("xdotool (scripts/setup installs it)")
+    }
+
+    /// The first visible window of the X class `class`, once there is one.
+    pub fn window_of(&self, class: &str) -> String {
+        poll::poll(Duration::from_secs(30), Duration::from_millis(100), || {
+            let out = self.xdotool(&["search", "--onlyvisible", "--class", class]);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.lines().next().map(str::to_owned)
+        })
+        .unwrap_or_else(|| panic!("no visible {class} window"))
+    }
+
+    /// Opens another program's window (xmessage) at 600,500; returns its window id.
+    pub fn other_program(&mut self) -> String {
+        let child = self.spawn("xmessage", &["-geometry", "300x100+600+500", "Another program"]);
+        self.others.push(child);
+        self.window_of("xmessage")
+    }
+
+    /// Gives `window` the focus: through the window manager (`_NET_ACTIVE_WINDOW`) when there is
+    /// one, else straight from X (`XSetInputFocus`: no window manager sends anything).
+    pub fn focus(&self, window: &str) {
+        let how = if self.window_manager {
+            "windowactivate"
+        } else {
+            "windowfocus"
+        };
+        let out = self.xdotool(&[how, "--sync", window]);
+        assert!(
+            out.status.success(),
+            "xdotool {how}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Moves the pointer to (x, y): input, so the user counts as present (not idle).
+    pub fn move_pointer(&self, x: u32, y: u32) {
+        self.xdotool(&["mousemove", &x.to_string(), &y.to_string()]);
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        for child in self.others.iter_mut().chain(std::iter::once(&mut self.xvfb)) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 

@@ -336,6 +336,63 @@ fn forgetting_a_website_or_a_range_asks_first_on_a_terminal_only() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("[y/N]"));
 }
 
+#[test]
+fn forgetting_says_on_all_your_devices_when_sync_is_on_and_the_other_device_forgets_too() {
+    use crate::sync_support::{converge, Device, TestHub};
+    let hub = TestHub::start();
+    let (laptop, desktop) = (Device::new(), Device::new());
+    let key = laptop.setup(&hub, "laptop");
+    desktop.join(&hub, "desktop", &key);
+    laptop.visit_at("https://shared.example/", "shared", 100);
+    laptop.visit_at("https://kept.example/", "kept", 110);
+    converge(&[&laptop, &desktop]);
+    assert_eq!(desktop.visits().len(), 2);
+
+    // The question says where, and so does the answer.
+    let out = with_terminal_stdin(
+        cli(&laptop.db).args(["forget", "website", "shared.example"]),
+        "n\n",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Forget shared.example on all your devices (sync is on):"),
+        "{err}"
+    );
+    let range = [
+        "forget",
+        "range",
+        "--since",
+        "2026-11-29T09:00:00Z",
+        "--until",
+        "today",
+    ];
+    let out = with_terminal_stdin(cli(&laptop.db).env("TZ", "UTC").args(range), "n\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(local time) on all your devices"), "{err}");
+    let said = run_ok(cli(&laptop.db).args(["forget", "website", "shared.example"]));
+    assert!(
+        said.contains("forgot 1 visit(s) and 1 website(s) on all your devices"),
+        "{said}"
+    );
+    // And it is so: the other device forgets it at its next sync.
+    converge(&[&laptop, &desktop]);
+    let urls: Vec<String> = desktop.visits().into_iter().map(|v| v.1).collect();
+    assert_eq!(urls, ["https://kept.example/"]);
+
+    // Without sync, the words say this computer.
+    let db = TempDb::new();
+    record(&db.open(), "https://alone.example/", None, Timestamp::now());
+    let out = with_terminal_stdin(cli(&db.path).args(["forget", "website", "alone.example"]), "n\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Forget alone.example on this computer:"), "{err}");
+    let said = run_ok(cli(&db.path).args(["forget", "website", "alone.example"]));
+    assert!(
+        said.contains("forgot 1 visit(s) and 1 website(s) on this computer"),
+        "{said}"
+    );
+    assert!(!said.contains("devices"), "{said}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Colour, width
 
@@ -477,7 +534,8 @@ fn history_shows_time_domain_title_category_and_time_spent_and_ids_on_request() 
     );
     // Recorded just now: said as a time of day (or "yesterday" just after midnight).
     assert!(m[0].len() == 5 || m[0].starts_with("yesterday"), "{text}");
-    assert_eq!(page("Estimated page")[4], "~45 s", "{text}");
+    // Marked as the app marks an estimate.
+    assert_eq!(page("Estimated page")[4], "≈ 45 s", "{text}");
     // The IDN in Unicode; a visit without a title shows its URL.
     let munich = rows
         .iter()

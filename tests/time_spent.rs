@@ -306,11 +306,12 @@ fn the_time_command_prints_rows_with_their_keys() {
     } else {
         "Mon 23 Nov 2026".to_owned()
     };
-    // 2 min 35 s measured on three visits, 155 of the week's 755 s (21%).
-    assert_eq!(rows[1], [label.as_str(), "2 min", "-", "3", "21%"], "{text}");
+    // 2 min 35 s measured on three visits, 155 of the week's 755 s (21%): to the nearest minute,
+    // as the app says it (tests/fixtures/durations.json).
+    assert_eq!(rows[1], [label.as_str(), "3 min", "-", "3", "21%"], "{text}");
     assert_eq!(
         rows.last().unwrap(),
-        &["total", "12 min", "-", "5", "100%"],
+        &["total", "13 min", "-", "5", "100%"],
         "{text}"
     );
     let default = run_ok(cli(&db.path).args(["time"]));

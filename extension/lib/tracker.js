@@ -4,13 +4,26 @@
 //
 // A page's time counts while it is the active tab of the focused window and the user is not
 // idle (or, with `countAudible`, while idle if the tab plays sound), and the extension is not
-// paused. The time being counted is one open segment {tab, visit, since}, kept in `state`, so a
-// service worker killed and restarted in the middle of it loses nothing: the restart goes on from
+// paused. Focus and idle events are not enough: when another program takes the focus, what the
+// browser hears depends on the window manager (with none, Chromium sends no focus event at all,
+// yet `windows.getLastFocused()` says not focused), so the browser is also asked (`presence`) on
+// every tick and, while a page is counted, every PRESENCE_POLL_MS: time stops within that.
+//
+// The time being counted is one open segment {tab, visit, since}, kept in `state`, so a service
+// worker killed and restarted in the middle of it loses nothing: the restart goes on from
 // `since`. A gap since the last heartbeat longer than MAX_GAP_MS means the browser or the computer
 // was not running (closed, asleep): the segment is closed at the heartbeat instead.
 //
 // Every visit's active time is reported as a running total ("set to N ms", never "add N"), so a
 // report delivered twice changes nothing.
+//
+// A visit is a page that loaded: a main-frame navigation that ended in an error (network, DNS,
+// refused or reset connection, certificate, aborted, a download) leaves a mark on its tab
+// (`failed(tab, url)`), and a page of that URL the tab then shows is the browser's error page, not
+// a visit: Chromium shows it without a commit event (the tab's URL and status change), Firefox
+// commits it after the error. The mark lasts until the tab's next navigation starts. Chromium
+// also says it in the frame's final state (`webNavigation.getFrame().errorOccurred`), passed in
+// as `failed` when the page is seen another way.
 
 import { isRecordable, withoutFragment } from './settings.js';
 
@@ -18,6 +31,9 @@ import { isRecordable, withoutFragment } from './settings.js';
 export const MAX_GAP_MS = 3 * 60 * 1000;
 /** A running total is reported when it grew by at least this much since the last report. */
 export const REPORT_STEP_MS = 1000;
+/** While a page is counted, the browser is asked this often whether its window still has the
+ * focus and the user is present (the 30 s alarm tick asks too, whatever is counted). */
+export const PRESENCE_POLL_MS = 2000;
 /** Tab ids for "no window focused" (chrome.windows.WINDOW_ID_NONE). */
 export const NO_WINDOW = -1;
 
@@ -33,6 +49,8 @@ export function emptyState() {
     idle: 'active',
     segment: null,
     heartbeat: 0,
+    /** tab id -> URL (without fragment) whose navigation in that tab ended in an error */
+    failed: {},
   };
 }
 
@@ -44,6 +62,8 @@ export class Tracker {
    */
   constructor(state, { emit, newId, settings, incognitoAllowed = false }) {
     this.state = state;
+    // A state stored by a version without error marks.
+    if (!state.failed) state.failed = {};
     this.emit = emit;
     this.newId = newId;
     this.settings = settings;
@@ -103,7 +123,7 @@ export class Tracker {
       const tab = s.tabs[counting];
       // A page that was open before the extension could record it (just installed, resumed
       // from pause) is recorded once it is looked at.
-      if (!tab.visit && !tab.declined && this.recordable(tab.url, tab.incognito)) this.startVisit(counting, tab, now);
+      if (!tab.visit && !tab.declined && !tab.failed && this.recordable(tab.url, tab.incognito)) this.startVisit(counting, tab, now);
       if (!tab.visit) tab.declined = true;
     }
     const seg = s.segment;
@@ -113,12 +133,31 @@ export class Tracker {
     s.heartbeat = now;
   }
 
-  /** A committed main-frame navigation (or a history-API one) in `tabId`. */
-  navigate({ tabId, windowId, url, title = null, incognito = false }, now) {
+  /** A main-frame navigation in `tabId` starts: an error of an earlier one is over. */
+  navigationStarted(tabId) {
+    delete this.state.failed[String(tabId)];
+  }
+
+  /** A main-frame navigation in `tabId` to `url` ended in an error: if the tab goes on to show
+   * `url`, it is the browser's error page. The page shown now (if any) goes on counting: a
+   * download or a stopped load leaves it in place. */
+  failed(tabId, url) {
+    this.state.failed[String(tabId)] = withoutFragment(url);
+  }
+
+  /** Whether `url` in `tabId` is the error page of a failed navigation. */
+  isErrorPage(tabId, url) {
+    return this.state.failed[String(tabId)] === withoutFragment(url);
+  }
+
+  /** A committed main-frame navigation (or a history-API one) in `tabId`; `failed`: the browser
+   * says it ended in an error (the page shown is its error page). */
+  navigate({ tabId, windowId, url, title = null, incognito = false, failed = false }, now) {
     const s = this.state;
     const id = String(tabId);
     const tab = s.tabs[id];
-    if (tab && tab.visit && withoutFragment(tab.url) === withoutFragment(url)) {
+    const errorPage = failed || this.isErrorPage(id, url);
+    if (!errorPage && tab && tab.visit && withoutFragment(tab.url) === withoutFragment(url)) {
       // A reload, the same page committed again, or the late event of a navigation the restart
       // recovery already recorded: still the same visit.
       tab.url = url;
@@ -136,9 +175,10 @@ export class Tracker {
       visit: null,
       activeMs: 0,
       reportedMs: 0,
+      failed: errorPage,
     };
     s.tabs[id] = next;
-    this.startVisit(id, next, now);
+    if (!errorPage) this.startVisit(id, next, now);
     this.reconcile(now);
   }
 
@@ -168,6 +208,24 @@ export class Tracker {
     this.reconcile(now);
   }
 
+  /** What the browser answers when asked: the focused window (NO_WINDOW when none of its windows
+   * has the focus) and the idle state ('active', 'idle', 'locked'). Time stops at `now` when the
+   * answer says nobody is looking, whatever events did or did not come. Returns whether the
+   * answer changed anything (else there is nothing new to store). */
+  presence({ focused, idle }, now) {
+    const s = this.state;
+    const changed = s.focused !== focused || (Boolean(idle) && s.idle !== idle);
+    s.focused = focused;
+    if (idle) s.idle = idle;
+    this.reconcile(now);
+    return changed;
+  }
+
+  /** Whether a page's time is being counted (the worker asks the browser more often then). */
+  counting() {
+    return this.state.segment !== null;
+  }
+
   audible(tabId, audible, now) {
     const tab = this.state.tabs[String(tabId)];
     if (tab) tab.audible = Boolean(audible);
@@ -178,6 +236,7 @@ export class Tracker {
     const id = String(tabId);
     if (this.state.segment && this.state.segment.tab === id) this.closeSegment(now);
     delete this.state.tabs[id];
+    delete this.state.failed[id];
     for (const [w, t] of Object.entries(this.state.active)) if (t === id) delete this.state.active[w];
     this.reconcile(now);
   }
@@ -190,6 +249,7 @@ export class Tracker {
       this.state.tabs[to] = this.state.tabs[from];
       delete this.state.tabs[from];
     }
+    delete this.state.failed[from];
     this.reconcile(now);
   }
 
@@ -224,7 +284,8 @@ export class Tracker {
 
   /**
    * After a service-worker start: brings the state in line with what the browser shows now.
-   * `world` = {tabs: [{id, windowId, url, title, audible, incognito}], focused, active: {windowId: tabId}, idle}.
+   * `world` = {tabs: [{id, windowId, url, title, audible, incognito, failed}], focused, active: {windowId: tabId}, idle};
+   * a tab's `failed`: it shows the error page of a navigation that failed.
    * `newSession`: the browser itself (re)started, so the old tab ids mean nothing any more.
    */
   restore(world, now, { newSession }) {
@@ -234,6 +295,7 @@ export class Tracker {
     if (newSession) {
       s.tabs = {};
       s.active = {};
+      s.failed = {};
     }
     const seen = new Set();
     for (const t of world.tabs) {
@@ -247,11 +309,12 @@ export class Tracker {
         continue;
       }
       if (known && s.segment && s.segment.tab === id) this.closeSegment(now);
-      const tab = { url: t.url, title: t.title ?? null, windowId: t.windowId, audible: Boolean(t.audible), incognito: Boolean(t.incognito), visit: null, activeMs: 0, reportedMs: 0 };
+      const failed = Boolean(t.failed) || this.isErrorPage(id, t.url);
+      const tab = { url: t.url, title: t.title ?? null, windowId: t.windowId, audible: Boolean(t.audible), incognito: Boolean(t.incognito), visit: null, activeMs: 0, reportedMs: 0, failed };
       s.tabs[id] = tab;
       // A navigation missed while the worker was down is recorded now; on the very first run
       // (just installed) and after a browser restart, open tabs are recorded once looked at.
-      if (!firstRun && !newSession) this.startVisit(id, tab, now, true);
+      if (!firstRun && !newSession && !failed) this.startVisit(id, tab, now, true);
     }
     for (const id of Object.keys(s.tabs)) {
       if (!seen.has(id)) {
@@ -259,6 +322,7 @@ export class Tracker {
         delete s.tabs[id];
       }
     }
+    for (const id of Object.keys(s.failed)) if (!seen.has(id)) delete s.failed[id];
     s.active = {};
     for (const [w, t] of Object.entries(world.active)) s.active[w] = String(t);
     s.focused = world.focused;

@@ -188,3 +188,146 @@ test('ticks report the running total, in steps, as set-to values', () => {
   const reports = events.filter((e) => e.kind === 'update').map((e) => e.active_ms);
   assert.deepEqual(reports, [30 * S, 60 * S], 'under a second of change is not reported');
 });
+
+test("Chromium's error pages are not visits: the error comes first, then the tab shows the URL without a commit", () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  open(tracker, 10, 'https://a.test/', 0);
+  const a = events[0].visit;
+  // The user goes from a.test to a host that cannot be reached, in the same tab.
+  tracker.navigationStarted(10);
+  tracker.failed(10, 'https://down.test/');
+  assert.equal(events.filter((e) => e.kind === 'visit').length, 1, 'nothing yet: a.test is still shown');
+  // The tab's URL changes to the error page (tabs.onUpdated, status complete): the background
+  // passes it as a navigation, as it does for a page seen without a commit.
+  tracker.navigate({ tabId: 10, windowId: 1, url: 'https://down.test/', title: 'down.test' }, 5 * S);
+  tracker.title(10, 'https://down.test/', 'down.test', 5 * S + 1);
+  // Chromium's error page tries again by itself, and fails again.
+  tracker.navigationStarted(10);
+  tracker.failed(10, 'https://down.test/');
+  tracker.tick(30 * S);
+  tracker.focused(NO_WINDOW, 40 * S);
+  tracker.focused(1, 41 * S);
+  tracker.applySettings(normalize({}), 42 * S);
+  tracker.tick(60 * S);
+  assert.deepEqual(events.filter((e) => e.kind === 'visit').map((e) => e.url), ['https://a.test/'], 'the error page is never a visit');
+  assert.equal(totals(events)[a], 5 * S, 'a.test stopped counting when the error page replaced it');
+  assert.equal(events.filter((e) => e.title).length, 0, 'no title event for the error page');
+});
+
+test("Firefox's error pages are not visits: the error comes first, then a commit of the same URL", () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  tracker.activated(10, 1, 0);
+  for (const url of ['https://refused.test:7/', 'https://reset.test/', 'https://nxdomain.test/x#frag']) {
+    tracker.navigationStarted(10);
+    tracker.failed(10, url);
+    tracker.navigate({ tabId: 10, windowId: 1, url }, 1 * S);
+    tracker.title(10, url, 'Problem loading page', 1 * S);
+  }
+  tracker.tick(30 * S);
+  assert.deepEqual(events, []);
+});
+
+test('trying again after an error records the page once it loads', () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  tracker.activated(10, 1, 0);
+  tracker.navigationStarted(10);
+  tracker.failed(10, 'https://flaky.test/');
+  tracker.navigate({ tabId: 10, windowId: 1, url: 'https://flaky.test/' }, 1 * S);
+  // Reload: a new navigation starts, and this time the page loads (Chromium and Firefox alike).
+  tracker.navigationStarted(10);
+  tracker.navigate({ tabId: 10, windowId: 1, url: 'https://flaky.test/' }, 4 * S);
+  tracker.removed(10, 10 * S);
+  const visits = events.filter((e) => e.kind === 'visit');
+  assert.deepEqual(visits.map((e) => [e.url, e.at]), [['https://flaky.test/', 4 * S]]);
+  assert.equal(totals(events)[visits[0].visit], 6 * S);
+});
+
+test('a download or a stopped load leaves the page in front recorded and counting', () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  open(tracker, 10, 'https://a.test/', 0);
+  tracker.navigationStarted(10);
+  tracker.failed(10, 'https://a.test/file.zip'); // net::ERR_ABORTED: the tab still shows a.test
+  tracker.tick(30 * S);
+  tracker.removed(10, 40 * S);
+  assert.deepEqual(events.filter((e) => e.kind === 'visit').map((e) => e.url), ['https://a.test/']);
+  assert.equal(totals(events)[events[0].visit], 40 * S);
+});
+
+test("the frame's final state (Chromium's errorOccurred) keeps an error page out, also after a worker restart", () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  open(tracker, 10, 'https://a.test/', 0);
+  // Seen without its error event (the worker restarted in between): the browser's frame says it.
+  tracker.navigate({ tabId: 10, windowId: 1, url: 'https://down.test/', failed: true }, 2 * S);
+  tracker.tick(30 * S);
+  const stored = JSON.parse(JSON.stringify(tracker.state));
+  const second = setup({ state: stored });
+  const world = {
+    tabs: [
+      { id: 10, windowId: 1, url: 'https://down.test/', title: 'down.test' },
+      { id: 11, windowId: 1, url: 'https://gone.test/', title: 'gone.test', failed: true },
+    ],
+    focused: 1,
+    active: { 1: 11 },
+    idle: 'active',
+  };
+  second.tracker.restore(world, 40 * S, { newSession: false });
+  second.tracker.tick(60 * S);
+  second.tracker.activated(10, 1, 70 * S);
+  second.tracker.tick(90 * S);
+  assert.deepEqual([...events, ...second.events].filter((e) => e.kind === 'visit').map((e) => e.url), ['https://a.test/']);
+  assert.equal(totals(events)[events[0].visit], 2 * S);
+});
+
+test("an error mark ends with the tab: a new tab with the same id records its pages", () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  tracker.activated(10, 1, 0);
+  tracker.failed(10, 'https://x.test/');
+  tracker.removed(10, 1 * S);
+  assert.deepEqual(tracker.state.failed, {});
+  // A state stored before error marks existed still loads.
+  const old = { ...emptyState() };
+  delete old.failed;
+  const { tracker: t2, events: e2 } = setup({ state: old });
+  t2.focused(1, 0);
+  open(t2, 10, 'https://x.test/', 0);
+  assert.equal(e2.length, 1);
+  assert.equal(events.length, 0);
+});
+
+test('asking the browser stops the clock when another program has the focus, though no focus event came', () => {
+  const { tracker, events } = setup();
+  tracker.focused(1, 0);
+  open(tracker, 10, 'https://a.test/', 0);
+  assert.equal(tracker.counting(), true);
+  // Another program takes the focus; the window manager tells the browser nothing, so no
+  // focused(NO_WINDOW) event. The next poll asks: window 1 is the last focused, not focused now.
+  assert.equal(tracker.presence({ focused: 1, idle: 'active' }, 5 * S), false, 'nothing new');
+  assert.equal(tracker.presence({ focused: NO_WINDOW, idle: 'active' }, 10 * S), true);
+  assert.equal(tracker.counting(), false);
+  tracker.tick(40 * S);
+  tracker.presence({ focused: NO_WINDOW, idle: 'active' }, 40 * S);
+  tracker.tick(70 * S);
+  assert.equal(totals(events)[events[0].visit], 10 * S, 'stopped at the answer, not at the next event');
+  // Back: the focus event comes (Chromium sends that one), or the next answer says so.
+  tracker.presence({ focused: 1, idle: 'active' }, 80 * S);
+  tracker.tick(95 * S);
+  assert.equal(totals(events)[events[0].visit], 25 * S);
+});
+
+test('asking the browser also stops the clock when the screen is locked or the user idle', () => {
+  for (const idle of ['locked', 'idle']) {
+    const { tracker, events } = setup();
+    tracker.focused(1, 0);
+    open(tracker, 10, 'https://a.test/', 0);
+    assert.equal(tracker.presence({ focused: 1, idle }, 7 * S), true);
+    tracker.tick(60 * S);
+    tracker.removed(10, 90 * S);
+    assert.equal(totals(events)[events[0].visit], 7 * S, idle);
+  }
+});

@@ -6,26 +6,29 @@
 //!    domain, so a category set on `example.com` also covers `docs.example.com` (high);
 //! 2. the user's categories by site name, so one set on `kayak.com` also answers `kayak.de`
 //!    (medium);
-//! 3. the bundled map of about 1,000 well-known domains (`data/domains.tsv`, its source stated in
+//! 3. hosts on the user's own machine or network and test names (`localhost`, private
+//!    addresses, `.local`, `.test`, `.internal`, ...; [`super::local`]): `local_dev` (high), never
+//!    a guess from their letters;
+//! 4. the bundled map of about 1,000 well-known domains (`data/domains.tsv`, its source stated in
 //!    its header; high) and then the open domain table of about 140,000 domains
 //!    ([`super::open_table`]; medium, university domains high), both for the domain and each
 //!    parent, the most specific name first and the map before the table at the same name;
-//! 4. the bundled map by site name alone, so `kayak.de` is answered like `kayak.com` (medium);
-//! 5. the learned model ([`super::model`]) when it is sure (`high`: right ≥ 97 % of the time on
+//! 5. the bundled map by site name alone, so `kayak.de` is answered like `kayak.com` (medium);
+//! 6. the learned model ([`super::model`]) when it is sure (`high`: right ≥ 97 % of the time on
 //!    its validation split): character n-grams, the words in the name, the ending and, on the
 //!    device, the words of the site's page titles;
-//! 6. subdomain hints: the leftmost label (`mail.`, `docs.`, `shop.`, ...; medium);
-//! 7. words in the site's name (`bank`, `news`, `casino`, ...; vocabulary in `data/words.tsv`),
+//! 7. subdomain hints: the leftmost label (`mail.`, `docs.`, `shop.`, ...; medium);
+//! 8. words in the site's name (`bank`, `news`, `casino`, ...; vocabulary in `data/words.tsv`),
 //!    longest word first (medium): a health agency's site under `.gov` is `health`;
-//! 8. endings only a vetted kind of body may register: government, university, school and
+//! 9. endings only a vetted kind of body may register: government, university, school and
 //!    military zones and vetted top-level domains (`.gov`, `.edu`, `.ac.uk`, `.gouv.fr`,
 //!    `.nhs.uk`, `.bank`, ...; high);
-//! 9. the learned model at `medium`;
-//! 10. other meaningful endings, open to anyone (`.shop`, `.tv`, `.gg`, ...; low);
-//! 11. the learned model's best guess (low), else `other` (low).
+//! 10. the learned model at `medium`;
+//! 11. other meaningful endings, open to anyone (`.shop`, `.tv`, `.gg`, ...; low);
+//! 12. the learned model's best guess (low), else `other` (low).
 //!
 //! A `high` answer is certain: the worker does not ask a remote provider about it (unless the
-//! user asks to classify again with the AI). Rules 6, 8 and 10 live in [`super::hints`], rule 7 in
+//! user asks to classify again with the AI). Rules 7, 9 and 11 live in [`super::hints`], rule 8 in
 //! [`super::vocabulary`]. The order was chosen by measurement (docs/BENCHMARKS.md): the
 //! vocabulary's words are more often right than the model's `medium` answers on hand-labelled
 //! long-tail sites, and without the model ([`RuleOptions::WITHOUT_MODEL`]) the order is the
@@ -70,6 +73,8 @@ pub enum Rule {
     Map,
     /// The open domain table, for the domain or a parent.
     OpenTable,
+    /// The user's own machine or network, or a name reserved for tests.
+    Local,
     /// The bundled map, for the same site name under another ending.
     MapName,
     /// The learned model, from the name.
@@ -94,6 +99,7 @@ impl Rule {
             Rule::UserName => "user_name",
             Rule::Map => "map",
             Rule::OpenTable => "open_table",
+            Rule::Local => "local",
             Rule::MapName => "map_name",
             Rule::Model => "model",
             Rule::ModelTitles => "model_titles",
@@ -134,9 +140,9 @@ impl Judgement {
 /// Which lookups the rules use (for measuring them apart; the defaults are what ships).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RuleOptions {
-    /// Ask the open domain table (rule 3's second half).
+    /// Ask the open domain table (rule 4's second half).
     pub open_table: bool,
-    /// Ask the learned model (rules 5, 7 and 11).
+    /// Ask the learned model (rules 6, 10 and 12).
     pub model: bool,
 }
 
@@ -206,6 +212,9 @@ pub fn judge_with_titles(
         if let Some(c) = site_name.and_then(|n| user.by_name(n)) {
             return Judgement::new(c, Confidence::Medium, Rule::UserName);
         }
+    }
+    if super::local::is_local_host(&domain) {
+        return Judgement::new(Category::LocalDev, Confidence::High, Rule::Local);
     }
     for d in parents(&domain) {
         if let Some(c) = KNOWN.get(d) {
@@ -378,6 +387,33 @@ mod tests {
             assert!(!d.starts_with("www."), "{d}: domains are stored without www.");
         }
         assert!(DOMAINS_TSV.starts_with("#") && DOMAINS_TSV.contains("Source:"));
+    }
+
+    #[test]
+    fn local_hosts_get_their_own_category_unless_the_user_set_one() {
+        for d in [
+            "localhost",
+            "127.0.0.1",
+            "192.168.0.1",
+            "[::1]",
+            "nas.local",
+            "app.test",
+            "api.internal",
+        ] {
+            assert_eq!(
+                judge_domain(d),
+                Judgement::new(Category::LocalDev, Confidence::High, Rule::Local),
+                "{d}"
+            );
+        }
+        // The map does not reach them either: `test` names are never a well-known site's.
+        assert_ne!(
+            judge_domain("google.com.test").category,
+            Category::SearchReference
+        );
+        let user = BuiltinWithUser::new(HashMap::from([("localhost".to_owned(), Category::DevTech)]));
+        assert_eq!(user.judge("localhost").category, Category::DevTech);
+        assert_eq!(user.judge("127.0.0.1").category, Category::LocalDev);
     }
 
     /// The rules without the learned model.

@@ -11,6 +11,7 @@
 pub mod builtin;
 pub mod hints;
 pub mod http;
+pub mod local;
 pub mod model;
 pub mod ollama;
 pub mod open_table;

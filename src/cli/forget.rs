@@ -1,6 +1,9 @@
 //! The `forget` and `blocked` commands. The forgetting is done by `sitetrail::forget` and
 //! `sitetrail::blocked`; this module turns arguments into calls and reports into text or JSON.
 //!
+//! Its words say where the forgetting reaches: this computer, or, when the database is linked to
+//! a sync account, every device of it (the others forget at their next sync).
+//!
 //! Every `forget` first finishes a forgetting an earlier command left unfinished (interrupted
 //! between its batches), and builds the search index if the database predates it (the index is
 //! what finds a website's visits without scanning all of them).
@@ -110,6 +113,34 @@ fn show(bar: &ProgressBar, p: ForgetProgress) {
     bar.set_message(format!("{} visit(s), {} website(s)", p.visits, p.websites));
 }
 
+/// Where a forgetting reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// This database only: sync is not set up.
+    ThisComputer,
+    /// Every device of the sync account this database is linked to.
+    AllDevices,
+}
+
+impl Reach {
+    fn of(store: &Store) -> Result<Reach> {
+        let linked = store.with_conn(sitetrail::sync::engine::get_link)?.is_some();
+        Ok(if linked {
+            Reach::AllDevices
+        } else {
+            Reach::ThisComputer
+        })
+    }
+
+    /// Where, in a question: "on this computer", "on all your devices".
+    fn words(self) -> &'static str {
+        match self {
+            Reach::ThisComputer => "on this computer",
+            Reach::AllDevices => "on all your devices (sync is on)",
+        }
+    }
+}
+
 /// What to forget, with its arguments checked.
 enum Forgetting {
     Visits(Vec<VisitId>),
@@ -145,7 +176,8 @@ impl Forgetting {
 
     /// The question a person at a terminal is asked first, if this forgetting needs one: a
     /// website or a range can be a lot of history, and there is no undo.
-    fn question(&self) -> Option<String> {
+    fn question(&self, reach: Reach) -> Option<String> {
+        let place = reach.words();
         match self {
             Forgetting::Visits(_) => None,
             Forgetting::Website { domain, block } => {
@@ -157,11 +189,11 @@ impl Forgetting {
                     ""
                 };
                 Some(format!(
-                    "Forget {d}: every visit to it, its category and the website itself{and_block}? This cannot be undone."
+                    "Forget {d} {place}: every visit to it, its category and the website itself{and_block}? This cannot be undone."
                 ))
             }
             Forgetting::Range { since, until } => Some(format!(
-                "Forget every visit from {} to {} (local time)? Nothing in that time will be recorded again. This cannot be undone.",
+                "Forget every visit from {} to {} (local time) {place}? Nothing in that time will be recorded again. This cannot be undone.",
                 human::local_time_in_full(*since),
                 human::local_time_in_full(*until)
             )),
@@ -172,9 +204,13 @@ impl Forgetting {
 /// Runs `sitetrail forget`.
 pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
     let what = Forgetting::from_args(args.what)?;
+    let reach = Reach::of(store)?;
     // Asked only of a person: without a terminal (a script, a pipe) forgetting proceeds as
     // it always did.
-    if let Some(question) = what.question().filter(|_| !args.yes && out::stdin_is_terminal()) {
+    if let Some(question) = what
+        .question(reach)
+        .filter(|_| !args.yes && out::stdin_is_terminal())
+    {
         // A website that is not there is said so before asking about it (one to block needs
         // no visits).
         if let Forgetting::Website { domain, block: false } = &what {
@@ -201,12 +237,16 @@ pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
     if args.json {
         return out::json(&report);
     }
-    print_report(&report)
+    print_report(&report, reach)
 }
 
-fn print_report(r: &ForgetReport) -> Result<()> {
+fn print_report(r: &ForgetReport, reach: Reach) -> Result<()> {
+    let place = match reach {
+        Reach::ThisComputer => "on this computer",
+        Reach::AllDevices => "on all your devices (here now, on the others when they next sync)",
+    };
     out::line(&format!(
-        "forgot {} visit(s) and {} website(s)",
+        "forgot {} visit(s) and {} website(s) {place}",
         r.visits, r.websites
     ))?;
     if r.not_found > 0 {

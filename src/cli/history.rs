@@ -199,7 +199,10 @@ pub(crate) fn run_history(store: &Store, args: HistoryArgs) -> Result<()> {
             .values()
             .any(|t| t.active_ms.is_none() && t.estimated_ms.is_some())
         {
-            out::note("~ marks an estimate: how long the page stayed open, from the browser's own history");
+            out::note(&format!(
+                "{} marks an estimate: how long the page stayed open, from the browser's own history",
+                human::ESTIMATE_MARK
+            ));
         }
     }
     // The cursor of the next page goes to stderr, so stdout stays the rows alone.
@@ -222,7 +225,7 @@ fn time_spent(store: &Store, rows: &[HistoryRow]) -> Result<HashMap<VisitId, Vis
 }
 
 /// The rows as a table: time, domain, title, category, time spent (and the id first, with
-/// `--ids`). A visit without a title shows its URL; an estimated time is marked `~`.
+/// `--ids`). A visit without a title shows its URL; an estimated time is marked `≈`.
 fn table(rows: &[HistoryRow], spent: &HashMap<VisitId, VisitTime>, ids: bool) -> Table {
     let mut t = Table::new();
     if ids {
@@ -256,7 +259,7 @@ fn table(rows: &[HistoryRow], spent: &HashMap<VisitId, VisitTime>, ids: bool) ->
             Some(VisitTime {
                 estimated_ms: Some(ms),
                 ..
-            }) => Cell::styled(format!("~{}", human::duration(*ms)), Style::Dim),
+            }) => Cell::styled(human::estimate(*ms), Style::Dim),
             _ => Cell::styled("-", Style::Dim),
         });
         t.row(cells);

@@ -8,16 +8,31 @@ use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
 use sitetrail::time_spent::day_of;
 use sitetrail::{Category, CategorySource, Error, Result, Timestamp};
 
-/// `1 h 05 min`, `12 min`, `45 s` (whole units, rounded down; never a clock-like `0:50`).
+/// `1 h 05 min`, `12 min`, `45 s`, never a clock-like `0:50`: the same words as the app and the
+/// extension (tests/fixtures/durations.json is the table all three are tested against). Under a
+/// minute, whole seconds to the nearest; from 59.5 s on, whole minutes to the nearest (from the
+/// milliseconds, so a value is rounded once); halves go up.
 pub(crate) fn duration(ms: i64) -> String {
-    let s = ms.max(0) / 1000;
+    let ms = ms.max(0);
+    let s = ms.saturating_add(500) / 1000;
     if s < 60 {
-        format!("{s} s")
-    } else if s < 3600 {
-        format!("{} min", s / 60)
-    } else {
-        format!("{} h {:02} min", s / 3600, (s / 60) % 60)
+        return format!("{s} s");
     }
+    let min = ms.saturating_add(30_000) / 60_000;
+    if min < 60 {
+        format!("{min} min")
+    } else {
+        format!("{} h {:02} min", min / 60, min % 60)
+    }
+}
+
+/// The mark of a figure estimated from a browser's own history (how long pages stayed open), not
+/// measured: the app's and the extension's too.
+pub(crate) const ESTIMATE_MARK: &str = "≈";
+
+/// An estimated duration: `≈ 3 min`.
+pub(crate) fn estimate(ms: i64) -> String {
+    format!("{ESTIMATE_MARK} {}", duration(ms))
 }
 
 /// `t` in the local time zone, as [`time_in`] says it.
@@ -181,14 +196,30 @@ mod tests {
     use super::*;
     use chrono::FixedOffset;
 
+    /// The table the app, the CLI and the extension are all tested against.
+    const DURATIONS: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/durations.json"
+    ));
+
     #[test]
-    fn durations_read_as_words() {
-        assert_eq!(duration(0), "0 s");
-        assert_eq!(duration(45_900), "45 s");
-        assert_eq!(duration(12 * 60_000 + 59_000), "12 min");
-        assert_eq!(duration(3_900_000), "1 h 05 min");
-        assert_eq!(duration(26 * 3_600_000), "26 h 00 min");
-        assert_eq!(duration(-5), "0 s");
+    fn durations_read_as_the_shared_table_says() {
+        let table: serde_json::Value = serde_json::from_str(DURATIONS).unwrap();
+        let examples = table["examples"].as_array().unwrap();
+        assert!(examples.len() >= 10);
+        for e in examples {
+            let ms = e["ms"].as_i64().unwrap();
+            assert_eq!(duration(ms), e["text"].as_str().unwrap(), "{ms} ms");
+            assert_eq!(estimate(ms), e["estimated"].as_str().unwrap(), "{ms} ms");
+        }
+        assert_eq!(
+            duration(i64::MAX),
+            format!(
+                "{} h {:02} min",
+                (i64::MAX / 60_000) / 60,
+                (i64::MAX / 60_000) % 60
+            )
+        );
     }
 
     fn at(s: &str) -> Timestamp {

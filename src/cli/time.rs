@@ -97,6 +97,15 @@ fn known(ms: i64, visits_with_it: i64) -> Cell {
     }
 }
 
+/// An estimated time, marked as the app marks it (`≈ 3 min`), or `-` where none is known.
+fn estimated(ms: i64, visits_with_it: i64) -> Cell {
+    if visits_with_it > 0 {
+        human::estimate(ms).into()
+    } else {
+        Cell::styled("-", Style::Dim)
+    }
+}
+
 /// Runs `sitetrail time`.
 pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
     let q = TimeQuery {
@@ -139,7 +148,7 @@ pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
         t.row(vec![
             args.by.label(&r.key, today).into(),
             known(r.active_ms, r.measured_visits),
-            known(r.estimated_ms, r.estimated_visits),
+            estimated(r.estimated_ms, r.estimated_visits),
             r.visits.to_string().into(),
             share(r).into(),
         ]);
@@ -147,7 +156,7 @@ pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
     t.row(vec![
         Cell::styled("total", Style::Bold),
         known(total.active_ms, total.measured_visits),
-        known(total.estimated_ms, total.estimated_visits),
+        estimated(total.estimated_ms, total.estimated_visits),
         total.visits.to_string().into(),
         share(&total).into(),
     ]);

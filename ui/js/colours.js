@@ -4,7 +4,7 @@
 //
 // The palette is colour-blind-safe where it matters most: the seven most common categories get
 // the Okabe-Ito colours (distinguishable with every common colour-vision deficiency), the others
-// Paul Tol's "muted" and "light" sets; no two neighbours in the list share a hue family. With 22
+// Paul Tol's "muted" and "light" sets; no two neighbours in the list share a hue family. With 23
 // categories no palette keeps every pair apart for everyone, so every chart also names each colour
 // in its legend and in the hover text, and slices and bars are separated by a gap.
 import { categoryName } from './dom.js';
@@ -35,6 +35,7 @@ export const CATEGORY_COLOURS = Object.freeze({
   gambling: '#AAAA00',
   ads_infra: '#6E7B8B',
   other: '#A0A0A0',
+  local_dev: '#332288',
   uncategorized: '#D4D4D4',
 });
 

@@ -45,14 +45,27 @@ export function fmtNumber(n) {
 
 /**
  * A duration as people read it, the one format of the whole UI: "45 s", "12 min", "1 h 05 min"
- * ("0 s" for zero). Never "0:50", which reads as minutes or hours.
+ * ("0 s" for zero). Never "0:50", which reads as minutes or hours. Under a minute, whole seconds
+ * to the nearest; from 59.5 s on, whole minutes to the nearest (from the milliseconds, rounded
+ * once); halves go up. The CLI (src/cli/human.rs) and the extension's popup say the same:
+ * tests/fixtures/durations.json is the table all three are tested against.
  */
 export function fmtSpent(ms) {
-  const s = Math.round(Math.max(0, ms) / 1000);
+  const t = Math.max(0, Number(ms) || 0);
+  const s = Math.floor((t + 500) / 1000);
   if (s < 60) return `${s} s`;
-  const min = Math.round(s / 60);
+  const min = Math.floor((t + 30_000) / 60_000);
   if (min < 60) return `${min} min`;
   return `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')} min`;
+}
+
+/** The mark of a figure estimated from a browser's own history (how long pages stayed open), not
+ * measured: the CLI's and the extension popup's too. */
+export const ESTIMATE_MARK = '≈';
+
+/** An estimated duration: "≈ 3 min". */
+export function fmtEstimate(ms) {
+  return `${ESTIMATE_MARK} ${fmtSpent(ms)}`;
 }
 
 /** A forecast ("about 3 min", "about 1 h 05 min", "under a minute"): fmtSpent with "about". */
@@ -91,6 +104,7 @@ export function ruleLabel(rule) {
     map: 'a well-known website',
     map_name: 'a well-known website under another ending',
     open_table: 'the open domain list',
+    local: 'a local or test address',
     subdomain: 'the subdomain',
     word: 'a word in the name',
     ending: 'the domain ending',

@@ -1,16 +1,22 @@
 // Forgetting, from the history and the overview: one dialog for visits, a website (optionally
 // never recorded again), the last hour / day / everything, and the list of blocked domains.
-// Nothing is forgotten without the dialog's confirmation. When something was forgotten, a
+// Nothing is forgotten without the dialog's confirmation, and only by a click on (or Enter on)
+// its destructive button: that button is never focused first and is not the form's submit button,
+// so Enter in the dialog never forgets. Its words say where the forgetting reaches: this computer,
+// or all the devices of the sync account this one is linked to. When something was forgotten, a
 // `sitetrail:forgotten` event tells the views ({kind, ids, domain, report}).
 import { call, describe } from './api.js';
 import { $, el, fmtNumber, fmtTime, toast } from './dom.js';
 
 let confirmAction = null;
+/** Where a forgetting reaches, as the last dialog found it: 'here', 'everywhere' or 'unknown'. */
+let reach = 'here';
 
 export function init() {
   $('#fg-cancel').addEventListener('click', () => $('#forget-dialog').close());
-  $('#fg-form').addEventListener('submit', async (e) => {
-    e.preventDefault();
+  // Enter in a field submits the form: that never forgets (only the button does).
+  $('#fg-form').addEventListener('submit', (e) => e.preventDefault());
+  $('#fg-confirm').addEventListener('click', async () => {
     if (!confirmAction) return;
     const action = confirmAction;
     $('#fg-confirm').disabled = true;
@@ -25,24 +31,49 @@ export function init() {
   });
 }
 
-function open(title, body, confirmLabel, action) {
+/** Whether this database is linked to a sync account, so forgetting reaches every device. */
+async function findReach() {
+  try {
+    const v = await call('get_sync_status');
+    return v.link ? 'everywhere' : 'here';
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function open(title, body, confirmLabel, action) {
+  reach = await findReach();
+  for (const p of body) if (p.classList && p.classList.contains('fg-warning')) p.textContent = warningText();
   $('#fg-title').textContent = title;
   $('#fg-body').replaceChildren(...body);
   $('#fg-confirm').textContent = confirmLabel;
   $('#fg-confirm').hidden = !action;
+  // "Cancel" where pressing it leaves everything as it was; "Close" where the dialog's own
+  // buttons already did their work (the blocked list).
+  $('#fg-cancel').textContent = action ? 'Cancel' : 'Close';
   confirmAction = action;
   $('#forget-dialog').showModal();
-  ($('#fg-body input') || $(action ? '#fg-confirm' : '#fg-cancel')).focus();
+  // Never the destructive button first: the first choice, else Cancel.
+  ($('#fg-body input') || $('#fg-cancel')).focus();
 }
 
 function announce(kind, detail, report) {
   document.dispatchEvent(new CustomEvent('sitetrail:forgotten', { detail: { kind, ...detail, report } }));
   const what = `${fmtNumber(report.visits)} visit${report.visits === 1 ? '' : 's'}`;
   const sites = report.websites ? ` and ${fmtNumber(report.websites)} website${report.websites === 1 ? '' : 's'}` : '';
-  toast(`Forgot ${what}${sites}.${report.blocked ? ` ${report.blocked} will never be recorded again.` : ''}`);
+  const where = reach === 'everywhere' ? ' on all your devices' : '';
+  toast(`Forgot ${what}${sites}${where}.${report.blocked ? ` ${report.blocked} will never be recorded again.` : ''}`);
 }
 
-const warning = () => el('p', { class: 'muted small', text: 'This deletes them from this computer for good: from the history, the search and any later export. It cannot be undone.' });
+/** What forgetting does, where it reaches. */
+function warningText() {
+  const what = 'from the history, the search and any later export. It cannot be undone.';
+  if (reach === 'everywhere') return `This deletes them on all your devices for good (sync is on: here now, on the others when they next sync), ${what}`;
+  if (reach === 'unknown') return `This deletes them for good, here and on any device this one syncs with, ${what}`;
+  return `This deletes them from this computer for good: ${what}`;
+}
+
+const warning = () => el('p', { class: 'muted small fg-warning', id: 'fg-warning' });
 
 /** A history row: its visits, or everything from its website. */
 export function forgetRow(visit) {

@@ -5,7 +5,7 @@
 // page). The classification queue is a compact line at the bottom, and an attention line at the
 // top only while something needs the user (failures, a pause, unusable settings).
 import { call, describe } from './api.js';
-import { $, el, fmtNumber, fmtDuration, fmtSpent, fmtTime, categoryName, toast } from './dom.js';
+import { $, el, fmtNumber, fmtDuration, fmtEstimate, fmtSpent, fmtTime, categoryName, toast } from './dom.js';
 import { categoryLabel } from './colours.js';
 import * as firstRun from './firstrun.js';
 import * as period from './period.js';
@@ -131,7 +131,7 @@ function valueOf(row, measure) {
 
 function fmtValue(v, measure) {
   if (measure === 'visits') return `${fmtNumber(v)} visit${v === 1 ? '' : 's'}`;
-  return measure === 'estimated' ? `≈ ${fmtSpent(v)}` : fmtSpent(v);
+  return measure === 'estimated' ? fmtEstimate(v) : fmtSpent(v);
 }
 
 /** "40 min more than yesterday", "the same as yesterday", "nothing measured yesterday". */
@@ -251,7 +251,7 @@ function drawTopTime(o) {
   for (const w of o.top_by_time) {
     const estimateOnly = w.time.active_ms === 0;
     const t = w.time;
-    list.append(siteRow(w, `${estimateOnly ? '≈ ' : ''}${fmtSpent(total(t))}`,
+    list.append(siteRow(w, estimateOnly ? fmtEstimate(total(t)) : fmtSpent(total(t)),
       `${fmtNumber(t.visits)} visits${t.estimated_ms ? `, ${fmtSpent(t.estimated_ms)} of it estimated` : ''}`));
   }
 }

@@ -7,7 +7,7 @@
 // recorded says so; a day with visits but no measured time says that instead of drawing a zero
 // as if it had been measured.
 import { call } from './api.js';
-import { el, fmtNumber, fmtSpent, categoryName } from './dom.js';
+import { el, fmtEstimate, fmtNumber, fmtSpent, categoryName } from './dom.js';
 import { colourOf, swatch } from './colours.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -249,7 +249,7 @@ export async function annotate(ids) {
     const measured = t.active_ms !== null;
     const ms = measured ? t.active_ms : t.estimated_ms;
     for (const span of document.querySelectorAll(`.spent[data-visit="${t.visit_id}"]`)) {
-      span.textContent = `${measured ? '' : '≈ '}${fmtSpent(ms)}`;
+      span.textContent = measured ? fmtSpent(ms) : fmtEstimate(ms);
       span.title = measured ? 'Time this page was in front of you' : 'Estimated from the browser’s history (how long the page stayed open, at most 10 minutes)';
       span.classList.toggle('est', !measured);
     }

@@ -259,6 +259,24 @@ impl Harness {
         self.post(&format!("element/{id}/value"), json!({ "text": text }));
     }
 
+    /// Presses and releases `key` (a WebDriver key code, e.g. `\u{E007}` for Enter) on whatever
+    /// has the focus, as a user's keyboard would: trusted events, with the browser's own default
+    /// actions (a button's activation, a form's implicit submission).
+    pub fn press_key(&self, key: &str) {
+        self.post(
+            "actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+                {"type": "keyDown", "value": key},
+                {"type": "keyUp", "value": key},
+            ]}]}),
+        );
+        self.request(
+            reqwest::Method::DELETE,
+            &format!("{}/actions", self.session()),
+            None,
+        );
+    }
+
     /// The rendered text of the first element matching `css` (panics if none). Read through
     /// `innerText`: WebKitWebDriver's "get element text" answered "" for table cells.
     pub fn text(&self, css: &str) -> String {
