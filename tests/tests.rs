@@ -62,6 +62,7 @@ mod capture_link;
 mod extension_unit;
 mod time_spent;
 
+mod sync_account;
 mod sync_claims;
 mod sync_devices;
 mod sync_faults;

@@ -13,6 +13,7 @@
 //!   database is touched ([`request`]), requests and header reads have timeouts, and the number
 //!   of connections and requests in flight is capped ([`server`]).
 
+pub mod accounts;
 pub mod api;
 pub mod auth;
 pub mod body;

@@ -1,6 +1,6 @@
-//! `sitetrail-hub`: `serve` (migrate, then answer the sync API) and `migrate` (apply the schema
-//! and exit). All the work is in the library; this file reads the flags and maps failures to
-//! exit codes.
+//! `sitetrail-hub`: `serve` (migrate, then answer the sync API), `migrate` (apply the schema
+//! and exit) and `accounts` (the operator's view of the accounts: list, show, delete). All the
+//! work is in the library; this file reads the flags, prints, and maps failures to exit codes.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
-use sitetrail_hub::{db, notify, server};
+use sitetrail_hub::{accounts, db, notify, server};
+use uuid::Uuid;
 
 const AFTER_HELP: &str = "\
 Every flag can be given as the environment variable named beside it; prefer the variable for
@@ -42,6 +43,52 @@ enum Command {
     /// Bring the database's schema up to date and exit (serve does this too, on every start).
     #[command(after_help = AFTER_HELP)]
     Migrate(DatabaseArgs),
+    /// The accounts this hub keeps: what each uses, and deleting one with everything of it.
+    Accounts(AccountsArgs),
+}
+
+#[derive(Args)]
+struct AccountsArgs {
+    #[command(subcommand)]
+    command: AccountsCommand,
+}
+
+#[derive(Subcommand)]
+enum AccountsCommand {
+    #[command(after_help = AFTER_HELP)]
+    /// Every account, oldest first: id, created, devices (active/registered), records, bytes
+    /// stored, last seen.
+    List {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Print JSON: {"accounts": [{account_id, created_at_ms, devices, active_devices,
+        /// records, bytes, claim_jobs, last_seen_at_ms}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    #[command(after_help = AFTER_HELP)]
+    /// One account's usage (exit 1 if there is no such account).
+    Show {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// The account's id (a UUID, as `accounts list` prints it).
+        id: Uuid,
+        /// Print JSON (one object, as in `accounts list --json`).
+        #[arg(long)]
+        json: bool,
+    },
+    #[command(after_help = AFTER_HELP)]
+    /// Deletes the account and everything of it (records, devices, series, claims), in one
+    /// transaction. Its devices keep their local history; their next sync is refused (401).
+    Delete {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// The account's id (a UUID, as `accounts list` prints it).
+        id: Uuid,
+        /// Print JSON: {"deleted": true, account_id, devices, records, claim_jobs}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -135,6 +182,7 @@ fn main() -> ExitCode {
                 Ok(())
             }
             Command::Serve(args) => serve(args).await,
+            Command::Accounts(args) => run_accounts(args).await,
         }
     });
     match result {
@@ -198,10 +246,18 @@ fn database_config(args: &DatabaseArgs) -> Result<tokio_postgres::Config, Failur
 
 /// Migrates, retrying while PostgreSQL is unreachable for up to `--startup-wait`.
 async fn migrate_waiting(config: &tokio_postgres::Config, args: &DatabaseArgs) -> Result<i64, Failure> {
+    waiting(args, || migrate::migrate(config)).await
+}
+
+/// Runs `attempt`, again while PostgreSQL is unreachable, for up to `--startup-wait`.
+async fn waiting<T, F: std::future::Future<Output = Result<T, MigrateError>>>(
+    args: &DatabaseArgs,
+    mut attempt: impl FnMut() -> F,
+) -> Result<T, Failure> {
     let deadline = Instant::now() + Duration::from_secs(args.startup_wait);
     let mut pause = Duration::from_millis(250);
     loop {
-        match migrate::migrate(config).await {
+        match attempt().await {
             Err(MigrateError::Unreachable { target, why }) if Instant::now() < deadline => {
                 tracing::warn!(%target, %why, "PostgreSQL is not reachable yet; trying again");
                 tokio::time::sleep(pause.min(deadline.saturating_duration_since(Instant::now()))).await;
@@ -247,6 +303,112 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     pool.close();
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `sitetrail-hub accounts ...`: on a database whose schema is this binary's (nothing is
+/// migrated).
+async fn run_accounts(args: AccountsArgs) -> Result<(), Failure> {
+    let database_args = match &args.command {
+        AccountsCommand::List { database, .. }
+        | AccountsCommand::Show { database, .. }
+        | AccountsCommand::Delete { database, .. } => database,
+    };
+    let config = database_config(database_args)?;
+    let mut client = waiting(database_args, || migrate::connect_current(&config)).await?;
+    let database = |e: tokio_postgres::Error| {
+        failure(match e.as_db_error() {
+            Some(db) => format!("the database refused: {} ({})", db.message(), db.code().code()),
+            None => format!("the database connection failed: {e}"),
+        })
+    };
+    match args.command {
+        AccountsCommand::List { json, .. } => {
+            let all = accounts::list(&client).await.map_err(database)?;
+            if json {
+                return print(&serde_json::json!({ "accounts": all }).to_string());
+            }
+            let mut text = format!(
+                "{:<36}  {:<20}  {:>7}  {:>9}  {:>10}  {}\n",
+                "ACCOUNT", "CREATED", "DEVICES", "RECORDS", "BYTES", "LAST SEEN"
+            );
+            for a in &all {
+                text.push_str(&format!(
+                    "{:<36}  {:<20}  {:>7}  {:>9}  {:>10}  {}\n",
+                    a.account_id,
+                    accounts::utc_minute(a.created_at_ms),
+                    format!("{}/{}", a.active_devices, a.devices),
+                    a.records,
+                    accounts::human_bytes(u64::try_from(a.bytes).unwrap_or(0)),
+                    a.last_seen_at_ms
+                        .map_or_else(|| "never".to_owned(), accounts::utc_minute),
+                ));
+            }
+            text.push_str(&format!("{} account(s)", all.len()));
+            print(&text)
+        }
+        AccountsCommand::Show { id, json, .. } => {
+            let Some(a) = accounts::show(&client, id).await.map_err(database)? else {
+                return Err(failure(format!("there is no account {id} on this hub")));
+            };
+            if json {
+                return print(&serde_json::to_string(&a).unwrap_or_default());
+            }
+            print(&format!(
+                "account:   {}\ncreated:   {}\ndevices:   {} active, {} registered (left ones included)\n\
+                 records:   {}\nbytes:     {} ({} bytes)\nclaims:    {} job(s)\nlast seen: {}",
+                a.account_id,
+                accounts::utc_minute(a.created_at_ms),
+                a.active_devices,
+                a.devices,
+                a.records,
+                accounts::human_bytes(u64::try_from(a.bytes).unwrap_or(0)),
+                a.bytes,
+                a.claim_jobs,
+                a.last_seen_at_ms
+                    .map_or_else(|| "never".to_owned(), accounts::utc_minute),
+            ))
+        }
+        AccountsCommand::Delete { id, json, .. } => {
+            let tx = client.transaction().await.map_err(database)?;
+            let Some(deleted) = accounts::delete(&tx, id).await.map_err(database)? else {
+                return Err(failure(format!(
+                    "there is no account {id} on this hub; nothing was deleted"
+                )));
+            };
+            tx.commit().await.map_err(database)?;
+            tracing::info!(
+                devices = deleted.devices,
+                records = deleted.records,
+                claim_jobs = deleted.claim_jobs,
+                "account deleted by the operator"
+            );
+            if json {
+                return print(
+                    &serde_json::json!({
+                        "deleted": true,
+                        "account_id": id,
+                        "devices": deleted.devices,
+                        "records": deleted.records,
+                        "claim_jobs": deleted.claim_jobs,
+                    })
+                    .to_string(),
+                );
+            }
+            print(&format!(
+                "deleted account {id}: {} device(s), {} record(s), {} claim job(s)",
+                deleted.devices, deleted.records, deleted.claim_jobs
+            ))
+        }
+    }
+}
+
+/// Prints the operator commands' answer on stdout (a failed write is a failure: a script reads it).
+#[allow(clippy::disallowed_methods)] // stdout is these commands' output
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(|e| failure(format!("cannot write the answer: {e}")))
 }
 
 /// The one line the hub writes on stdout: where it listens (scripts and tests read it). A closed

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use deadpool_postgres::Pool;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -68,6 +68,7 @@ pub struct Limits {
 pub fn router(app: App) -> Router {
     Router::new()
         .route(routes::ACCOUNTS, post(api::accounts::create))
+        .route(routes::ACCOUNT, delete(api::accounts::delete))
         .route(routes::DEVICES, get(api::devices::list))
         .route(
             routes::DEVICE,

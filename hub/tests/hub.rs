@@ -7,6 +7,7 @@
 
 mod support;
 
+mod account_delete;
 mod accounts;
 mod auth;
 mod claims;

@@ -1,4 +1,5 @@
-//! `sitetrail sync setup|join|now|status|devices|leave`: this device's link to a hub.
+//! `sitetrail sync setup|join|now|status|devices|leave|delete-account`: this device's link to a
+//! hub, and the account on it.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -48,6 +49,16 @@ struct LeaveArgs {
     json: bool,
 }
 
+#[derive(Args, Debug)]
+struct DeleteAccountArgs {
+    /// Delete without asking (else: type the first 8 characters of the account's id).
+    #[arg(long)]
+    yes: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum SyncCommand {
     /// Creates an account on the hub and links this device to it; prints the recovery key once.
@@ -63,6 +74,9 @@ enum SyncCommand {
     Devices(JsonArgs),
     /// This device leaves the account (its history stays here; the others keep what it sent).
     Leave(LeaveArgs),
+    /// Deletes the account on the hub, with everything of it there, for every device (asks
+    /// first). The history on each device stays; this device's link and sync key are removed.
+    DeleteAccount(DeleteAccountArgs),
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -235,6 +249,38 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 out::line(&line)?;
             }
             Ok(())
+        }
+        SyncCommand::DeleteAccount(a) => {
+            let link = store.with_conn(engine::get_link)?.ok_or_else(|| Error::Sync {
+                kind: ErrorKind::NotFound,
+                message: "this device is not linked to a hub: there is no account to delete".into(),
+            })?;
+            if !a.yes {
+                let id = link.account_id.simple().to_string();
+                let short = id.get(..8).unwrap_or(&id);
+                let answer = out::ask(&format!(
+                    "This deletes the account {} on {} and everything of it there, for every device \
+                     (the history on each device stays). Type {short} to delete it:",
+                    link.account_id, link.hub
+                ))?;
+                if answer != short {
+                    return Err(Error::Conflict("not confirmed: nothing was deleted".into()));
+                }
+            }
+            let link = rt.block_on(sitetrail::sync::account::delete_account(store, &key_dir))?;
+            if a.json {
+                return out::json(&json!({
+                    "deleted": true,
+                    "hub": link.hub,
+                    "account_id": link.account_id,
+                    "device_id": link.device_id,
+                }));
+            }
+            out::line(&format!(
+                "the account was deleted on {}, with everything of it there; this device's history stays here, \
+                 and its link and sync key are removed. The other devices are told on their next sync.",
+                link.hub
+            ))
         }
         SyncCommand::Leave(a) => {
             let link = rt.block_on(engine::leave(store, &key_dir, a.force))?;

@@ -50,6 +50,30 @@ pub fn normalise_hub_url(input: &str) -> Result<String> {
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
+/// Who asks, which says what a refused login (401) means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Caller {
+    /// A device joining with a recovery key the user just gave: the key is wrong (or the URL).
+    Joining,
+    /// A linked device, whose key opened the account before: the account is gone from the hub.
+    Linked,
+}
+
+/// What a linked device is told when its login opens nothing any more.
+pub const ACCOUNT_GONE: &str = "the account was deleted on the hub, or its recovery key was replaced: \
+     join again with the new key (`sitetrail sync leave --force`, then `sitetrail sync join`); nothing recorded here is lost";
+
+impl Caller {
+    fn unauthorized(self) -> &'static str {
+        match self {
+            Caller::Joining => {
+                "this recovery key does not open an account on this hub (check the key, and the hub URL)"
+            }
+            Caller::Linked => ACCOUNT_GONE,
+        }
+    }
+}
+
 /// A client of one hub, for one account (and, once registered, one device).
 #[derive(Clone)]
 pub struct HubClient {
@@ -100,6 +124,17 @@ impl HubClient {
         path: &str,
         body: Option<&B>,
         auth: bool,
+    ) -> Result<Option<T>> {
+        self.call_as(method, path, body, auth, Caller::Linked).await
+    }
+
+    async fn call_as<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        auth: bool,
+        caller: Caller,
     ) -> Result<Option<T>> {
         let url = format!("{}{path}", self.base);
         let mut req = self.http.request(method, &url);
@@ -169,10 +204,7 @@ impl HubClient {
             .map(|b| crate::error::truncate_chars(&b.message.replace(|c: char| c.is_control(), " "), 300))
             .unwrap_or_else(|_| format!("HTTP {}", status.as_u16()));
         Err(match status {
-            StatusCode::UNAUTHORIZED => sync_error(
-                ErrorKind::NeedsUser,
-                "this recovery key does not open an account on this hub (check the key, and the hub URL)",
-            ),
+            StatusCode::UNAUTHORIZED => sync_error(ErrorKind::NeedsUser, caller.unauthorized()),
             StatusCode::FORBIDDEN => sync_error(
                 ErrorKind::NeedsUser,
                 "this device has left the account on this hub; join it again with `sitetrail sync join`",
@@ -222,10 +254,25 @@ impl HubClient {
         Ok(())
     }
 
-    /// Registers (or touches) `device`.
+    /// Registers (or touches) `device`: the first call of a device joining, so a refused login
+    /// means the key given (not an account deleted since).
     pub async fn register_device(&self, device: Uuid) -> Result<wire::DeviceInfo> {
-        self.json::<(), _>(Method::PUT, &routes::device(device), None)
-            .await
+        self.call_as::<(), _>(Method::PUT, &routes::device(device), None, true, Caller::Joining)
+            .await?
+            .ok_or_else(|| {
+                sync_error(
+                    ErrorKind::ProviderFailed,
+                    format!("the hub at {} sent no answer where one was due", self.base),
+                )
+            })
+    }
+
+    /// Deletes the account on the hub, with every record, device and claim of it.
+    pub async fn delete_account(&self) -> Result<()> {
+        let _: Option<serde_json::Value> = self
+            .call::<(), _>(Method::DELETE, routes::ACCOUNT, None, true)
+            .await?;
+        Ok(())
     }
 
     /// `device` leaves the account.

@@ -7,9 +7,11 @@
 //! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
 //!   through the local write paths, deletions winning;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
+//! - [`account`]: deleting the whole account on the hub;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
 //!   all of the devices.
 
+pub mod account;
 pub mod apply;
 pub mod background;
 pub mod claims;

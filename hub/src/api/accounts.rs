@@ -1,3 +1,6 @@
+//! `DELETE /v1/account`: the account holder deletes the account and everything of it
+//! ([`crate::accounts::delete`]).
+//!
 //! `POST /v1/accounts`: a new account, at most [`limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE`]
 //! created per network address in any minute (a sliding window, counted in PostgreSQL under a
 //! per-address advisory lock, so every hub process shares the count and two requests at once
@@ -8,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
 use sitetrail_sync_wire::{limits, AccountCreated};
 
-use crate::auth::{login_hash, login_matches};
+use crate::auth::{login_hash, login_matches, Authed};
 use crate::body::{client_address, Body, Peer};
 use crate::error::{HubError, HubResult};
 use crate::request::parse_create_account;
@@ -102,4 +105,25 @@ pub async fn create(
             account_id: request.account_id,
         }),
     ))
+}
+
+/// Deletes the account the login opens, and every record, device and claim of it, in one
+/// transaction: 204. Afterwards its login opens nothing (401), and its id can be created again.
+pub async fn delete(State(app): State<App>, authed: Authed) -> HubResult<StatusCode> {
+    let mut client = app.pool.get().await?;
+    let tx = client.transaction().await?;
+    let deleted = crate::accounts::delete(&tx, authed.account_id).await?;
+    tx.commit().await?;
+    // Another request deleted it between the login and here: it is gone all the same.
+    let Some(deleted) = deleted else {
+        return Err(HubError::Unauthorized);
+    };
+    app.notifier.wake(authed.account_id);
+    tracing::info!(
+        devices = deleted.devices,
+        records = deleted.records,
+        claim_jobs = deleted.claim_jobs,
+        "account deleted by its holder"
+    );
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -34,6 +34,11 @@ pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult
     loop {
         let armed = watch.arm();
         let series = read_index(&app, authed.account_id).await?;
+        // An account deleted while its devices wait has no series: say it at once (401), as
+        // every later request will, rather than at the end of the wait.
+        if series.is_empty() && !account_exists(&app, authed.account_id).await? {
+            return Err(crate::error::HubError::Unauthorized);
+        }
         let others = sitetrail_sync_wire::records_of_others(&series, authed.device_id, &wait.series);
         if others > wait.seen || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
             return Ok(Json(IndexResponse { series }));
@@ -43,6 +48,14 @@ pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult
             () = tokio::time::sleep_until(deadline) => {}
         }
     }
+}
+
+async fn account_exists(app: &App, account_id: uuid::Uuid) -> HubResult<bool> {
+    let client = app.pool.get().await?;
+    let statement = client
+        .prepare_cached("SELECT 1 AS found FROM account WHERE account_id = $1")
+        .await?;
+    Ok(client.query_opt(&statement, &[&account_id]).await?.is_some())
 }
 
 async fn read_index(app: &App, account_id: uuid::Uuid) -> HubResult<Vec<SeriesHead>> {

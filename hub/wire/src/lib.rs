@@ -25,6 +25,8 @@ use uuid::Uuid;
 pub mod routes {
     /// `POST`: create an account ([`crate::CreateAccount`] → [`crate::AccountCreated`]). No login.
     pub const ACCOUNTS: &str = "/v1/accounts";
+    /// `DELETE`: the account the login opens, and everything of it, is deleted (204).
+    pub const ACCOUNT: &str = "/v1/account";
     /// `GET`: the account's devices ([`crate::DevicesResponse`]).
     pub const DEVICES: &str = "/v1/devices";
     /// `PUT`: register (or touch) a device; `DELETE`: the device leaves. `{device_id}` is a UUID.
