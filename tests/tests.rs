@@ -69,3 +69,4 @@ mod sync_faults;
 mod sync_keyring;
 mod sync_model;
 mod sync_support;
+mod sync_transport;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use sitetrail::sync::client::{Transport, INSECURE_WARNING};
 use sitetrail::sync::engine;
 use sitetrail::sync::keystore::KeyPlace;
 use sitetrail::{Error, ErrorKind, Result, Store};
@@ -27,6 +28,11 @@ struct LinkArgs {
     /// This device's name, shown on the others [default: the host name].
     #[arg(long, value_name = "NAME")]
     device_name: Option<String>,
+    /// Allow a plain http:// hub on another machine (the login then crosses the network in
+    /// clear; said on every sync). Without it only https:// or this machine's own address
+    /// (localhost, 127.0.0.0/8, ::1) is accepted.
+    #[arg(long)]
+    allow_insecure_http: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -79,6 +85,21 @@ enum SyncCommand {
     DeleteAccount(DeleteAccountArgs),
 }
 
+impl LinkArgs {
+    fn transport(&self) -> Transport {
+        Transport {
+            allow_insecure_http: self.allow_insecure_http,
+        }
+    }
+
+    /// Said once more right after linking: the user asked for it, and it stays true.
+    fn warn_if_insecure(&self) {
+        if self.allow_insecure_http && sitetrail::sync::client::is_insecure(&self.hub) {
+            out::note(&format!("warning: {INSECURE_WARNING}"));
+        }
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -111,8 +132,14 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
     let rt = runtime()?;
     match args.command {
         SyncCommand::Setup(a) => {
-            let (linked, key) =
-                rt.block_on(engine::setup(store, &key_dir, &a.hub, a.device_name.as_deref()))?;
+            let (linked, key) = rt.block_on(engine::setup_with(
+                store,
+                &key_dir,
+                &a.hub,
+                a.device_name.as_deref(),
+                a.transport(),
+            ))?;
+            a.warn_if_insecure();
             if a.json {
                 return out::json(&json!({
                     "account_id": linked.account_id,
@@ -144,13 +171,15 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
         }
         SyncCommand::Join(a) => {
             let key = read_recovery_key()?;
-            let linked = rt.block_on(engine::join(
+            let linked = rt.block_on(engine::join_with(
                 store,
                 &key_dir,
                 &a.hub,
                 a.device_name.as_deref(),
                 &key,
+                a.transport(),
             ))?;
+            a.warn_if_insecure();
             if a.json {
                 return out::json(&json!({
                     "account_id": linked.account_id,
@@ -165,6 +194,12 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             ))
         }
         SyncCommand::Now(a) => {
+            if store
+                .with_conn(engine::get_link)?
+                .is_some_and(|l| l.insecure_http)
+            {
+                out::note(&format!("warning: {INSECURE_WARNING}"));
+            }
             let r = rt.block_on(engine::sync_now(store, &key_dir))?;
             if a.json {
                 return out::json(&r);
@@ -192,6 +227,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     "linked_at": l.map(|l| l.linked_at),
                     "last_sync_at": l.and_then(|l| l.last_sync_at),
                     "last_error": l.and_then(|l| l.last_error.as_ref()),
+                    // The user allowed a plain http:// hub on another machine: the login crosses
+                    // the network in clear. Null when not linked.
+                    "insecure_http": l.map(|l| l.insecure_http),
                     "pending": s.pending,
                     "devices": s.devices,
                     // `keyring`, `file`, or `missing` (linked, but the key is in neither); null
@@ -203,6 +241,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 return out::line("not linked to a hub (`sitetrail sync setup --hub URL`, or `sitetrail sync join --hub URL`)");
             };
             out::line(&format!("linked to {} as {}", l.hub, out::escape(&l.device_name)))?;
+            if l.insecure_http {
+                out::line(&format!("warning: {INSECURE_WARNING}"))?;
+            }
             out::line(&match l.last_sync_at {
                 Some(t) => format!("last sync: {}", human::local_time(t)),
                 None => "last sync: never".to_owned(),

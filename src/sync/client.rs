@@ -50,6 +50,52 @@ pub fn normalise_hub_url(input: &str) -> Result<String> {
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
+/// How this device may reach its hub: what the user allowed when linking it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transport {
+    /// Plain `http://` to a host that is not this machine (`--allow-insecure-http`, kept in the
+    /// link): the login crosses the network in clear.
+    pub allow_insecure_http: bool,
+}
+
+/// Whether `url`'s host is this machine: `localhost`, 127.0.0.0/8 or ::1 (also as
+/// `::ffff:127.x.x.x`). Other names are not trusted to resolve to it.
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        None => false,
+    }
+}
+
+/// True if a request to `hub` would carry the login in clear over a network: `http://` to a host
+/// that is not this machine. A URL that does not parse is not judged here ([`normalise_hub_url`]
+/// refuses it).
+pub fn is_insecure(hub: &str) -> bool {
+    url::Url::parse(hub.trim()).is_ok_and(|url| url.scheme() == "http" && !is_loopback(&url))
+}
+
+/// Refuses a hub reached in clear over a network unless the user allowed it.
+pub fn check_transport(hub: &str, transport: Transport) -> Result<()> {
+    if is_insecure(hub) && !transport.allow_insecure_http {
+        return Err(Error::InvalidInput(format!(
+            "the hub at {} is plain http:// on another machine: its login would cross the network in clear, \
+             and anyone on the way could push into the account or make its devices leave. Use https:// \
+             (README, \"Sync hub\"), or, on a network that is yours alone, link with --allow-insecure-http \
+             (`sitetrail sync leave`, then `sitetrail sync join --hub URL --allow-insecure-http`)",
+            hub.trim().trim_end_matches('/')
+        )));
+    }
+    Ok(())
+}
+
+/// What `sync status` and every sync say while a hub is reached in clear.
+pub const INSECURE_WARNING: &str = "the hub is reached over plain http:// (--allow-insecure-http): \
+     the login crosses the network in clear";
+
 /// Who asks, which says what a refused login (401) means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Caller {
@@ -95,8 +141,24 @@ impl std::fmt::Debug for HubClient {
 }
 
 impl HubClient {
-    /// A client of the hub at `base` (from [`normalise_hub_url`]).
+    /// A client of the hub at `base` (from [`normalise_hub_url`]), over https or to this machine.
     pub fn new(base: &str, account: Uuid, login: Login, device: Option<Uuid>) -> Result<HubClient> {
+        HubClient::with_transport(base, account, login, device, Transport::default())
+    }
+
+    /// A client of the hub at `base`, reached as `transport` allows ([`check_transport`]).
+    pub fn with_transport(
+        base: &str,
+        account: Uuid,
+        login: Login,
+        device: Option<Uuid>,
+        transport: Transport,
+    ) -> Result<HubClient> {
+        let base = normalise_hub_url(base)?;
+        check_transport(&base, transport)?;
+        if is_insecure(&base) {
+            tracing::warn!(hub = %base, "{INSECURE_WARNING}");
+        }
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
@@ -106,7 +168,7 @@ impl HubClient {
             .map_err(|e| sync_error(ErrorKind::Internal, format!("cannot make an HTTP client: {e}")))?;
         Ok(HubClient {
             http,
-            base: normalise_hub_url(base)?,
+            base,
             account,
             login,
             device,
@@ -399,5 +461,47 @@ impl HubClient {
             series.as_str()
         );
         self.json::<(), _>(Method::GET, &path, None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_http_to_another_machine_is_insecure() {
+        for here in [
+            "http://127.0.0.1:8470",
+            "http://127.1.2.3",
+            "http://localhost:8470/",
+            "http://LOCALHOST",
+            "http://[::1]:8470",
+            "http://[::ffff:127.0.0.1]:8470",
+            "https://192.0.2.2",
+            "https://hub.example.org",
+        ] {
+            assert!(!is_insecure(here), "{here}");
+            check_transport(here, Transport::default()).unwrap();
+        }
+        for away in [
+            "http://192.0.2.2:8470",
+            "http://hub.example.org",
+            "http://localhost.example.org",
+            "http://127.0.0.1.example.org",
+            "http://[fd00::2]",
+            "http://0.0.0.0:8470",
+        ] {
+            assert!(is_insecure(away), "{away}");
+            let e = check_transport(away, Transport::default()).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidInput);
+            assert!(e.to_string().contains("--allow-insecure-http"), "{e}");
+            check_transport(
+                away,
+                Transport {
+                    allow_insecure_http: true,
+                },
+            )
+            .unwrap();
+        }
     }
 }

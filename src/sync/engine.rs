@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use sitetrail_sync_wire::{self as wire, Series};
 
-use super::client::{normalise_hub_url, HubClient};
+use super::client::{check_transport, normalise_hub_url, HubClient, Transport};
 use super::crypto::{AccountKeys, AccountSecret, Place};
 use super::{apply, keystore};
 use crate::blocking;
@@ -67,13 +67,16 @@ pub struct Link {
     pub last_sync_at: Option<Timestamp>,
     /// The last sync's error, if it failed.
     pub last_error: Option<String>,
+    /// The user allowed a plain `http://` hub on another machine (`--allow-insecure-http`).
+    pub insecure_http: bool,
 }
 
 /// The link, if this database has one.
 pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
     let row = conn
         .prepare_cached(
-            r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error
+            r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error,
+                      insecure_http
                FROM sync_link"#,
         )?
         .query_row([], |r| {
@@ -85,10 +88,11 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
                 r.get::<_, Timestamp>("linked_at")?,
                 r.get::<_, Option<Timestamp>>("last_sync_at")?,
                 r.get::<_, Option<String>>("last_error")?,
+                r.get::<_, bool>("insecure_http")?,
             ))
         })
         .optional()?;
-    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error)) = row else {
+    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error, insecure_http)) = row else {
         return Ok(None);
     };
     let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
@@ -105,6 +109,7 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
         linked_at,
         last_sync_at,
         last_error,
+        insecure_http,
     }))
 }
 
@@ -171,8 +176,10 @@ async fn link(
     name: Option<&str>,
     secret: &AccountSecret,
     create: bool,
+    transport: Transport,
 ) -> Result<Linked> {
     let hub = normalise_hub_url(hub)?;
+    check_transport(&hub, transport)?;
     let name = clean_name(name)?;
     {
         let store = store.clone();
@@ -180,7 +187,8 @@ async fn link(
     }
     let keys = secret.keys();
     let device = Uuid::now_v7();
-    let client = HubClient::new(&hub, keys.account_id, keys.login.clone(), Some(device))?;
+    let client =
+        HubClient::with_transport(&hub, keys.account_id, keys.login.clone(), Some(device), transport)?;
     if create {
         client.create_account().await?;
     }
@@ -193,12 +201,13 @@ async fn link(
         let now = store.now();
         store.write(Some(Change::Visits), |tx| {
             tx.prepare_cached(
-                r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at)
-                   VALUES (1, :hub, :a, :d, :n, :now)"#,
+                r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at,
+                                          insecure_http)
+                   VALUES (1, :hub, :a, :d, :n, :now, :insecure)"#,
             )?
             .execute(named_params! {
                 ":hub": hub, ":a": account.as_bytes().as_slice(), ":d": device.as_bytes().as_slice(),
-                ":n": device_name, ":now": now,
+                ":n": device_name, ":now": now, ":insecure": transport.allow_insecure_http,
             })?;
             // Names are the device's own, like any other change (its own row is written here).
             let op = Op::Device {
@@ -343,8 +352,19 @@ fn backfill_step(store: &Store) -> Result<bool> {
 /// Creates an account on the hub at `hub` and links this device to it (the first device).
 /// Returns the link and the recovery key, to show the user once.
 pub async fn setup(store: &Store, key_dir: &Path, hub: &str, name: Option<&str>) -> Result<(Linked, String)> {
+    setup_with(store, key_dir, hub, name, Transport::default()).await
+}
+
+/// [`setup`], reaching the hub as `transport` allows (kept in the link for every later sync).
+pub async fn setup_with(
+    store: &Store,
+    key_dir: &Path,
+    hub: &str,
+    name: Option<&str>,
+    transport: Transport,
+) -> Result<(Linked, String)> {
     let secret = AccountSecret::generate();
-    let linked = link(store, key_dir, hub, name, &secret, true).await?;
+    let linked = link(store, key_dir, hub, name, &secret, true, transport).await?;
     Ok((linked, secret.recovery_key()))
 }
 
@@ -356,11 +376,23 @@ pub async fn join(
     name: Option<&str>,
     recovery_key: &str,
 ) -> Result<Linked> {
+    join_with(store, key_dir, hub, name, recovery_key, Transport::default()).await
+}
+
+/// [`join`], reaching the hub as `transport` allows (kept in the link for every later sync).
+pub async fn join_with(
+    store: &Store,
+    key_dir: &Path,
+    hub: &str,
+    name: Option<&str>,
+    recovery_key: &str,
+    transport: Transport,
+) -> Result<Linked> {
     let secret = AccountSecret::from_recovery_key(recovery_key).map_err(|e| Error::Sync {
         kind: ErrorKind::NeedsUser,
         message: format!("{e}; nothing was changed"),
     })?;
-    link(store, key_dir, hub, name, &secret, false).await
+    link(store, key_dir, hub, name, &secret, false, transport).await
 }
 
 /// A linked device's link, keys and client, for one sync or one claim.
@@ -385,11 +417,14 @@ pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
             message: "this device's sync key is not the key of its account; run `sitetrail sync leave`, then join again".into(),
         });
     }
-    let client = HubClient::new(
+    let client = HubClient::with_transport(
         &link.hub,
         link.account_id,
         keys.login.clone(),
         Some(link.device_id),
+        Transport {
+            allow_insecure_http: link.insecure_http,
+        },
     )?;
     Ok(Session { link, keys, client })
 }
