@@ -4,12 +4,13 @@
 //!
 //! Invariants:
 //! - a deletion is one transaction: every row keyed by the account (its records, series heads,
-//!   devices, claims and the account itself) goes at COMMIT, or nothing does. It takes the
-//!   account's row first (`FOR UPDATE`: a registration waits for it) and then its devices' rows,
-//!   which every push holds until its COMMIT, so a push in flight either commits before the
-//!   deletion reads the records (and its records are deleted with the rest) or finds no device
-//!   afterwards (403) and stores nothing; a request that logs in afterwards finds no account
-//!   (401);
+//!   devices, claims and the account itself) goes at COMMIT, or nothing does. It locks the
+//!   account's devices' rows first, which every push holds until its COMMIT, then the account's
+//!   row (a registration and a claim wait for it): the order every writer of the hub keeps
+//!   (devices, account, jobs), so none deadlocks with it. A push in flight either commits before
+//!   the deletion reads the records (and its records are deleted with the rest) or finds no
+//!   device afterwards (403) and stores nothing; a request that logs in afterwards finds no
+//!   account (401);
 //! - the address log (`account_creation`, for the per-address limit on new accounts) holds no
 //!   account id: its rows name an address and a time only, and expire by themselves;
 //! - what is reported is counts, sizes and times: never a login hash or a payload.
@@ -109,6 +110,13 @@ pub async fn delete(
     tx: &tokio_postgres::Transaction<'_>,
     account_id: Uuid,
 ) -> Result<Option<Deleted>, tokio_postgres::Error> {
+    // Devices first: each push holds its devices' rows until COMMIT, so this waits for the
+    // pushes in flight, and the records read below include theirs.
+    tx.execute(
+        "SELECT 1 FROM device WHERE account_id = $1 ORDER BY device_id FOR UPDATE",
+        &[&account_id],
+    )
+    .await?;
     let found = tx
         .query_opt(
             "SELECT 1 AS found FROM account WHERE account_id = $1 FOR UPDATE",
@@ -118,9 +126,9 @@ pub async fn delete(
     if found.is_none() {
         return Ok(None);
     }
-    // Devices first: each push holds its devices' rows until COMMIT, so this waits for the
-    // pushes in flight, and the records read below include theirs. Their series heads go with
-    // them (ON DELETE CASCADE).
+    // A device registered while this waited for the account's row is deleted too (this
+    // statement sees what committed before it). Their series heads go with them (ON DELETE
+    // CASCADE).
     let devices = tx
         .execute("DELETE FROM device WHERE account_id = $1", &[&account_id])
         .await?;
@@ -184,6 +192,25 @@ pub fn human_bytes(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// `used` of `limit` bytes in the limit's unit: `2.0 of 2.0 GiB`, `512.0 of 1024.0 KiB`.
+pub fn human_bytes_of(used: u64, limit: u64) -> String {
+    let shown = human_bytes(limit);
+    let Some((_, unit)) = shown.split_once(' ') else {
+        return format!("{used} of {limit} bytes");
+    };
+    let divisor: u64 = match unit {
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        "PiB" => 1 << 50,
+        _ => return format!("{used} of {limit} bytes"),
+    };
+    #[allow(clippy::cast_precision_loss)] // one decimal is shown
+    let (u, l) = (used as f64 / divisor as f64, limit as f64 / divisor as f64);
+    format!("{u:.1} of {l:.1} {unit}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +225,8 @@ mod tests {
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(2 * 1024 * 1024 * 1024), "2.0 GiB");
+        assert_eq!(human_bytes_of(2_147_000_000, 2 << 30), "2.0 of 2.0 GiB");
+        assert_eq!(human_bytes_of(1536, 64 << 10), "1.5 of 64.0 KiB");
+        assert_eq!(human_bytes_of(10, 100), "10 of 100 bytes");
     }
 }

@@ -21,5 +21,6 @@ pub mod db;
 pub mod error;
 pub mod migrate;
 pub mod notify;
+pub mod quota;
 pub mod request;
 pub mod server;

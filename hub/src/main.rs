@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
-use sitetrail_hub::{accounts, db, notify, server};
+use sitetrail_hub::{accounts, db, notify, quota, server};
 use uuid::Uuid;
 
 const AFTER_HELP: &str = "\
@@ -161,6 +161,50 @@ struct ServeArgs {
     /// per-address limit on new accounts. Only set it when every request comes through that proxy.
     #[arg(long, env = "SITETRAIL_HUB_REAL_IP_HEADER", value_name = "HEADER")]
     real_ip_header: Option<String>,
+
+    /// Payload bytes one account may store (a number of bytes, or with KiB, MiB, GiB, TiB); 0 for
+    /// no limit. Past it a push is refused (507 `quota_exceeded`) and stores nothing.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_BYTES", default_value = "2GiB", value_name = "SIZE",
+          value_parser = quota::parse_size)]
+    quota_bytes: u64,
+
+    /// Records one account may store; 0 for no limit.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_RECORDS", default_value_t = quota::DEFAULT_RECORDS, value_name = "N")]
+    quota_records: u64,
+
+    /// Devices one account may register, those that left included (until they are removed); 0
+    /// for no limit. Beside it, at most 64 devices that have not left (MAX_DEVICES_PER_ACCOUNT).
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_DEVICES", default_value_t = quota::DEFAULT_DEVICES, value_name = "N")]
+    quota_devices: u64,
+
+    /// Classification jobs one account may hold (one per website asked about); 0 for no limit.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_CLAIM_JOBS", default_value_t = quota::DEFAULT_CLAIM_JOBS, value_name = "N")]
+    quota_claim_jobs: u64,
+
+    /// Claims one account may hold at once with a live lease; 0 for no limit.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_LEASES", default_value_t = quota::DEFAULT_LEASES, value_name = "N")]
+    quota_leases: u64,
+
+    /// New accounts this hub creates per hour over every address (beside the 10 per address and
+    /// minute); 0 for no limit. Past it creations are refused 429 with Retry-After.
+    #[arg(long, env = "SITETRAIL_HUB_MAX_NEW_ACCOUNTS_PER_HOUR",
+          default_value_t = quota::DEFAULT_NEW_ACCOUNTS_PER_HOUR, value_name = "N")]
+    max_new_accounts_per_hour: u32,
+}
+
+impl ServeArgs {
+    fn quotas(&self) -> quota::Quotas {
+        let limit = |n: u64| (n > 0).then_some(n);
+        quota::Quotas {
+            bytes: limit(self.quota_bytes),
+            records: limit(self.quota_records),
+            devices: limit(self.quota_devices),
+            claim_jobs: limit(self.quota_claim_jobs),
+            leases: limit(self.quota_leases),
+            new_accounts_per_hour: (self.max_new_accounts_per_hour > 0)
+                .then_some(self.max_new_accounts_per_hour),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -284,6 +328,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let listener_task = tokio::spawn(notify::listen(config, notifier.clone()));
     let app = server::App {
         pool: pool.clone(),
+        quotas: args.quotas(),
         real_ip_header: args.real_ip_header,
         notifier: notifier.clone(),
     };

@@ -21,11 +21,18 @@ pub struct Migration {
 }
 
 /// Every migration, in order. Never edit one that has landed: add the next.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "hub",
-    sql: include_str!("../migrations/0001_hub.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "hub",
+        sql: include_str!("../migrations/0001_hub.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "quotas",
+        sql: include_str!("../migrations/0002_quotas.sql"),
+    },
+];
 
 /// The table that records which migrations ran; its presence marks a database as the hub's.
 pub const MIGRATIONS_TABLE: &str = "sitetrail_hub_migrations";

@@ -44,6 +44,8 @@ pub struct App {
     pub real_ip_header: Option<String>,
     /// The long-polls waiting in this process (woken by `crate::notify::listen`).
     pub notifier: Arc<crate::notify::Notifier>,
+    /// The quotas per account (`--quota-*`, `--max-new-accounts-per-hour`).
+    pub quotas: crate::quota::Quotas,
 }
 
 /// The most header bytes the hub buffers for one request.
@@ -80,6 +82,7 @@ pub fn router(app: App) -> Router {
         .route(routes::CLAIMS, post(api::claims::claim))
         .route(routes::CLAIMS_COMPLETE, post(api::claims::complete))
         .route(routes::CLAIMS_RELEASE, post(api::claims::release))
+        .route(routes::QUOTA, get(api::quota::quota))
         .route(routes::HEALTH, get(api::health::health))
         .fallback(no_route)
         .method_not_allowed_fallback(no_route)

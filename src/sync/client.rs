@@ -96,6 +96,41 @@ pub fn check_transport(hub: &str, transport: Transport) -> Result<()> {
 pub const INSECURE_WARNING: &str = "the hub is reached over plain http:// (--allow-insecure-http): \
      the login crosses the network in clear";
 
+/// What a device says when the hub refuses a write at the account's quota: the hub's figures, in
+/// plain words, and that nothing is lost (the records stay sealed here and go once there is room).
+pub fn quota_full(refusal: &wire::QuotaRefusal) -> String {
+    let (used, limit) = (refusal.used, refusal.limit);
+    let figures = match refusal.quota {
+        wire::Quota::Bytes => bytes_of(used, limit),
+        wire::Quota::Records => format!("{used} of {limit} records"),
+        wire::Quota::Devices => format!("{used} of {limit} devices (those that left included)"),
+        wire::Quota::ClaimJobs => format!("{used} of {limit} classification jobs"),
+        wire::Quota::Leases => format!("{used} of {limit} claims held at once"),
+    };
+    format!(
+        "the hub's quota for this account is full: {figures}; what is recorded here stays here and is sent \
+         once there is room (ask the hub's operator for more)"
+    )
+}
+
+/// `used` of `limit` bytes in the limit's unit: `2.0 of 2.0 GiB`.
+fn bytes_of(used: u64, limit: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    match UNITS.iter().find(|(_, size)| limit >= *size) {
+        Some((unit, size)) => {
+            #[allow(clippy::cast_precision_loss)] // one decimal is shown
+            let (u, l) = (used as f64 / *size as f64, limit as f64 / *size as f64);
+            format!("{u:.1} of {l:.1} {unit}")
+        }
+        None => format!("{used} of {limit} bytes"),
+    }
+}
+
 /// Who asks, which says what a refused login (401) means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Caller {
@@ -262,9 +297,14 @@ impl HubClient {
                 )
             });
         }
-        let said = serde_json::from_slice::<wire::ErrorBody>(&bytes)
+        let body = serde_json::from_slice::<wire::ErrorBody>(&bytes).ok();
+        let said = body
+            .as_ref()
             .map(|b| crate::error::truncate_chars(&b.message.replace(|c: char| c.is_control(), " "), 300))
-            .unwrap_or_else(|_| format!("HTTP {}", status.as_u16()));
+            .unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
+        if let Some(refusal) = body.and_then(|b| b.quota) {
+            return Err(sync_error(ErrorKind::RateLimited, quota_full(&refusal)));
+        }
         Err(match status {
             StatusCode::UNAUTHORIZED => sync_error(ErrorKind::NeedsUser, caller.unauthorized()),
             StatusCode::FORBIDDEN => sync_error(
@@ -467,6 +507,22 @@ impl HubClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_quota_is_said_in_the_limits_unit() {
+        let said = quota_full(&wire::QuotaRefusal {
+            quota: wire::Quota::Bytes,
+            used: 2_147_000_000,
+            limit: 2 << 30,
+            wanted: 5_000,
+        });
+        assert!(
+            said.starts_with("the hub's quota for this account is full: 2.0 of 2.0 GiB;"),
+            "{said}"
+        );
+        assert_eq!(bytes_of(1536, 64 << 10), "1.5 of 64.0 KiB");
+        assert_eq!(bytes_of(10, 100), "10 of 100 bytes");
+    }
 
     #[test]
     fn only_plain_http_to_another_machine_is_insecure() {
