@@ -87,8 +87,8 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (
         15,
-        "sync_insecure_http",
-        include_str!("../migrations/0015_sync_insecure_http.sql"),
+        "sync_transport",
+        include_str!("../migrations/0015_sync_transport.sql"),
     ),
 ];
 

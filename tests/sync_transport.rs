@@ -167,3 +167,32 @@ fn a_hub_on_this_machine_needs_no_permission_and_a_link_moved_away_is_refused() 
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert!(e.to_string().contains("--allow-insecure-http"), "{e}");
 }
+
+#[test]
+fn a_certificate_authority_file_that_is_not_usable_is_refused_before_anything_is_sent() {
+    let a = Device::new();
+    let garbage = a.dir.path().join("ca.pem");
+    std::fs::write(&garbage, "not a certificate").unwrap();
+    for (args, env) in [
+        (vec!["--ca-file", garbage.to_str().unwrap()], None),
+        (vec![], Some("/nonexistent/ca.pem")),
+    ] {
+        let mut cmd = cli(&a.db);
+        cmd.arg("--settings")
+            .arg(a.settings())
+            .args(["sync", "setup", "--hub", "https://127.0.0.1:9"])
+            .args(&args);
+        match env {
+            Some(v) => cmd.env("SITETRAIL_SYNC_CA_FILE", v),
+            None => cmd.env_remove("SITETRAIL_SYNC_CA_FILE"),
+        };
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("certificate authority file") && err.contains("not usable"),
+            "{err}"
+        );
+    }
+    assert_eq!(status(&a)["linked"], false);
+}

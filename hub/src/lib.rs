@@ -24,3 +24,4 @@ pub mod notify;
 pub mod quota;
 pub mod request;
 pub mod server;
+pub mod tls;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
-use sitetrail_hub::{accounts, db, notify, quota, server};
+use sitetrail_hub::{accounts, db, notify, quota, server, tls};
 use uuid::Uuid;
 
 const AFTER_HELP: &str = "\
@@ -24,7 +24,9 @@ Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 the data
 tables that are not the hub's; 4 the database's schema is newer than this hub; 5 PostgreSQL
 could not be reached within --startup-wait.
 
-Run it behind a TLS-terminating proxy (it speaks plain HTTP/1.1); see README.md, \"Sync hub\".";
+Serve HTTPS with --tls-cert and --tls-key, or run it behind a TLS-terminating proxy (it then
+speaks plain HTTP/1.1): devices refuse a plain http:// hub on another machine. See README.md,
+\"Sync hub\".";
 
 /// Sitetrail's sync hub: routes end-to-end encrypted records between a person's devices and
 /// hands out classification claims, on PostgreSQL.
@@ -119,8 +121,9 @@ struct ServeArgs {
     #[command(flatten)]
     database: DatabaseArgs,
 
-    /// The address and port to listen on (plain HTTP; put a TLS-terminating proxy in front).
-    /// Port 0 picks a free port; the URL is printed on standard output.
+    /// The address and port to listen on (HTTPS with --tls-cert and --tls-key, else plain HTTP:
+    /// then put a TLS-terminating proxy in front). Port 0 picks a free port; the URL is printed
+    /// on standard output.
     #[arg(
         long,
         env = "SITETRAIL_HUB_LISTEN",
@@ -161,6 +164,32 @@ struct ServeArgs {
     /// per-address limit on new accounts. Only set it when every request comes through that proxy.
     #[arg(long, env = "SITETRAIL_HUB_REAL_IP_HEADER", value_name = "HEADER")]
     real_ip_header: Option<String>,
+
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate first); with
+    /// --tls-key. Reloaded when the file changes (see --tls-reload-interval): a renewal needs no
+    /// restart.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<std::path::PathBuf>,
+
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1). Keep it readable by the hub
+    /// only.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<std::path::PathBuf>,
+
+    /// How often to look whether --tls-cert or --tls-key changed, and reload them if so.
+    #[arg(long, env = "SITETRAIL_HUB_TLS_RELOAD_INTERVAL", default_value_t = 60, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    tls_reload_interval: u64,
 
     /// Payload bytes one account may store (a number of bytes, or with KiB, MiB, GiB, TiB); 0 for
     /// no limit. Past it a push is refused (507 `quota_exceeded`) and stores nothing.
@@ -314,6 +343,13 @@ async fn waiting<T, F: std::future::Future<Output = Result<T, MigrateError>>>(
 
 async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = database_config(&args.database)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::Tls::load(cert, key).map_err(|why| Failure {
+            message: format!("--tls-cert/--tls-key: {why}"),
+            code: 2,
+        })?),
+        _ => None,
+    };
     let version = migrate_waiting(&config, &args.database).await?;
     let pool = db::pool(config.clone(), usize::from(args.pool_size)).map_err(failure)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -322,8 +358,11 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let address = listener
         .local_addr()
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
-    tracing::info!(%address, schema_version = version, "listening");
-    announce(address);
+    tracing::info!(%address, schema_version = version, tls = tls.is_some(), "listening");
+    announce(address, tls.is_some());
+    let reload = tls
+        .clone()
+        .map(|t| tokio::spawn(t.watch(Duration::from_secs(args.tls_reload_interval))));
     let notifier = Arc::new(notify::Notifier::default());
     let listener_task = tokio::spawn(notify::listen(config, notifier.clone()));
     let app = server::App {
@@ -343,8 +382,11 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         // Waiting long-polls answer now instead of holding the shutdown for their wait.
         notifier.close();
     };
-    server::serve(listener, server::router(app), limits, stop).await;
+    server::serve_with(listener, server::router(app), limits, tls, stop).await;
     listener_task.abort();
+    if let Some(reload) = reload {
+        reload.abort();
+    }
     pool.close();
     tracing::info!("stopped");
     Ok(())
@@ -459,9 +501,10 @@ fn print(text: &str) -> Result<(), Failure> {
 /// The one line the hub writes on stdout: where it listens (scripts and tests read it). A closed
 /// stdout is no reason to stop serving, so a failed write is ignored.
 #[allow(clippy::disallowed_methods)] // stdout carries nothing else
-fn announce(address: SocketAddr) {
+fn announce(address: SocketAddr, tls: bool) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "sitetrail-hub listening on http://{address}");
+    let scheme = if tls { "https" } else { "http" };
+    let _ = writeln!(out, "sitetrail-hub listening on {scheme}://{address}");
     let _ = out.flush();
 }
 

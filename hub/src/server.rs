@@ -129,6 +129,18 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
+    serve_with(listener, router, limits, None, shutdown).await;
+}
+
+/// [`serve`], over TLS when `tls` is given (each connection's handshake within the header
+/// timeout, on its own task, so a slow handshake never holds the accept loop).
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    tls: Option<Arc<crate::tls::Tls>>,
+    shutdown: impl Future<Output = ()>,
+) {
     let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let requests = Arc::new(Semaphore::new(limits.max_requests.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -166,11 +178,25 @@ pub async fn serve(
             limits,
             peer,
         };
-        let connection = http.serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
+        let Some(tls) = &tls else {
+            let connection = http.serve_connection(TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                // A connection's errors (a client that went away, a header timeout) are the client's.
+                let _ = connection.await;
+                drop(permit);
+            });
+            continue;
+        };
+        let (acceptor, http, watcher) = (tls.acceptor(), http.clone(), graceful.watcher());
         tokio::spawn(async move {
-            // A connection's errors (a client that went away, a header timeout) are the client's.
-            let _ = connection.await;
+            // A failed handshake (a client that does not trust the certificate, or speaks plain
+            // HTTP) is the client's: the connection is closed.
+            if let Ok(Ok(stream)) = tokio::time::timeout(limits.header_timeout, acceptor.accept(stream)).await
+            {
+                let connection = http.serve_connection(TokioIo::new(stream), service);
+                let _ = watcher.watch(connection).await;
+            }
             drop(permit);
         });
     }

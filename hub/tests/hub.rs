@@ -22,3 +22,4 @@ mod long_poll;
 mod quotas;
 mod records;
 mod schema;
+mod tls;

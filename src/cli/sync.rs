@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use sitetrail::sync::client::{Transport, INSECURE_WARNING};
+use sitetrail::sync::client::{Transport, Trust, INSECURE_WARNING};
 use sitetrail::sync::engine;
 use sitetrail::sync::keystore::KeyPlace;
 use sitetrail::{Error, ErrorKind, Result, Store};
@@ -33,6 +33,10 @@ struct LinkArgs {
     /// (localhost, 127.0.0.0/8, ::1) is accepted.
     #[arg(long)]
     allow_insecure_http: bool,
+    /// A PEM file of certificate authorities to trust for the hub besides the system's (a
+    /// private CA that signed the hub's certificate); kept in the link for every later sync.
+    #[arg(long, env = "SITETRAIL_SYNC_CA_FILE", value_name = "FILE")]
+    ca_file: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -86,10 +90,11 @@ enum SyncCommand {
 }
 
 impl LinkArgs {
-    fn transport(&self) -> Transport {
-        Transport {
+    fn transport(&self) -> Result<Transport> {
+        Ok(Transport {
             allow_insecure_http: self.allow_insecure_http,
-        }
+            trust: Trust::load(self.ca_file.as_deref())?,
+        })
     }
 
     /// Said once more right after linking: the user asked for it, and it stays true.
@@ -137,7 +142,7 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 &key_dir,
                 &a.hub,
                 a.device_name.as_deref(),
-                a.transport(),
+                a.transport()?,
             ))?;
             a.warn_if_insecure();
             if a.json {
@@ -177,7 +182,7 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 &a.hub,
                 a.device_name.as_deref(),
                 &key,
-                a.transport(),
+                a.transport()?,
             ))?;
             a.warn_if_insecure();
             if a.json {
@@ -230,6 +235,8 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     // The user allowed a plain http:// hub on another machine: the login crosses
                     // the network in clear. Null when not linked.
                     "insecure_http": l.map(|l| l.insecure_http),
+                    // The PEM file of certificate authorities trusted for the hub (--ca-file).
+                    "ca_file": l.and_then(|l| l.ca_file.as_ref()),
                     "pending": s.pending,
                     "devices": s.devices,
                     // `keyring`, `file`, or `missing` (linked, but the key is in neither); null
@@ -243,6 +250,12 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             out::line(&format!("linked to {} as {}", l.hub, out::escape(&l.device_name)))?;
             if l.insecure_http {
                 out::line(&format!("warning: {INSECURE_WARNING}"))?;
+            }
+            if let Some(ca) = &l.ca_file {
+                out::line(&format!(
+                    "trusting the certificate authorities of {}",
+                    out::escape(ca)
+                ))?;
             }
             out::line(&match l.last_sync_at {
                 Some(t) => format!("last sync: {}", human::local_time(t)),

@@ -51,11 +51,65 @@ pub fn normalise_hub_url(input: &str) -> Result<String> {
 }
 
 /// How this device may reach its hub: what the user allowed when linking it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Transport {
     /// Plain `http://` to a host that is not this machine (`--allow-insecure-http`, kept in the
     /// link): the login crosses the network in clear.
     pub allow_insecure_http: bool,
+    /// Certificate authorities trusted for the hub besides the system's ([`Trust::load`]).
+    pub trust: Trust,
+}
+
+/// The environment variable naming a PEM file of certificate authorities to trust for the hub,
+/// when the link names none (`--ca-file` at setup or join is kept in the link).
+pub const CA_FILE_VAR: &str = "SITETRAIL_SYNC_CA_FILE";
+
+/// Certificate authorities trusted for the hub besides the system's: a private CA's.
+#[derive(Clone, Default)]
+pub struct Trust {
+    /// The file they came from.
+    pub file: Option<std::path::PathBuf>,
+    certificates: Vec<reqwest::Certificate>,
+}
+
+impl std::fmt::Debug for Trust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trust")
+            .field("file", &self.file)
+            .field("certificates", &self.certificates.len())
+            .finish()
+    }
+}
+
+impl Trust {
+    /// Reads the PEM certificates of `file`, else of the file [`CA_FILE_VAR`] names, else none
+    /// (blocking: a file read).
+    pub fn load(file: Option<&std::path::Path>) -> Result<Trust> {
+        let from_env = std::env::var_os(CA_FILE_VAR)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from);
+        let Some(file) = file.map(std::path::Path::to_path_buf).or(from_env) else {
+            return Ok(Trust::default());
+        };
+        crate::blocking::note("ca file");
+        let bad = |why: String| {
+            Error::InvalidInput(format!(
+                "the certificate authority file {} is not usable: {why}",
+                file.display()
+            ))
+        };
+        let pem = std::fs::read(&file).map_err(|e| bad(e.to_string()))?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+        if certificates.is_empty() {
+            return Err(bad(
+                "it holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into()
+            ));
+        }
+        Ok(Trust {
+            file: Some(file),
+            certificates,
+        })
+    }
 }
 
 /// Whether `url`'s host is this machine: `localhost`, 127.0.0.0/8 or ::1 (also as
@@ -79,7 +133,7 @@ pub fn is_insecure(hub: &str) -> bool {
 }
 
 /// Refuses a hub reached in clear over a network unless the user allowed it.
-pub fn check_transport(hub: &str, transport: Transport) -> Result<()> {
+pub fn check_transport(hub: &str, transport: &Transport) -> Result<()> {
     if is_insecure(hub) && !transport.allow_insecure_http {
         return Err(Error::InvalidInput(format!(
             "the hub at {} is plain http:// on another machine: its login would cross the network in clear, \
@@ -178,7 +232,7 @@ impl std::fmt::Debug for HubClient {
 impl HubClient {
     /// A client of the hub at `base` (from [`normalise_hub_url`]), over https or to this machine.
     pub fn new(base: &str, account: Uuid, login: Login, device: Option<Uuid>) -> Result<HubClient> {
-        HubClient::with_transport(base, account, login, device, Transport::default())
+        HubClient::with_transport(base, account, login, device, &Transport::default())
     }
 
     /// A client of the hub at `base`, reached as `transport` allows ([`check_transport`]).
@@ -187,18 +241,22 @@ impl HubClient {
         account: Uuid,
         login: Login,
         device: Option<Uuid>,
-        transport: Transport,
+        transport: &Transport,
     ) -> Result<HubClient> {
         let base = normalise_hub_url(base)?;
         check_transport(&base, transport)?;
         if is_insecure(&base) {
             tracing::warn!(hub = %base, "{INSECURE_WARNING}");
         }
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("sitetrail/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("sitetrail/", env!("CARGO_PKG_VERSION")));
+        for certificate in &transport.trust.certificates {
+            http = http.add_root_certificate(certificate.clone());
+        }
+        let http = http
             .build()
             .map_err(|e| sync_error(ErrorKind::Internal, format!("cannot make an HTTP client: {e}")))?;
         Ok(HubClient {
@@ -245,6 +303,17 @@ impl HubClient {
             req = req.json(b);
         }
         let mut resp = req.send().await.map_err(|e| {
+            if let Some(why) = crate::classify::http::certificate_error(&e) {
+                return sync_error(
+                    ErrorKind::NeedsUser,
+                    format!(
+                        "the hub at {}: its TLS certificate is not trusted ({why}); nothing was sent. If it is \
+                         signed by your own certificate authority, give that authority's PEM file with --ca-file \
+                         (sync setup or join) or {CA_FILE_VAR}",
+                        self.base
+                    ),
+                );
+            }
             let why = if e.is_timeout() {
                 "it did not answer in time"
             } else if e.is_connect() {
@@ -537,7 +606,7 @@ mod tests {
             "https://hub.example.org",
         ] {
             assert!(!is_insecure(here), "{here}");
-            check_transport(here, Transport::default()).unwrap();
+            check_transport(here, &Transport::default()).unwrap();
         }
         for away in [
             "http://192.0.2.2:8470",
@@ -548,13 +617,14 @@ mod tests {
             "http://0.0.0.0:8470",
         ] {
             assert!(is_insecure(away), "{away}");
-            let e = check_transport(away, Transport::default()).unwrap_err();
+            let e = check_transport(away, &Transport::default()).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidInput);
             assert!(e.to_string().contains("--allow-insecure-http"), "{e}");
             check_transport(
                 away,
-                Transport {
+                &Transport {
                     allow_insecure_http: true,
+                    ..Transport::default()
                 },
             )
             .unwrap();

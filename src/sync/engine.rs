@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use sitetrail_sync_wire::{self as wire, Series};
 
-use super::client::{check_transport, normalise_hub_url, HubClient, Transport};
+use super::client::{check_transport, normalise_hub_url, HubClient, Transport, Trust};
 use super::crypto::{AccountKeys, AccountSecret, Place};
 use super::{apply, keystore};
 use crate::blocking;
@@ -69,6 +69,8 @@ pub struct Link {
     pub last_error: Option<String>,
     /// The user allowed a plain `http://` hub on another machine (`--allow-insecure-http`).
     pub insecure_http: bool,
+    /// A PEM file of certificate authorities trusted for the hub (`--ca-file`).
+    pub ca_file: Option<String>,
 }
 
 /// The link, if this database has one.
@@ -76,7 +78,7 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
     let row = conn
         .prepare_cached(
             r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error,
-                      insecure_http
+                      insecure_http, ca_file
                FROM sync_link"#,
         )?
         .query_row([], |r| {
@@ -89,10 +91,12 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
                 r.get::<_, Option<Timestamp>>("last_sync_at")?,
                 r.get::<_, Option<String>>("last_error")?,
                 r.get::<_, bool>("insecure_http")?,
+                r.get::<_, Option<String>>("ca_file")?,
             ))
         })
         .optional()?;
-    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error, insecure_http)) = row else {
+    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error, insecure_http, ca_file)) = row
+    else {
         return Ok(None);
     };
     let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
@@ -110,6 +114,7 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
         last_sync_at,
         last_error,
         insecure_http,
+        ca_file,
     }))
 }
 
@@ -179,7 +184,7 @@ async fn link(
     transport: Transport,
 ) -> Result<Linked> {
     let hub = normalise_hub_url(hub)?;
-    check_transport(&hub, transport)?;
+    check_transport(&hub, &transport)?;
     let name = clean_name(name)?;
     {
         let store = store.clone();
@@ -187,8 +192,13 @@ async fn link(
     }
     let keys = secret.keys();
     let device = Uuid::now_v7();
-    let client =
-        HubClient::with_transport(&hub, keys.account_id, keys.login.clone(), Some(device), transport)?;
+    let client = HubClient::with_transport(
+        &hub,
+        keys.account_id,
+        keys.login.clone(),
+        Some(device),
+        &transport,
+    )?;
     if create {
         client.create_account().await?;
     }
@@ -202,12 +212,13 @@ async fn link(
         store.write(Some(Change::Visits), |tx| {
             tx.prepare_cached(
                 r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at,
-                                          insecure_http)
-                   VALUES (1, :hub, :a, :d, :n, :now, :insecure)"#,
+                                          insecure_http, ca_file)
+                   VALUES (1, :hub, :a, :d, :n, :now, :insecure, :ca)"#,
             )?
             .execute(named_params! {
                 ":hub": hub, ":a": account.as_bytes().as_slice(), ":d": device.as_bytes().as_slice(),
                 ":n": device_name, ":now": now, ":insecure": transport.allow_insecure_http,
+                ":ca": transport.trust.file.as_ref().map(|f| f.to_string_lossy().into_owned()),
             })?;
             // Names are the device's own, like any other change (its own row is written here).
             let op = Op::Device {
@@ -404,10 +415,11 @@ pub(crate) struct Session {
 
 pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
     let (store, dir) = (store.clone(), key_dir.to_path_buf());
-    let (link, secret) = blocking::run(move || {
+    let (link, secret, trust) = blocking::run(move || {
         let link = store.with_conn(get_link)?.ok_or_else(not_linked)?;
         let secret = keystore::load(&dir, link.account_id, link.device_id)?;
-        Ok((link, secret))
+        let trust = Trust::load(link.ca_file.as_deref().map(Path::new))?;
+        Ok((link, secret, trust))
     })
     .await?;
     let keys = secret.keys();
@@ -422,8 +434,9 @@ pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
         link.account_id,
         keys.login.clone(),
         Some(link.device_id),
-        Transport {
+        &Transport {
             allow_insecure_http: link.insecure_http,
+            trust,
         },
     )?;
     Ok(Session { link, keys, client })
