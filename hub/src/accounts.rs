@@ -155,8 +155,8 @@ pub async fn delete(
     }))
 }
 
-/// A time in Unix milliseconds as `YYYY-MM-DD HH:MM UTC`, for the operator's tables.
-pub fn utc_minute(ms: i64) -> String {
+/// A time in Unix milliseconds as (year, month, day, seconds of the day, milliseconds), UTC.
+fn civil(ms: i64) -> (i64, i64, i64, i64, i64) {
     let secs = ms.div_euclid(1000);
     let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's days-to-civil, for the proleptic Gregorian calendar.
@@ -169,10 +169,28 @@ pub fn utc_minute(ms: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day, rest, ms.rem_euclid(1000))
+}
+
+/// A time in Unix milliseconds as `YYYY-MM-DD HH:MM UTC`, for the operator's tables.
+pub fn utc_minute(ms: i64) -> String {
+    let (year, month, day, rest, _) = civil(ms);
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
         rest / 3600,
         rest % 3600 / 60
+    )
+}
+
+/// A time in Unix milliseconds in RFC 3339, UTC, to the millisecond (`2026-12-05T08:30:00.125Z`),
+/// for JSON logs.
+pub fn rfc3339_millis(ms: i64) -> String {
+    let (year, month, day, rest, millis) = civil(ms);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
     )
 }
 
@@ -221,6 +239,7 @@ mod tests {
         assert_eq!(utc_minute(1_764_935_999_999), "2025-12-05 11:59 UTC");
         assert_eq!(utc_minute(951_782_400_000), "2000-02-29 00:00 UTC");
         assert_eq!(utc_minute(-60_000), "1969-12-31 23:59 UTC");
+        assert_eq!(rfc3339_millis(1_764_935_999_125), "2025-12-05T11:59:59.125Z");
         assert_eq!(human_bytes(0), "0 B");
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(1536), "1.5 KiB");

@@ -128,10 +128,12 @@ impl From<tokio_postgres::Error> for HubError {
             // nothing any more.
             Some(db) if *db.code() == SqlState::FOREIGN_KEY_VIOLATION => HubError::Unauthorized,
             Some(db) if is_unavailable(db.code()) => {
+                crate::metrics::METRICS.postgres_error(true);
                 note_down(&format_args!("{}: {}", db.code().code(), db.message()));
                 HubError::database_unavailable()
             }
             Some(db) => {
+                crate::metrics::METRICS.postgres_error(false);
                 tracing::error!(
                     sqlstate = db.code().code(),
                     message = db.message(),
@@ -141,6 +143,7 @@ impl From<tokio_postgres::Error> for HubError {
             }
             // No answer from the server: the connection broke, or never was.
             None => {
+                crate::metrics::METRICS.postgres_error(true);
                 note_down(&e);
                 HubError::database_unavailable()
             }

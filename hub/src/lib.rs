@@ -19,6 +19,8 @@ pub mod auth;
 pub mod body;
 pub mod db;
 pub mod error;
+pub mod log_json;
+pub mod metrics;
 pub mod migrate;
 pub mod notify;
 pub mod quota;

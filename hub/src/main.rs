@@ -16,9 +16,9 @@ use uuid::Uuid;
 const AFTER_HELP: &str = "\
 Every flag can be given as the environment variable named beside it; prefer the variable for
 the database URL, which may hold a password (the process's arguments are visible to every user
-of the machine). Logging goes to standard error; SITETRAIL_HUB_LOG sets its filter (default
-`info`; `sitetrail_hub=debug` logs every request's route, status and time, never a login, a
-header or a payload).
+of the machine). Logging goes to standard error (--log-format text or json); SITETRAIL_HUB_LOG sets its filter
+(default `info`; `sitetrail_hub=debug` logs every request's route, status and time, never a
+login, a header or a payload). Metrics for Prometheus: --metrics-listen.
 
 Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 the database holds
 tables that are not the hub's; 4 the database's schema is newer than this hub; 5 PostgreSQL
@@ -35,6 +35,20 @@ speaks plain HTTP/1.1): devices refuse a plain http:// hub on another machine. S
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// How log lines are written on standard error: `text` for people, `json` (one object a
+    /// line: time, level, target, message, fields) for log shippers.
+    #[arg(long, global = true, env = "SITETRAIL_HUB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -165,6 +179,13 @@ struct ServeArgs {
     #[arg(long, env = "SITETRAIL_HUB_REAL_IP_HEADER", value_name = "HEADER")]
     real_ip_header: Option<String>,
 
+    /// Serve Prometheus metrics (`GET /metrics`, text format) on this address, apart from the
+    /// API: requests by route and status, latency, bytes pushed and pulled, waits open, the
+    /// pool, PostgreSQL errors, quota refusals, records stored. Off unless given; keep it on a
+    /// private address (it needs no login).
+    #[arg(long, env = "SITETRAIL_HUB_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+
     /// Serve HTTPS with this certificate chain (PEM, the server's certificate first); with
     /// --tls-key. Reloaded when the file changes (see --tls-reload-interval): a renewal needs no
     /// restart.
@@ -238,7 +259,7 @@ impl ServeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    init_logging(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -270,24 +291,32 @@ fn main() -> ExitCode {
 /// Logging to stderr, filtered by `SITETRAIL_HUB_LOG` (default `info`). Whatever the filter, the
 /// PostgreSQL client's debug and trace records are dropped: they list every statement's
 /// parameters, which are payloads and login hashes.
-fn init_logging() {
+fn init_logging(format: LogFormat) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_HUB_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let no_parameters = tracing_subscriber::filter::filter_fn(|meta| {
         let client = meta.target().starts_with("tokio_postgres") || meta.target().starts_with("postgres");
         !(client && *meta.level() > tracing::Level::INFO)
     });
+    let (text, json) = match format {
+        LogFormat::Text => (
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+            ),
+            None,
+        ),
+        LogFormat::Json => (None, Some(sitetrail_hub::log_json::JsonLines)),
+    };
+    // Both filters apply to every event, whichever format writes it.
     tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_filter(filter)
-                .with_filter(no_parameters),
-        )
+        .with(filter)
+        .with(no_parameters)
+        .with(text)
+        .with(json)
         .init();
 }
 
@@ -363,6 +392,19 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let reload = tls
         .clone()
         .map(|t| tokio::spawn(t.watch(Duration::from_secs(args.tls_reload_interval))));
+    let metrics_listener = match args.metrics_listen {
+        Some(at) => {
+            let listener = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| failure(format!("cannot listen on {at} (--metrics-listen): {e}")))?;
+            let address = listener
+                .local_addr()
+                .map_err(|e| failure(format!("cannot listen on {at} (--metrics-listen): {e}")))?;
+            tracing::info!(%address, "metrics at /metrics");
+            Some((listener, address))
+        }
+        None => None,
+    };
     let notifier = Arc::new(notify::Notifier::default());
     let listener_task = tokio::spawn(notify::listen(config, notifier.clone()));
     let app = server::App {
@@ -377,6 +419,14 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         request_timeout: Duration::from_secs(args.request_timeout),
         header_timeout: Duration::from_secs(args.header_timeout),
     };
+    let metrics_task = metrics_listener.map(|(listener, _)| {
+        let router = sitetrail_hub::metrics::router(app.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::warn!(error = %e, "the metrics listener stopped");
+            }
+        })
+    });
     let stop = async {
         stop_signal().await;
         // Waiting long-polls answer now instead of holding the shutdown for their wait.
@@ -386,6 +436,9 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     listener_task.abort();
     if let Some(reload) = reload {
         reload.abort();
+    }
+    if let Some(metrics) = metrics_task {
+        metrics.abort();
     }
     pool.close();
     tracing::info!("stopped");

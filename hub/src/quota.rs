@@ -93,6 +93,7 @@ impl Quotas {
     pub fn check(&self, quota: Quota, used: u64, wanted: u64) -> HubResult<()> {
         match self.limit(quota) {
             Some(limit) if wanted > 0 && used.saturating_add(wanted) > limit => {
+                crate::metrics::METRICS.quota_refused(quota);
                 Err(HubError::QuotaExceeded(QuotaRefusal {
                     quota,
                     used,
@@ -132,6 +133,17 @@ pub fn header_name(quota: Quota) -> &'static str {
         Quota::Devices => quota_headers::DEVICES,
         Quota::ClaimJobs => quota_headers::CLAIM_JOBS,
         Quota::Leases => quota_headers::LEASES,
+    }
+}
+
+/// `quota`'s name, as the wire and the metrics write it.
+pub fn name(quota: Quota) -> &'static str {
+    match quota {
+        Quota::Bytes => "bytes",
+        Quota::Records => "records",
+        Quota::Devices => "devices",
+        Quota::ClaimJobs => "claim_jobs",
+        Quota::Leases => "leases",
     }
 }
 

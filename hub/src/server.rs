@@ -112,7 +112,9 @@ async fn log_request(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
     let route = route.as_deref().unwrap_or("(no route)");
-    let ms = started.elapsed().as_millis();
+    let took = started.elapsed();
+    crate::metrics::METRICS.request(route, method.as_str(), status.as_u16(), took);
+    let ms = took.as_millis();
     if status.is_server_error() {
         tracing::warn!(%method, route, status = status.as_u16(), ms, "request failed");
     } else {

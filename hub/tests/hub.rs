@@ -19,6 +19,7 @@ mod docs;
 mod faults;
 mod limits;
 mod long_poll;
+mod metrics;
 mod quotas;
 mod records;
 mod schema;

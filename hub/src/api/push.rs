@@ -72,6 +72,13 @@ pub async fn push(
         // This process's waits need not wait for the round trip.
         app.notifier.wake(authed.account_id);
     }
+    let stored_bytes: usize = results
+        .iter()
+        .zip(&request.records)
+        .filter(|(r, _)| r.status == PushStatus::Stored)
+        .map(|(_, record)| record.payload.0.len())
+        .sum();
+    crate::metrics::METRICS.pushed(stored as u64, stored_bytes as u64);
     tracing::debug!(records = results.len(), stored, "push stored");
     Ok((headers, Json(PushResponse { results })))
 }

@@ -29,6 +29,7 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
 /// connection and no request turn while it waits (`crate::notify`).
 pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<IndexResponse>> {
     let wait = parse_wait_query(uri.query())?;
+    let _open = crate::metrics::METRICS.wait_open();
     let deadline = tokio::time::Instant::now() + wait.wait;
     let watch = app.notifier.watch(authed.account_id);
     loop {
@@ -145,5 +146,7 @@ pub async fn page(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult
             }
         }
     }
+    let bytes: usize = records.iter().map(|r| r.record.payload.0.len()).sum();
+    crate::metrics::METRICS.pulled(records.len() as u64, bytes as u64);
     Ok(Json(PageResponse { records, more }))
 }
