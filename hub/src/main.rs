@@ -55,7 +55,7 @@ enum LogFormat {
 enum Command {
     /// Bring the database's schema up to date, then serve the sync API until SIGINT or SIGTERM.
     #[command(after_help = AFTER_HELP)]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Bring the database's schema up to date and exit (serve does this too, on every start).
     #[command(after_help = AFTER_HELP)]
     Migrate(DatabaseArgs),
@@ -179,6 +179,31 @@ struct ServeArgs {
     #[arg(long, env = "SITETRAIL_HUB_REAL_IP_HEADER", value_name = "HEADER")]
     real_ip_header: Option<String>,
 
+    /// Long-polls (`GET /v1/index/wait`) of one account waiting at once; past it a wait is
+    /// answered at once with the index and Retry-After. 0 for no cap.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_MAX_WAITS_PER_ACCOUNT",
+        default_value_t = 64,
+        value_name = "N"
+    )]
+    max_waits_per_account: usize,
+
+    /// Long-polls from one client address (an IPv6 address by its /64) waiting at once; 0 for no
+    /// cap.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_MAX_WAITS_PER_ADDRESS",
+        default_value_t = 128,
+        value_name = "N"
+    )]
+    max_waits_per_address: usize,
+
+    /// Long-polls waiting at once in this process [default: three quarters of --max-connections,
+    /// so a quarter of the connections stay for other requests]; 0 for no cap.
+    #[arg(long, env = "SITETRAIL_HUB_MAX_WAITS", value_name = "N")]
+    max_waits: Option<usize>,
+
     /// Serve Prometheus metrics (`GET /metrics`, text format) on this address, apart from the
     /// API: requests by route and status, latency, bytes pushed and pulled, waits open, the
     /// pool, PostgreSQL errors, quota refusals, records stored. Off unless given; keep it on a
@@ -275,7 +300,7 @@ fn main() -> ExitCode {
                 tracing::info!(version, "the hub's schema is up to date");
                 Ok(())
             }
-            Command::Serve(args) => serve(args).await,
+            Command::Serve(args) => serve(*args).await,
             Command::Accounts(args) => run_accounts(args).await,
         }
     });
@@ -405,7 +430,13 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         }
         None => None,
     };
-    let notifier = Arc::new(notify::Notifier::default());
+    let cap = |n: usize| (n > 0).then_some(n);
+    let connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX);
+    let notifier = Arc::new(notify::Notifier::with_caps(notify::WaitCaps {
+        per_account: cap(args.max_waits_per_account),
+        per_address: cap(args.max_waits_per_address),
+        total: args.max_waits.map_or(Some((connections / 4 * 3).max(1)), cap),
+    }));
     let listener_task = tokio::spawn(notify::listen(config, notifier.clone()));
     let app = server::App {
         pool: pool.clone(),

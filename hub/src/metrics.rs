@@ -56,6 +56,7 @@ pub struct Metrics {
     postgres_unavailable: AtomicU64,
     postgres_errors: AtomicU64,
     quota_refusals: Mutex<BTreeMap<&'static str, u64>>,
+    waits_refused: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 /// The hub's metrics.
@@ -107,6 +108,16 @@ impl Metrics {
         }
     }
 
+    /// A wait answered at once, past the cap named `cap` (`account`, `address`, `total`).
+    pub fn wait_refused(&self, cap: &'static str) {
+        *self
+            .waits_refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(cap)
+            .or_default() += 1;
+    }
+
     /// A write refused at a quota.
     pub fn quota_refused(&self, quota: Quota) {
         *self
@@ -131,6 +142,11 @@ impl Metrics {
             .iter()
             .map(|(r, h)| (r.clone(), h.buckets, h.count, h.sum_seconds))
             .collect();
+        let waits_refused = self
+            .waits_refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let refusals = self
             .quota_refusals
             .lock()
@@ -280,6 +296,21 @@ impl Metrics {
                 &mut out,
                 "sitetrail_hub_quota_refusals_total",
                 &format!("quota=\"{quota}\""),
+                &n.to_string(),
+            );
+        }
+        header(
+            &mut out,
+            "sitetrail_hub_waits_refused_total",
+            "counter",
+            "Long-polls answered at once past a cap (--max-waits-per-account, --max-waits-per-address, --max-waits).",
+        );
+        for cap in ["account", "address", "total"] {
+            let n = waits_refused.get(cap).copied().unwrap_or(0);
+            sample(
+                &mut out,
+                "sitetrail_hub_waits_refused_total",
+                &format!("cap=\"{cap}\""),
                 &n.to_string(),
             );
         }

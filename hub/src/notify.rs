@@ -11,8 +11,14 @@
 //! PostgreSQL is down) costs at most one wait's time, never a record (the device's next wait or
 //! periodic sync reads the index again), and every wait is woken when the connection is back;
 //! no wait holds a database connection or a request's turn while it waits.
+//!
+//! Fairness ([`WaitCaps`], `sitetrail-hub serve --max-waits*`): at most so many waits per account,
+//! per client address and in all are registered at once; a wait past a cap is answered at once
+//! (the caller says so with `Retry-After`), so one account or address cannot hold the
+//! connections the others need, and a share of `--max-connections` stays for other requests.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,10 +30,46 @@ use uuid::Uuid;
 /// The channel pushes notify and hubs listen on.
 pub const CHANNEL: &str = "sitetrail_records";
 
+/// The most waits registered at once (`None`: no cap).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitCaps {
+    /// Of one account.
+    pub per_account: Option<usize>,
+    /// From one client address (an IPv6 address by its /64).
+    pub per_address: Option<usize>,
+    /// In this process.
+    pub total: Option<usize>,
+}
+
+/// Which cap a wait was refused by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitRefused {
+    /// The account's.
+    Account,
+    /// The address's.
+    Address,
+    /// The process's.
+    Total,
+}
+
+impl WaitRefused {
+    /// Its name, for logs and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitRefused::Account => "account",
+            WaitRefused::Address => "address",
+            WaitRefused::Total => "total",
+        }
+    }
+}
+
 /// The waits of one process, by account.
 #[derive(Default)]
 pub struct Notifier {
     accounts: Mutex<HashMap<Uuid, (Arc<Notify>, usize)>>,
+    /// Waits by client address, and in all (counted under the `accounts` lock).
+    addresses: Mutex<(HashMap<IpAddr, usize>, usize)>,
+    caps: WaitCaps,
     /// Every wait, for "look again" after a reconnect and for the shutdown.
     all: Notify,
     closed: AtomicBool,
@@ -37,6 +79,9 @@ pub struct Notifier {
 pub struct Watch {
     notifier: Arc<Notifier>,
     account: Uuid,
+    address: Option<IpAddr>,
+    /// Registered by [`Notifier::try_watch`]: counted against the caps.
+    counted: bool,
     notify: Arc<Notify>,
 }
 
@@ -48,7 +93,15 @@ impl Notifier {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a wait for `account`.
+    /// A notifier whose waits are capped by `caps`.
+    pub fn with_caps(caps: WaitCaps) -> Notifier {
+        Notifier {
+            caps,
+            ..Notifier::default()
+        }
+    }
+
+    /// Registers a wait for `account` (no cap applies).
     pub fn watch(self: &Arc<Self>, account: Uuid) -> Watch {
         let notify = {
             let mut accounts = self.accounts();
@@ -61,8 +114,45 @@ impl Notifier {
         Watch {
             notifier: self.clone(),
             account,
+            address: None,
+            counted: false,
             notify,
         }
+    }
+
+    /// Registers a wait for `account` from `address`, unless that would pass a cap.
+    pub fn try_watch(self: &Arc<Self>, account: Uuid, address: Option<IpAddr>) -> Result<Watch, WaitRefused> {
+        let mut accounts = self.accounts();
+        let mut addresses = self
+            .addresses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let of_account = accounts.get(&account).map_or(0, |e| e.1);
+        if self.caps.per_account.is_some_and(|cap| of_account >= cap) {
+            return Err(WaitRefused::Account);
+        }
+        if self.caps.total.is_some_and(|cap| addresses.1 >= cap) {
+            return Err(WaitRefused::Total);
+        }
+        if let Some(address) = address {
+            let of_address = addresses.0.get(&address).copied().unwrap_or(0);
+            if self.caps.per_address.is_some_and(|cap| of_address >= cap) {
+                return Err(WaitRefused::Address);
+            }
+            *addresses.0.entry(address).or_default() += 1;
+        }
+        addresses.1 += 1;
+        let entry = accounts
+            .entry(account)
+            .or_insert_with(|| (Arc::new(Notify::new()), 0));
+        entry.1 += 1;
+        Ok(Watch {
+            notifier: self.clone(),
+            account,
+            address,
+            counted: true,
+            notify: entry.0.clone(),
+        })
     }
 
     /// Wakes the waits of `account` in this process.
@@ -137,6 +227,22 @@ impl Drop for Watch {
             if entry.1 == 0 {
                 accounts.remove(&self.account);
             }
+        }
+        if self.counted {
+            let mut addresses = self
+                .notifier
+                .addresses
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(address) = self.address {
+                if let Some(n) = addresses.0.get_mut(&address) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        addresses.0.remove(&address);
+                    }
+                }
+            }
+            addresses.1 = addresses.1.saturating_sub(1);
         }
     }
 }

@@ -24,3 +24,4 @@ mod quotas;
 mod records;
 mod schema;
 mod tls;
+mod wait_caps;

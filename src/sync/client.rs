@@ -291,6 +291,18 @@ impl HubClient {
         auth: bool,
         caller: Caller,
     ) -> Result<Option<T>> {
+        Ok(self.exchange(method, path, body, auth, caller).await?.0)
+    }
+
+    /// A request and its answer, with the answer's `Retry-After` (seconds) if it had one.
+    async fn exchange<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        auth: bool,
+        caller: Caller,
+    ) -> Result<(Option<T>, Option<u64>)> {
         let url = format!("{}{path}", self.base);
         let mut req = self.http.request(method, &url);
         if auth {
@@ -330,6 +342,11 @@ impl HubClient {
             )
         })?;
         let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
         let cap = if status.is_success() {
             wire::limits::MAX_BODY_BYTES
         } else {
@@ -348,7 +365,7 @@ impl HubClient {
             })?;
         if status.is_success() {
             if status == StatusCode::NO_CONTENT {
-                return Ok(None);
+                return Ok((None, retry_after));
             }
             if truncated {
                 return Err(sync_error(
@@ -356,15 +373,17 @@ impl HubClient {
                     format!("the hub at {} sent an answer over the size limit", self.base),
                 ));
             }
-            return serde_json::from_slice(&bytes).map(Some).map_err(|_| {
-                sync_error(
-                    ErrorKind::ProviderFailed,
-                    format!(
+            return serde_json::from_slice(&bytes)
+                .map(|v| (Some(v), retry_after))
+                .map_err(|_| {
+                    sync_error(
+                        ErrorKind::ProviderFailed,
+                        format!(
                         "the hub at {} answered something that is not the sync API (is it a Sitetrail hub?)",
                         self.base
                     ),
-                )
-            });
+                    )
+                });
         }
         let body = serde_json::from_slice::<wire::ErrorBody>(&bytes).ok();
         let said = body
@@ -503,10 +522,22 @@ impl HubClient {
             routes::INDEX_WAIT,
             series.as_str()
         );
-        Ok(self
-            .json::<(), wire::IndexResponse>(Method::GET, &path, None)
-            .await?
-            .series)
+        let (answer, retry_after) = self
+            .exchange::<(), wire::IndexResponse>(Method::GET, &path, None, true, Caller::Linked)
+            .await?;
+        let answer = answer.ok_or_else(|| {
+            sync_error(
+                ErrorKind::ProviderFailed,
+                format!("the hub at {} sent no answer where one was due", self.base),
+            )
+        })?;
+        // The hub answered at once because it holds as many waits as it will (of this account,
+        // this address, or in all): spend the wait here before the caller asks again, so a
+        // device never asks in a loop.
+        if let Some(seconds) = retry_after {
+            tokio::time::sleep(Duration::from_secs(seconds).min(wait)).await;
+        }
+        Ok(answer.series)
     }
 
     /// Asks for claims on `items` for `lease_ms`; one answer per item.
