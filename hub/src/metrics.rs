@@ -53,6 +53,7 @@ pub struct Metrics {
     pulled_bytes: AtomicU64,
     pulled_records: AtomicU64,
     waits_open: AtomicI64,
+    index_reads: AtomicU64,
     postgres_unavailable: AtomicU64,
     postgres_errors: AtomicU64,
     quota_refusals: Mutex<BTreeMap<&'static str, u64>>,
@@ -91,6 +92,11 @@ impl Metrics {
     pub fn pulled(&self, records: u64, bytes: u64) {
         self.pulled_records.fetch_add(records, Ordering::Relaxed);
         self.pulled_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// The account index was read from the database (by `GET /v1/index` or a long-poll).
+    pub fn index_read(&self) {
+        self.index_reads.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A long-poll starts waiting; it stops when the guard is dropped.
@@ -231,6 +237,12 @@ impl Metrics {
                 "counter",
                 "Records sent in pages.",
                 load(&self.pulled_records),
+            ),
+            (
+                "sitetrail_hub_index_reads_total",
+                "counter",
+                "Reads of an account's index from the database (the waits of one account share one per wake).",
+                load(&self.index_reads),
             ),
             (
                 "sitetrail_hub_waits_open",

@@ -12,6 +12,11 @@
 //! periodic sync reads the index again), and every wait is woken when the connection is back;
 //! no wait holds a database connection or a request's turn while it waits.
 //!
+//! One read per wake: the waits of one account share its index. A wake moves the account's
+//! generation; the first wait to look at a generation reads the index (the others of the
+//! account wait for that read and take its answer), so a push costs one read per waiting
+//! account, not one per wait.
+//!
 //! Fairness ([`WaitCaps`], `sitetrail-hub serve --max-waits*`): at most so many waits per account,
 //! per client address and in all are registered at once; a wait past a cap is answered at once
 //! (the caller says so with `Retry-After`), so one account or address cannot hold the
@@ -63,10 +68,20 @@ impl WaitRefused {
     }
 }
 
+/// What the waits of one account share: the wake, and the index read for the latest generation.
+#[derive(Default)]
+pub struct Shared {
+    notify: Notify,
+    /// Moved by every wake of the account (or of all).
+    generation: std::sync::atomic::AtomicU64,
+    /// The index read at a generation; one read at a time (the others wait for it).
+    index: tokio::sync::Mutex<Option<(u64, Arc<Vec<sitetrail_sync_wire::SeriesHead>>)>>,
+}
+
 /// The waits of one process, by account.
 #[derive(Default)]
 pub struct Notifier {
-    accounts: Mutex<HashMap<Uuid, (Arc<Notify>, usize)>>,
+    accounts: Mutex<HashMap<Uuid, (Arc<Shared>, usize)>>,
     /// Waits by client address, and in all (counted under the `accounts` lock).
     addresses: Mutex<(HashMap<IpAddr, usize>, usize)>,
     caps: WaitCaps,
@@ -82,11 +97,11 @@ pub struct Watch {
     address: Option<IpAddr>,
     /// Registered by [`Notifier::try_watch`]: counted against the caps.
     counted: bool,
-    notify: Arc<Notify>,
+    shared: Arc<Shared>,
 }
 
 impl Notifier {
-    fn accounts(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Arc<Notify>, usize)>> {
+    fn accounts(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Arc<Shared>, usize)>> {
         // The map holds counters only: a panic elsewhere cannot leave it half-written.
         self.accounts
             .lock()
@@ -103,11 +118,9 @@ impl Notifier {
 
     /// Registers a wait for `account` (no cap applies).
     pub fn watch(self: &Arc<Self>, account: Uuid) -> Watch {
-        let notify = {
+        let shared = {
             let mut accounts = self.accounts();
-            let entry = accounts
-                .entry(account)
-                .or_insert_with(|| (Arc::new(Notify::new()), 0));
+            let entry = accounts.entry(account).or_default();
             entry.1 += 1;
             entry.0.clone()
         };
@@ -116,7 +129,7 @@ impl Notifier {
             account,
             address: None,
             counted: false,
-            notify,
+            shared,
         }
     }
 
@@ -142,28 +155,30 @@ impl Notifier {
             *addresses.0.entry(address).or_default() += 1;
         }
         addresses.1 += 1;
-        let entry = accounts
-            .entry(account)
-            .or_insert_with(|| (Arc::new(Notify::new()), 0));
+        let entry = accounts.entry(account).or_default();
         entry.1 += 1;
         Ok(Watch {
             notifier: self.clone(),
             account,
             address,
             counted: true,
-            notify: entry.0.clone(),
+            shared: entry.0.clone(),
         })
     }
 
     /// Wakes the waits of `account` in this process.
     pub fn wake(&self, account: Uuid) {
-        if let Some((notify, _)) = self.accounts().get(&account) {
-            notify.notify_waiters();
+        if let Some((shared, _)) = self.accounts().get(&account) {
+            shared.generation.fetch_add(1, Ordering::SeqCst);
+            shared.notify.notify_waiters();
         }
     }
 
-    /// Wakes every wait (each reads the database again).
+    /// Wakes every wait (each account's index is read again).
     pub fn wake_all(&self) {
+        for (shared, _) in self.accounts().values() {
+            shared.generation.fetch_add(1, Ordering::SeqCst);
+        }
         self.all.notify_waiters();
     }
 
@@ -188,13 +203,34 @@ impl Watch {
     /// Both wake futures, enabled now: await the returned future after reading the database.
     pub fn arm(&self) -> Armed<'_> {
         let mut armed = Armed {
-            mine: Box::pin(self.notify.notified()),
+            mine: Box::pin(self.shared.notify.notified()),
             all: Box::pin(self.notifier.all.notified()),
             closed: &self.notifier.closed,
         };
         armed.mine.as_mut().enable();
         armed.all.as_mut().enable();
         armed
+    }
+}
+
+impl Watch {
+    /// The account's index as of the latest wake: read by `read` if no wait of the account has
+    /// read it since (the others wait for that read and share it). Call it after [`Watch::arm`],
+    /// so a wake after the read still wakes the wait.
+    pub async fn index<F, E>(&self, read: F) -> Result<Arc<Vec<sitetrail_sync_wire::SeriesHead>>, E>
+    where
+        F: std::future::Future<Output = Result<Vec<sitetrail_sync_wire::SeriesHead>, E>>,
+    {
+        let generation = self.shared.generation.load(Ordering::SeqCst);
+        let mut cached = self.shared.index.lock().await;
+        if let Some((at, index)) = cached.as_ref() {
+            if *at == generation {
+                return Ok(index.clone());
+            }
+        }
+        let index = Arc::new(read.await?);
+        *cached = Some((generation, index.clone()));
+        Ok(index)
     }
 }
 

@@ -161,3 +161,75 @@ fn a_device_answered_at_once_spends_the_wait_before_asking_again() {
     );
     rt.block_on(first).unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_waits_of_one_account_share_one_index_read_per_wake() {
+    let pg = postgres::shared();
+    let db = pg.create_database("wait_shared");
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let hub = Hub::start_with(
+        &pg.url(&db),
+        &[
+            "--max-waits-per-account",
+            "0",
+            "--max-waits-per-address",
+            "0",
+            "--metrics-listen",
+            &metrics,
+        ],
+        &[],
+    );
+    let api = Api::new(&hub.url);
+    let reads = || async {
+        let text = reqwest::get(format!("http://{metrics}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("sitetrail_hub_index_reads_total "))
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    let (account, laptop) = api.account_with_device().await;
+    const WAITS: usize = 50;
+    let hub = std::sync::Arc::new(hub);
+    let tasks: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let (hub, account) = (hub.clone(), account.clone());
+            tokio::spawn(async move { wait(&hub, &account, Uuid::new_v4(), "192.0.2.1", 0).await })
+        })
+        .collect();
+    // Every wait has read the index once on its way in (shared too, or not: that is before).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while reads().await == 0 {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let before = reads().await;
+    assert!(api
+        .push(&account, &records(laptop, "ops", 1, 1, 10))
+        .await
+        .all_acknowledged());
+    for t in tasks {
+        let (status, _, took) = t.await.unwrap();
+        assert_eq!(status, 200);
+        assert!(took < Duration::from_secs(15), "woken by the push: {took:?}");
+    }
+    let after = reads().await;
+    // One read per wake of the account (the push wakes it here and through LISTEN): not one per
+    // wait.
+    assert!(
+        after - before <= 3,
+        "{} index reads for {WAITS} waits woken once",
+        after - before
+    );
+}

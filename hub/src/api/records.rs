@@ -56,7 +56,7 @@ pub async fn wait(
     let deadline = tokio::time::Instant::now() + wait.wait;
     loop {
         let armed = watch.arm();
-        let series = read_index(&app, authed.account_id).await?;
+        let series = watch.index(read_index(&app, authed.account_id)).await?;
         // An account deleted while its devices wait has no series: say it at once (401), as
         // every later request will, rather than at the end of the wait.
         if series.is_empty() && !account_exists(&app, authed.account_id).await? {
@@ -64,7 +64,12 @@ pub async fn wait(
         }
         let others = sitetrail_sync_wire::records_of_others(&series, authed.device_id, &wait.series);
         if others > wait.seen || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
-            return Ok((HeaderMap::new(), Json(IndexResponse { series })));
+            return Ok((
+                HeaderMap::new(),
+                Json(IndexResponse {
+                    series: series.to_vec(),
+                }),
+            ));
         }
         tokio::select! {
             () = armed.woken() => {}
@@ -82,6 +87,7 @@ async fn account_exists(app: &App, account_id: uuid::Uuid) -> HubResult<bool> {
 }
 
 async fn read_index(app: &App, account_id: uuid::Uuid) -> HubResult<Vec<SeriesHead>> {
+    crate::metrics::METRICS.index_read();
     let client = app.pool.get().await?;
     let statement = client
         .prepare_cached(
