@@ -327,3 +327,72 @@ fn the_operators_commands_touch_only_a_hub_database_of_their_schema() {
         "0"
     );
 }
+
+/// True once a hub connection waits for a lock (within 30 s).
+async fn a_hub_connection_waits(watcher: &tokio_postgres::Client) -> bool {
+    for _ in 0..1500 {
+        let n: i64 = watcher
+            .query_one(
+                r#"SELECT count(*) FROM pg_stat_activity
+                   WHERE application_name = 'sitetrail-hub' AND wait_event_type = 'Lock'"#,
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if n > 0 {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_in_flight_during_a_delete_leaves_nothing_behind() {
+    let s = setup("delete_race");
+    let (account, device) = s.api.account_with_device().await;
+    assert!(s
+        .api
+        .push(&account, &records(device, "ops", 1, 1, 10))
+        .await
+        .all_acknowledged());
+    // The next push is held inside its transaction (its device's row taken, waiting for the
+    // series head this test locks).
+    let url = s.pg.url(&s.db);
+    let holder = crate::support::connect(&url).await;
+    let watcher = crate::support::connect(&url).await;
+    holder
+        .batch_execute("BEGIN; SELECT 1 FROM series_head FOR UPDATE")
+        .await
+        .unwrap();
+    let push = {
+        let (api, account) = (s.api.clone(), account.clone());
+        tokio::spawn(async move { api.push(&account, &records(device, "ops", 2, 3, 10)).await })
+    };
+    assert!(
+        a_hub_connection_waits(&watcher).await,
+        "the push reached its lock"
+    );
+    let delete = {
+        let (api, account) = (s.api.clone(), account.clone());
+        tokio::spawn(async move {
+            api.send(Method::DELETE, "/v1/account", Some(&account), None, None)
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!delete.is_finished(), "the delete waits for the push in flight");
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    let pushed = push.await.unwrap();
+    assert_eq!(pushed.status, 200, "{:?}", pushed.body);
+    assert!(pushed.all_acknowledged());
+    delete.await.unwrap().expect(204);
+    for table in ["account", "device", "series_head", "record", "claim_job"] {
+        assert_eq!(
+            s.pg.psql(&s.db, &format!("SELECT count(*) FROM {table}")),
+            "0",
+            "{table}: the push's records went with the account"
+        );
+    }
+}
