@@ -190,7 +190,7 @@ struct ServeArgs {
     max_waits_per_account: usize,
 
     /// Long-polls from one client address (an IPv6 address by its /64) waiting at once; 0 for no
-    /// cap.
+    /// cap. Behind a proxy, set --real-ip-header, or every wait counts against the proxy's address.
     #[arg(
         long,
         env = "SITETRAIL_HUB_MAX_WAITS_PER_ADDRESS",
