@@ -86,6 +86,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0014_excluded_hosts.sql"),
     ),
     (15, "sync_heal", include_str!("../migrations/0015_sync_heal.sql")),
+    (
+        16,
+        "sync_transport",
+        include_str!("../migrations/0016_sync_transport.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

@@ -55,6 +55,7 @@ impl TestHub {
                     pool,
                     real_ip_header: None,
                     notifier: notifier.clone(),
+                    quotas: sitetrail_hub::quota::Quotas::default(),
                 };
                 let limits = sitetrail_hub::server::Limits {
                     max_connections: 256,

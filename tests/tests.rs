@@ -65,6 +65,7 @@ mod capture_link;
 mod extension_unit;
 mod time_spent;
 
+mod sync_account;
 mod sync_claims;
 mod sync_devices;
 mod sync_faults;
@@ -74,3 +75,4 @@ mod sync_model;
 mod sync_support;
 
 mod docs_links;
+mod sync_transport;

@@ -58,6 +58,23 @@ impl Hub {
                 "0",
                 "--real-ip-header",
                 "x-forwarded-for",
+                // The scenarios go past these on purpose (500 devices and waits of one account,
+                // thousands of live leases, accounts by the hundred); the byte and record quotas
+                // stay on, so a push's cost includes its quota check.
+                "--quota-devices",
+                "0",
+                "--quota-leases",
+                "0",
+                "--quota-claim-jobs",
+                "0",
+                "--max-new-accounts-per-hour",
+                "0",
+                "--max-waits-per-account",
+                "0",
+                "--max-waits-per-address",
+                "0",
+                "--max-waits",
+                "0",
             ])
             .env("SITETRAIL_HUB_DATABASE_URL", database_url)
             .env("SITETRAIL_HUB_LOG", "warn")

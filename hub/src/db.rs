@@ -123,11 +123,17 @@ fn is_unavailable(state: &SqlState) -> bool {
 impl From<tokio_postgres::Error> for HubError {
     fn from(e: tokio_postgres::Error) -> HubError {
         match e.as_db_error() {
+            // The only foreign keys lead to an account and its devices: a row that lost its
+            // account mid-request means the account was deleted meanwhile; its login opens
+            // nothing any more.
+            Some(db) if *db.code() == SqlState::FOREIGN_KEY_VIOLATION => HubError::Unauthorized,
             Some(db) if is_unavailable(db.code()) => {
+                crate::metrics::METRICS.postgres_error(true);
                 note_down(&format_args!("{}: {}", db.code().code(), db.message()));
                 HubError::database_unavailable()
             }
             Some(db) => {
+                crate::metrics::METRICS.postgres_error(false);
                 tracing::error!(
                     sqlstate = db.code().code(),
                     message = db.message(),
@@ -137,6 +143,7 @@ impl From<tokio_postgres::Error> for HubError {
             }
             // No answer from the server: the connection broke, or never was.
             None => {
+                crate::metrics::METRICS.postgres_error(true);
                 note_down(&e);
                 HubError::database_unavailable()
             }

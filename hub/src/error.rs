@@ -42,6 +42,14 @@ pub enum HubError {
     /// 503: PostgreSQL is unreachable (or the request ran out of time); try again later.
     #[error("{0}")]
     Unavailable(String),
+    /// 507: the account is at a quota; nothing of the request was stored.
+    #[error(
+        "the hub's quota for this account is full: {} ({}); this request would add {}, so nothing of it was stored",
+        crate::quota::describe(.0.quota, .0.used, .0.limit),
+        crate::quota::flag(.0.quota),
+        .0.wanted
+    )]
+    QuotaExceeded(sitetrail_sync_wire::QuotaRefusal),
     /// 500: the hub failed. The cause is logged, not sent.
     #[error("the hub failed; the error is in its log")]
     Internal,
@@ -65,6 +73,7 @@ impl HubError {
             HubError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::TooLarge),
             HubError::TooManyRequests { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyRequests),
             HubError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
+            HubError::QuotaExceeded(_) => (StatusCode::INSUFFICIENT_STORAGE, ErrorCode::QuotaExceeded),
             HubError::Internal => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
         }
     }
@@ -74,6 +83,10 @@ impl HubError {
         ErrorBody {
             error: self.status_and_code().1,
             message: self.to_string(),
+            quota: match self {
+                HubError::QuotaExceeded(refusal) => Some(*refusal),
+                _ => None,
+            },
         }
     }
 
@@ -121,6 +134,12 @@ mod tests {
                 retry_after_s: 3,
             },
             HubError::database_unavailable(),
+            HubError::QuotaExceeded(sitetrail_sync_wire::QuotaRefusal {
+                quota: sitetrail_sync_wire::Quota::Leases,
+                used: 3,
+                limit: 3,
+                wanted: 1,
+            }),
             HubError::Internal,
         ];
         for error in all {
@@ -135,6 +154,7 @@ mod tests {
                 413 => "too_large",
                 429 => "too_many_requests",
                 503 => "unavailable",
+                507 => "quota_exceeded",
                 500 => "internal",
                 other => panic!("unexpected status {other}"),
             };

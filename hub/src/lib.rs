@@ -13,12 +13,17 @@
 //!   database is touched ([`request`]), requests and header reads have timeouts, and the number
 //!   of connections and requests in flight is capped ([`server`]).
 
+pub mod accounts;
 pub mod api;
 pub mod auth;
 pub mod body;
 pub mod db;
 pub mod error;
+pub mod log_json;
+pub mod metrics;
 pub mod migrate;
 pub mod notify;
+pub mod quota;
 pub mod request;
 pub mod server;
+pub mod tls;

@@ -1,6 +1,6 @@
-//! `sitetrail-hub`: `serve` (migrate, then answer the sync API) and `migrate` (apply the schema
-//! and exit). All the work is in the library; this file reads the flags and maps failures to
-//! exit codes.
+//! `sitetrail-hub`: `serve` (migrate, then answer the sync API), `migrate` (apply the schema
+//! and exit) and `accounts` (the operator's view of the accounts: list, show, delete). All the
+//! work is in the library; this file reads the flags, prints, and maps failures to exit codes.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -10,21 +10,23 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
-use sitetrail_hub::{db, notify, server};
+use sitetrail_hub::{accounts, db, notify, quota, server, tls};
+use uuid::Uuid;
 
 const AFTER_HELP: &str = "\
 Every flag can be given as the environment variable named beside it; prefer the variable for
 the database URL, which may hold a password (the process's arguments are visible to every user
-of the machine). Logging goes to standard error; SITETRAIL_HUB_LOG sets its filter (default
-`info`; `sitetrail_hub=debug` logs every request's route, status and time, never a login, a
-header or a payload).
+of the machine). Logging goes to standard error (--log-format text or json); SITETRAIL_HUB_LOG sets its filter
+(default `info`; `sitetrail_hub=debug` logs every request's route, status and time, never a
+login, a header or a payload). Metrics for Prometheus: --metrics-listen.
 
 Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 the database holds
 tables that are not the hub's; 4 the database's schema is newer than this hub; 5 PostgreSQL
 could not be reached within --startup-wait.
 
-Run it behind a TLS-terminating proxy (it speaks plain HTTP/1.1); see docs/hub.md in Sitetrail's
-source (installed as /usr/share/doc/sitetrail-hub/README).";
+Serve HTTPS with --tls-cert and --tls-key, or run it behind a TLS-terminating proxy (it then
+speaks plain HTTP/1.1): devices refuse a plain http:// hub on another machine. See docs/hub.md in
+Sitetrail's source (installed as /usr/share/doc/sitetrail-hub/README).";
 
 /// Sitetrail's sync hub: routes end-to-end encrypted records between a person's devices and
 /// hands out classification claims, on PostgreSQL.
@@ -33,16 +35,76 @@ source (installed as /usr/share/doc/sitetrail-hub/README).";
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// How log lines are written on standard error: `text` for people, `json` (one object a
+    /// line: time, level, target, message, fields) for log shippers.
+    #[arg(long, global = true, env = "SITETRAIL_HUB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Bring the database's schema up to date, then serve the sync API until SIGINT or SIGTERM.
     #[command(after_help = AFTER_HELP)]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Bring the database's schema up to date and exit (serve does this too, on every start).
     #[command(after_help = AFTER_HELP)]
     Migrate(DatabaseArgs),
+    /// The accounts this hub keeps: what each uses, and deleting one with everything of it.
+    Accounts(AccountsArgs),
+}
+
+#[derive(Args)]
+struct AccountsArgs {
+    #[command(subcommand)]
+    command: AccountsCommand,
+}
+
+#[derive(Subcommand)]
+enum AccountsCommand {
+    #[command(after_help = AFTER_HELP)]
+    /// Every account, oldest first: id, created, devices (active/registered), records, bytes
+    /// stored, last seen.
+    List {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Print JSON: {"accounts": [{account_id, created_at_ms, devices, active_devices,
+        /// records, bytes, claim_jobs, last_seen_at_ms}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    #[command(after_help = AFTER_HELP)]
+    /// One account's usage (exit 1 if there is no such account).
+    Show {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// The account's id (a UUID, as `accounts list` prints it).
+        id: Uuid,
+        /// Print JSON (one object, as in `accounts list --json`).
+        #[arg(long)]
+        json: bool,
+    },
+    #[command(after_help = AFTER_HELP)]
+    /// Deletes the account and everything of it (records, devices, series, claims), in one
+    /// transaction. Its devices keep their local history; their next sync is refused (401).
+    Delete {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// The account's id (a UUID, as `accounts list` prints it).
+        id: Uuid,
+        /// Print JSON: {"deleted": true, account_id, devices, records, claim_jobs}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -73,8 +135,9 @@ struct ServeArgs {
     #[command(flatten)]
     database: DatabaseArgs,
 
-    /// The address and port to listen on (plain HTTP; put a TLS-terminating proxy in front).
-    /// Port 0 picks a free port; the URL is printed on standard output.
+    /// The address and port to listen on (HTTPS with --tls-cert and --tls-key, else plain HTTP:
+    /// then put a TLS-terminating proxy in front). Port 0 picks a free port; the URL is printed
+    /// on standard output.
     #[arg(
         long,
         env = "SITETRAIL_HUB_LISTEN",
@@ -115,11 +178,113 @@ struct ServeArgs {
     /// per-address limit on new accounts. Only set it when every request comes through that proxy.
     #[arg(long, env = "SITETRAIL_HUB_REAL_IP_HEADER", value_name = "HEADER")]
     real_ip_header: Option<String>,
+
+    /// Long-polls (`GET /v1/index/wait`) of one account waiting at once; past it a wait is
+    /// answered at once with the index and Retry-After. 0 for no cap.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_MAX_WAITS_PER_ACCOUNT",
+        default_value_t = 64,
+        value_name = "N"
+    )]
+    max_waits_per_account: usize,
+
+    /// Long-polls from one client address (an IPv6 address by its /64) waiting at once; 0 for no
+    /// cap. Behind a proxy, set --real-ip-header, or every wait counts against the proxy's address.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_MAX_WAITS_PER_ADDRESS",
+        default_value_t = 128,
+        value_name = "N"
+    )]
+    max_waits_per_address: usize,
+
+    /// Long-polls waiting at once in this process [default: three quarters of --max-connections,
+    /// so a quarter of the connections stay for other requests]; 0 for no cap.
+    #[arg(long, env = "SITETRAIL_HUB_MAX_WAITS", value_name = "N")]
+    max_waits: Option<usize>,
+
+    /// Serve Prometheus metrics (`GET /metrics`, text format) on this address, apart from the
+    /// API: requests by route and status, latency, bytes pushed and pulled, waits open, the
+    /// pool, PostgreSQL errors, quota refusals, records stored. Off unless given; keep it on a
+    /// private address (it needs no login).
+    #[arg(long, env = "SITETRAIL_HUB_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate first); with
+    /// --tls-key. Reloaded when the file changes (see --tls-reload-interval): a renewal needs no
+    /// restart.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<std::path::PathBuf>,
+
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1). Keep it readable by the hub
+    /// only.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<std::path::PathBuf>,
+
+    /// How often to look whether --tls-cert or --tls-key changed, and reload them if so.
+    #[arg(long, env = "SITETRAIL_HUB_TLS_RELOAD_INTERVAL", default_value_t = 60, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    tls_reload_interval: u64,
+
+    /// Payload bytes one account may store (a number of bytes, or with KiB, MiB, GiB, TiB); 0 for
+    /// no limit. Past it a push is refused (507 `quota_exceeded`) and stores nothing.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_BYTES", default_value = "2GiB", value_name = "SIZE",
+          value_parser = quota::parse_size)]
+    quota_bytes: u64,
+
+    /// Records one account may store; 0 for no limit.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_RECORDS", default_value_t = quota::DEFAULT_RECORDS, value_name = "N")]
+    quota_records: u64,
+
+    /// Devices one account may register, those that left included (until they are removed); 0
+    /// for no limit. Beside it, at most 64 devices that have not left (MAX_DEVICES_PER_ACCOUNT).
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_DEVICES", default_value_t = quota::DEFAULT_DEVICES, value_name = "N")]
+    quota_devices: u64,
+
+    /// Classification jobs one account may hold (one per website asked about); 0 for no limit.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_CLAIM_JOBS", default_value_t = quota::DEFAULT_CLAIM_JOBS, value_name = "N")]
+    quota_claim_jobs: u64,
+
+    /// Claims one account may hold at once with a live lease; 0 for no limit.
+    #[arg(long, env = "SITETRAIL_HUB_QUOTA_LEASES", default_value_t = quota::DEFAULT_LEASES, value_name = "N")]
+    quota_leases: u64,
+
+    /// New accounts this hub creates per hour over every address (beside the 10 per address and
+    /// minute); 0 for no limit. Past it creations are refused 429 with Retry-After.
+    #[arg(long, env = "SITETRAIL_HUB_MAX_NEW_ACCOUNTS_PER_HOUR",
+          default_value_t = quota::DEFAULT_NEW_ACCOUNTS_PER_HOUR, value_name = "N")]
+    max_new_accounts_per_hour: u32,
+}
+
+impl ServeArgs {
+    fn quotas(&self) -> quota::Quotas {
+        let limit = |n: u64| (n > 0).then_some(n);
+        quota::Quotas {
+            bytes: limit(self.quota_bytes),
+            records: limit(self.quota_records),
+            devices: limit(self.quota_devices),
+            claim_jobs: limit(self.quota_claim_jobs),
+            leases: limit(self.quota_leases),
+            new_accounts_per_hour: (self.max_new_accounts_per_hour > 0)
+                .then_some(self.max_new_accounts_per_hour),
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    init_logging(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -135,7 +300,8 @@ fn main() -> ExitCode {
                 tracing::info!(version, "the hub's schema is up to date");
                 Ok(())
             }
-            Command::Serve(args) => serve(args).await,
+            Command::Serve(args) => serve(*args).await,
+            Command::Accounts(args) => run_accounts(args).await,
         }
     });
     match result {
@@ -150,24 +316,32 @@ fn main() -> ExitCode {
 /// Logging to stderr, filtered by `SITETRAIL_HUB_LOG` (default `info`). Whatever the filter, the
 /// PostgreSQL client's debug and trace records are dropped: they list every statement's
 /// parameters, which are payloads and login hashes.
-fn init_logging() {
+fn init_logging(format: LogFormat) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_env("SITETRAIL_HUB_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let no_parameters = tracing_subscriber::filter::filter_fn(|meta| {
         let client = meta.target().starts_with("tokio_postgres") || meta.target().starts_with("postgres");
         !(client && *meta.level() > tracing::Level::INFO)
     });
+    let (text, json) = match format {
+        LogFormat::Text => (
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+            ),
+            None,
+        ),
+        LogFormat::Json => (None, Some(sitetrail_hub::log_json::JsonLines)),
+    };
+    // Both filters apply to every event, whichever format writes it.
     tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_filter(filter)
-                .with_filter(no_parameters),
-        )
+        .with(filter)
+        .with(no_parameters)
+        .with(text)
+        .with(json)
         .init();
 }
 
@@ -199,10 +373,18 @@ fn database_config(args: &DatabaseArgs) -> Result<tokio_postgres::Config, Failur
 
 /// Migrates, retrying while PostgreSQL is unreachable for up to `--startup-wait`.
 async fn migrate_waiting(config: &tokio_postgres::Config, args: &DatabaseArgs) -> Result<i64, Failure> {
+    waiting(args, || migrate::migrate(config)).await
+}
+
+/// Runs `attempt`, again while PostgreSQL is unreachable, for up to `--startup-wait`.
+async fn waiting<T, F: std::future::Future<Output = Result<T, MigrateError>>>(
+    args: &DatabaseArgs,
+    mut attempt: impl FnMut() -> F,
+) -> Result<T, Failure> {
     let deadline = Instant::now() + Duration::from_secs(args.startup_wait);
     let mut pause = Duration::from_millis(250);
     loop {
-        match migrate::migrate(config).await {
+        match attempt().await {
             Err(MigrateError::Unreachable { target, why }) if Instant::now() < deadline => {
                 tracing::warn!(%target, %why, "PostgreSQL is not reachable yet; trying again");
                 tokio::time::sleep(pause.min(deadline.saturating_duration_since(Instant::now()))).await;
@@ -215,6 +397,13 @@ async fn migrate_waiting(config: &tokio_postgres::Config, args: &DatabaseArgs) -
 
 async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = database_config(&args.database)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::Tls::load(cert, key).map_err(|why| Failure {
+            message: format!("--tls-cert/--tls-key: {why}"),
+            code: 2,
+        })?),
+        _ => None,
+    };
     let version = migrate_waiting(&config, &args.database).await?;
     let pool = db::pool(config.clone(), usize::from(args.pool_size)).map_err(failure)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -223,12 +412,35 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let address = listener
         .local_addr()
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;
-    tracing::info!(%address, schema_version = version, "listening");
-    announce(address);
-    let notifier = Arc::new(notify::Notifier::default());
+    tracing::info!(%address, schema_version = version, tls = tls.is_some(), "listening");
+    announce(address, tls.is_some());
+    let reload = tls
+        .clone()
+        .map(|t| tokio::spawn(t.watch(Duration::from_secs(args.tls_reload_interval))));
+    let metrics_listener = match args.metrics_listen {
+        Some(at) => {
+            let listener = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| failure(format!("cannot listen on {at} (--metrics-listen): {e}")))?;
+            let address = listener
+                .local_addr()
+                .map_err(|e| failure(format!("cannot listen on {at} (--metrics-listen): {e}")))?;
+            tracing::info!(%address, "metrics at /metrics");
+            Some((listener, address))
+        }
+        None => None,
+    };
+    let cap = |n: usize| (n > 0).then_some(n);
+    let connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX);
+    let notifier = Arc::new(notify::Notifier::with_caps(notify::WaitCaps {
+        per_account: cap(args.max_waits_per_account),
+        per_address: cap(args.max_waits_per_address),
+        total: args.max_waits.map_or(Some((connections / 4 * 3).max(1)), cap),
+    }));
     let listener_task = tokio::spawn(notify::listen(config, notifier.clone()));
     let app = server::App {
         pool: pool.clone(),
+        quotas: args.quotas(),
         real_ip_header: args.real_ip_header,
         notifier: notifier.clone(),
     };
@@ -238,24 +450,145 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         request_timeout: Duration::from_secs(args.request_timeout),
         header_timeout: Duration::from_secs(args.header_timeout),
     };
+    let metrics_task = metrics_listener.map(|(listener, _)| {
+        let router = sitetrail_hub::metrics::router(app.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::warn!(error = %e, "the metrics listener stopped");
+            }
+        })
+    });
     let stop = async {
         stop_signal().await;
         // Waiting long-polls answer now instead of holding the shutdown for their wait.
         notifier.close();
     };
-    server::serve(listener, server::router(app), limits, stop).await;
+    server::serve_with(listener, server::router(app), limits, tls, stop).await;
     listener_task.abort();
+    if let Some(reload) = reload {
+        reload.abort();
+    }
+    if let Some(metrics) = metrics_task {
+        metrics.abort();
+    }
     pool.close();
     tracing::info!("stopped");
     Ok(())
 }
 
+/// `sitetrail-hub accounts ...`: on a database whose schema is this binary's (nothing is
+/// migrated).
+async fn run_accounts(args: AccountsArgs) -> Result<(), Failure> {
+    let database_args = match &args.command {
+        AccountsCommand::List { database, .. }
+        | AccountsCommand::Show { database, .. }
+        | AccountsCommand::Delete { database, .. } => database,
+    };
+    let config = database_config(database_args)?;
+    let mut client = waiting(database_args, || migrate::connect_current(&config)).await?;
+    let database = |e: tokio_postgres::Error| {
+        failure(match e.as_db_error() {
+            Some(db) => format!("the database refused: {} ({})", db.message(), db.code().code()),
+            None => format!("the database connection failed: {e}"),
+        })
+    };
+    match args.command {
+        AccountsCommand::List { json, .. } => {
+            let all = accounts::list(&client).await.map_err(database)?;
+            if json {
+                return print(&serde_json::json!({ "accounts": all }).to_string());
+            }
+            let mut text = format!(
+                "{:<36}  {:<20}  {:>7}  {:>9}  {:>10}  {}\n",
+                "ACCOUNT", "CREATED", "DEVICES", "RECORDS", "BYTES", "LAST SEEN"
+            );
+            for a in &all {
+                text.push_str(&format!(
+                    "{:<36}  {:<20}  {:>7}  {:>9}  {:>10}  {}\n",
+                    a.account_id,
+                    accounts::utc_minute(a.created_at_ms),
+                    format!("{}/{}", a.active_devices, a.devices),
+                    a.records,
+                    accounts::human_bytes(u64::try_from(a.bytes).unwrap_or(0)),
+                    a.last_seen_at_ms
+                        .map_or_else(|| "never".to_owned(), accounts::utc_minute),
+                ));
+            }
+            text.push_str(&format!("{} account(s)", all.len()));
+            print(&text)
+        }
+        AccountsCommand::Show { id, json, .. } => {
+            let Some(a) = accounts::show(&client, id).await.map_err(database)? else {
+                return Err(failure(format!("there is no account {id} on this hub")));
+            };
+            if json {
+                return print(&serde_json::to_string(&a).unwrap_or_default());
+            }
+            print(&format!(
+                "account:   {}\ncreated:   {}\ndevices:   {} active, {} registered (left ones included)\n\
+                 records:   {}\nbytes:     {} ({} bytes)\nclaims:    {} job(s)\nlast seen: {}",
+                a.account_id,
+                accounts::utc_minute(a.created_at_ms),
+                a.active_devices,
+                a.devices,
+                a.records,
+                accounts::human_bytes(u64::try_from(a.bytes).unwrap_or(0)),
+                a.bytes,
+                a.claim_jobs,
+                a.last_seen_at_ms
+                    .map_or_else(|| "never".to_owned(), accounts::utc_minute),
+            ))
+        }
+        AccountsCommand::Delete { id, json, .. } => {
+            let tx = client.transaction().await.map_err(database)?;
+            let Some(deleted) = accounts::delete(&tx, id).await.map_err(database)? else {
+                return Err(failure(format!(
+                    "there is no account {id} on this hub; nothing was deleted"
+                )));
+            };
+            tx.commit().await.map_err(database)?;
+            tracing::info!(
+                devices = deleted.devices,
+                records = deleted.records,
+                claim_jobs = deleted.claim_jobs,
+                "account deleted by the operator"
+            );
+            if json {
+                return print(
+                    &serde_json::json!({
+                        "deleted": true,
+                        "account_id": id,
+                        "devices": deleted.devices,
+                        "records": deleted.records,
+                        "claim_jobs": deleted.claim_jobs,
+                    })
+                    .to_string(),
+                );
+            }
+            print(&format!(
+                "deleted account {id}: {} device(s), {} record(s), {} claim job(s)",
+                deleted.devices, deleted.records, deleted.claim_jobs
+            ))
+        }
+    }
+}
+
+/// Prints the operator commands' answer on stdout (a failed write is a failure: a script reads it).
+#[allow(clippy::disallowed_methods)] // stdout is these commands' output
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(|e| failure(format!("cannot write the answer: {e}")))
+}
+
 /// The one line the hub writes on stdout: where it listens (scripts and tests read it). A closed
 /// stdout is no reason to stop serving, so a failed write is ignored.
 #[allow(clippy::disallowed_methods)] // stdout carries nothing else
-fn announce(address: SocketAddr) {
+fn announce(address: SocketAddr, tls: bool) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "sitetrail-hub listening on http://{address}");
+    let scheme = if tls { "https" } else { "http" };
+    let _ = writeln!(out, "sitetrail-hub listening on {scheme}://{address}");
     let _ = out.flush();
 }
 

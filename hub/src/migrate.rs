@@ -21,11 +21,18 @@ pub struct Migration {
 }
 
 /// Every migration, in order. Never edit one that has landed: add the next.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "hub",
-    sql: include_str!("../migrations/0001_hub.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "hub",
+        sql: include_str!("../migrations/0001_hub.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "quotas",
+        sql: include_str!("../migrations/0002_quotas.sql"),
+    },
+];
 
 /// The table that records which migrations ran; its presence marks a database as the hub's.
 pub const MIGRATIONS_TABLE: &str = "sitetrail_hub_migrations";
@@ -64,6 +71,17 @@ pub enum MigrateError {
         /// The newest version this binary knows.
         known: i64,
     },
+    /// The database's schema is older than this hub's, and the command does not migrate.
+    #[error(
+        "the database's hub schema is version {found}, older than this sitetrail-hub's ({known}): \
+         run `sitetrail-hub migrate` first"
+    )]
+    Older {
+        /// The version found.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
     /// A migration failed (nothing of it was applied).
     #[error("migrating the hub's database failed: {0}")]
     Failed(String),
@@ -77,7 +95,7 @@ impl MigrateError {
             MigrateError::Foreign(_) => 3,
             MigrateError::Newer { .. } => 4,
             MigrateError::Unreachable { .. } => 5,
-            MigrateError::Failed(_) => 1,
+            MigrateError::Failed(_) | MigrateError::Older { .. } => 1,
         }
     }
 }
@@ -106,6 +124,44 @@ pub async fn migrate(config: &tokio_postgres::Config) -> Result<i64, MigrateErro
     drop(client);
     let _ = connection.await;
     result
+}
+
+/// A connection to a database whose hub schema is exactly this binary's, for the operator's
+/// commands (`sitetrail-hub accounts`): nothing is created or migrated. A database that is not
+/// the hub's is [`MigrateError::Foreign`], a newer schema [`MigrateError::Newer`], an older one
+/// [`MigrateError::Older`].
+pub async fn connect_current(
+    config: &tokio_postgres::Config,
+) -> Result<tokio_postgres::Client, MigrateError> {
+    let (client, connection) = config
+        .connect(NoTls)
+        .await
+        .map_err(|e| MigrateError::Unreachable {
+            target: crate::db::describe(config),
+            why: e.to_string(),
+        })?;
+    tokio::spawn(async move {
+        // The connection's own error is the one the next query returns.
+        let _ = connection.await;
+    });
+    let ours = client
+        .query_one("SELECT to_regclass($1) IS NOT NULL AS ours", &[&MIGRATIONS_TABLE])
+        .await
+        .map_err(|e| failed(&e))?
+        .get::<_, bool>("ours");
+    if !ours {
+        return Err(MigrateError::Foreign(format!(
+            "the database has no {MIGRATIONS_TABLE} table: it is not a hub's database (or was never migrated)"
+        )));
+    }
+    let version = check_applied(&client).await?;
+    if version < latest_version() {
+        return Err(MigrateError::Older {
+            found: version,
+            known: latest_version(),
+        });
+    }
+    Ok(client)
 }
 
 async fn migrate_locked(client: &mut tokio_postgres::Client) -> Result<i64, MigrateError> {

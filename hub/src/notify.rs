@@ -11,8 +11,19 @@
 //! PostgreSQL is down) costs at most one wait's time, never a record (the device's next wait or
 //! periodic sync reads the index again), and every wait is woken when the connection is back;
 //! no wait holds a database connection or a request's turn while it waits.
+//!
+//! One read per wake: the waits of one account share its index. A wake moves the account's
+//! generation; the first wait to look at a generation reads the index (the others of the
+//! account wait for that read and take its answer), so a push costs one read per waiting
+//! account, not one per wait.
+//!
+//! Fairness ([`WaitCaps`], `sitetrail-hub serve --max-waits*`): at most so many waits per account,
+//! per client address and in all are registered at once; a wait past a cap is answered at once
+//! (the caller says so with `Retry-After`), so one account or address cannot hold the
+//! connections the others need, and a share of `--max-connections` stays for other requests.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,10 +35,56 @@ use uuid::Uuid;
 /// The channel pushes notify and hubs listen on.
 pub const CHANNEL: &str = "sitetrail_records";
 
+/// The most waits registered at once (`None`: no cap).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitCaps {
+    /// Of one account.
+    pub per_account: Option<usize>,
+    /// From one client address (an IPv6 address by its /64).
+    pub per_address: Option<usize>,
+    /// In this process.
+    pub total: Option<usize>,
+}
+
+/// Which cap a wait was refused by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitRefused {
+    /// The account's.
+    Account,
+    /// The address's.
+    Address,
+    /// The process's.
+    Total,
+}
+
+impl WaitRefused {
+    /// Its name, for logs and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitRefused::Account => "account",
+            WaitRefused::Address => "address",
+            WaitRefused::Total => "total",
+        }
+    }
+}
+
+/// What the waits of one account share: the wake, and the index read for the latest generation.
+#[derive(Default)]
+pub struct Shared {
+    notify: Notify,
+    /// Moved by every wake of the account (or of all).
+    generation: std::sync::atomic::AtomicU64,
+    /// The index read at a generation; one read at a time (the others wait for it).
+    index: tokio::sync::Mutex<Option<(u64, Arc<Vec<sitetrail_sync_wire::SeriesHead>>)>>,
+}
+
 /// The waits of one process, by account.
 #[derive(Default)]
 pub struct Notifier {
-    accounts: Mutex<HashMap<Uuid, (Arc<Notify>, usize)>>,
+    accounts: Mutex<HashMap<Uuid, (Arc<Shared>, usize)>>,
+    /// Waits by client address, and in all (counted under the `accounts` lock).
+    addresses: Mutex<(HashMap<IpAddr, usize>, usize)>,
+    caps: WaitCaps,
     /// Every wait, for "look again" after a reconnect and for the shutdown.
     all: Notify,
     closed: AtomicBool,
@@ -37,43 +94,91 @@ pub struct Notifier {
 pub struct Watch {
     notifier: Arc<Notifier>,
     account: Uuid,
-    notify: Arc<Notify>,
+    address: Option<IpAddr>,
+    /// Registered by [`Notifier::try_watch`]: counted against the caps.
+    counted: bool,
+    shared: Arc<Shared>,
 }
 
 impl Notifier {
-    fn accounts(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Arc<Notify>, usize)>> {
+    fn accounts(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Arc<Shared>, usize)>> {
         // The map holds counters only: a panic elsewhere cannot leave it half-written.
         self.accounts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a wait for `account`.
+    /// A notifier whose waits are capped by `caps`.
+    pub fn with_caps(caps: WaitCaps) -> Notifier {
+        Notifier {
+            caps,
+            ..Notifier::default()
+        }
+    }
+
+    /// Registers a wait for `account` (no cap applies).
     pub fn watch(self: &Arc<Self>, account: Uuid) -> Watch {
-        let notify = {
+        let shared = {
             let mut accounts = self.accounts();
-            let entry = accounts
-                .entry(account)
-                .or_insert_with(|| (Arc::new(Notify::new()), 0));
+            let entry = accounts.entry(account).or_default();
             entry.1 += 1;
             entry.0.clone()
         };
         Watch {
             notifier: self.clone(),
             account,
-            notify,
+            address: None,
+            counted: false,
+            shared,
         }
+    }
+
+    /// Registers a wait for `account` from `address`, unless that would pass a cap.
+    pub fn try_watch(self: &Arc<Self>, account: Uuid, address: Option<IpAddr>) -> Result<Watch, WaitRefused> {
+        let mut accounts = self.accounts();
+        let mut addresses = self
+            .addresses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let of_account = accounts.get(&account).map_or(0, |e| e.1);
+        if self.caps.per_account.is_some_and(|cap| of_account >= cap) {
+            return Err(WaitRefused::Account);
+        }
+        if self.caps.total.is_some_and(|cap| addresses.1 >= cap) {
+            return Err(WaitRefused::Total);
+        }
+        if let Some(address) = address {
+            let of_address = addresses.0.get(&address).copied().unwrap_or(0);
+            if self.caps.per_address.is_some_and(|cap| of_address >= cap) {
+                return Err(WaitRefused::Address);
+            }
+            *addresses.0.entry(address).or_default() += 1;
+        }
+        addresses.1 += 1;
+        let entry = accounts.entry(account).or_default();
+        entry.1 += 1;
+        Ok(Watch {
+            notifier: self.clone(),
+            account,
+            address,
+            counted: true,
+            shared: entry.0.clone(),
+        })
     }
 
     /// Wakes the waits of `account` in this process.
     pub fn wake(&self, account: Uuid) {
-        if let Some((notify, _)) = self.accounts().get(&account) {
-            notify.notify_waiters();
+        if let Some((shared, _)) = self.accounts().get(&account) {
+            shared.generation.fetch_add(1, Ordering::SeqCst);
+            shared.notify.notify_waiters();
         }
     }
 
-    /// Wakes every wait (each reads the database again).
+    /// Wakes every wait (each account's index is read again).
     pub fn wake_all(&self) {
+        for (shared, _) in self.accounts().values() {
+            shared.generation.fetch_add(1, Ordering::SeqCst);
+        }
         self.all.notify_waiters();
     }
 
@@ -98,13 +203,34 @@ impl Watch {
     /// Both wake futures, enabled now: await the returned future after reading the database.
     pub fn arm(&self) -> Armed<'_> {
         let mut armed = Armed {
-            mine: Box::pin(self.notify.notified()),
+            mine: Box::pin(self.shared.notify.notified()),
             all: Box::pin(self.notifier.all.notified()),
             closed: &self.notifier.closed,
         };
         armed.mine.as_mut().enable();
         armed.all.as_mut().enable();
         armed
+    }
+}
+
+impl Watch {
+    /// The account's index as of the latest wake: read by `read` if no wait of the account has
+    /// read it since (the others wait for that read and share it). Call it after [`Watch::arm`],
+    /// so a wake after the read still wakes the wait.
+    pub async fn index<F, E>(&self, read: F) -> Result<Arc<Vec<sitetrail_sync_wire::SeriesHead>>, E>
+    where
+        F: std::future::Future<Output = Result<Vec<sitetrail_sync_wire::SeriesHead>, E>>,
+    {
+        let generation = self.shared.generation.load(Ordering::SeqCst);
+        let mut cached = self.shared.index.lock().await;
+        if let Some((at, index)) = cached.as_ref() {
+            if *at == generation {
+                return Ok(index.clone());
+            }
+        }
+        let index = Arc::new(read.await?);
+        *cached = Some((generation, index.clone()));
+        Ok(index)
     }
 }
 
@@ -137,6 +263,22 @@ impl Drop for Watch {
             if entry.1 == 0 {
                 accounts.remove(&self.account);
             }
+        }
+        if self.counted {
+            let mut addresses = self
+                .notifier
+                .addresses
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(address) = self.address {
+                if let Some(n) = addresses.0.get_mut(&address) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        addresses.0.remove(&address);
+                    }
+                }
+            }
+            addresses.1 = addresses.1.saturating_sub(1);
         }
     }
 }

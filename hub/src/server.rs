@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use deadpool_postgres::Pool;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -44,6 +44,8 @@ pub struct App {
     pub real_ip_header: Option<String>,
     /// The long-polls waiting in this process (woken by `crate::notify::listen`).
     pub notifier: Arc<crate::notify::Notifier>,
+    /// The quotas per account (`--quota-*`, `--max-new-accounts-per-hour`).
+    pub quotas: crate::quota::Quotas,
 }
 
 /// The most header bytes the hub buffers for one request.
@@ -68,6 +70,7 @@ pub struct Limits {
 pub fn router(app: App) -> Router {
     Router::new()
         .route(routes::ACCOUNTS, post(api::accounts::create))
+        .route(routes::ACCOUNT, delete(api::accounts::delete))
         .route(routes::DEVICES, get(api::devices::list))
         .route(
             routes::DEVICE,
@@ -79,6 +82,7 @@ pub fn router(app: App) -> Router {
         .route(routes::CLAIMS, post(api::claims::claim))
         .route(routes::CLAIMS_COMPLETE, post(api::claims::complete))
         .route(routes::CLAIMS_RELEASE, post(api::claims::release))
+        .route(routes::QUOTA, get(api::quota::quota))
         .route(routes::HEALTH, get(api::health::health))
         .fallback(no_route)
         .method_not_allowed_fallback(no_route)
@@ -108,7 +112,9 @@ async fn log_request(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
     let route = route.as_deref().unwrap_or("(no route)");
-    let ms = started.elapsed().as_millis();
+    let took = started.elapsed();
+    crate::metrics::METRICS.request(route, method.as_str(), status.as_u16(), took);
+    let ms = took.as_millis();
     if status.is_server_error() {
         tracing::warn!(%method, route, status = status.as_u16(), ms, "request failed");
     } else {
@@ -123,6 +129,18 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
+    shutdown: impl Future<Output = ()>,
+) {
+    serve_with(listener, router, limits, None, shutdown).await;
+}
+
+/// [`serve`], over TLS when `tls` is given (each connection's handshake within the header
+/// timeout, on its own task, so a slow handshake never holds the accept loop).
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    tls: Option<Arc<crate::tls::Tls>>,
     shutdown: impl Future<Output = ()>,
 ) {
     let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -162,11 +180,25 @@ pub async fn serve(
             limits,
             peer,
         };
-        let connection = http.serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
+        let Some(tls) = &tls else {
+            let connection = http.serve_connection(TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                // A connection's errors (a client that went away, a header timeout) are the client's.
+                let _ = connection.await;
+                drop(permit);
+            });
+            continue;
+        };
+        let (acceptor, http, watcher) = (tls.acceptor(), http.clone(), graceful.watcher());
         tokio::spawn(async move {
-            // A connection's errors (a client that went away, a header timeout) are the client's.
-            let _ = connection.await;
+            // A failed handshake (a client that does not trust the certificate, or speaks plain
+            // HTTP) is the client's: the connection is closed.
+            if let Ok(Ok(stream)) = tokio::time::timeout(limits.header_timeout, acceptor.accept(stream)).await
+            {
+                let connection = http.serve_connection(TokioIo::new(stream), service);
+                let _ = watcher.watch(connection).await;
+            }
             drop(permit);
         });
     }

@@ -11,16 +11,17 @@ use sitetrail::{NewVisit, Store, Timestamp};
 
 use crate::support::{connect, setup, Hub};
 
-/// A device: its database and key folder, and a runtime of its own for the engine.
-struct Device {
+/// A device: its database and key folder, and a runtime of its own for the engine (also used by
+/// `device_quota.rs`).
+pub(crate) struct Device {
     _dir: tempfile::TempDir,
-    store: Store,
-    keys: std::path::PathBuf,
-    rt: tokio::runtime::Runtime,
+    pub(crate) store: Store,
+    pub(crate) keys: std::path::PathBuf,
+    pub(crate) rt: tokio::runtime::Runtime,
 }
 
 impl Device {
-    fn new() -> Device {
+    pub(crate) fn new() -> Device {
         // Keys in files: these tests never touch the keyring of the person running them.
         sitetrail::sync::keystore::use_file_only();
         let dir = tempfile::tempdir().unwrap();
@@ -40,7 +41,7 @@ impl Device {
     }
 
     /// `n` visits to distinct pages, in one transaction.
-    fn record(&self, from: usize, n: usize) {
+    pub(crate) fn record(&self, from: usize, n: usize) {
         let base = Timestamp::now().as_micros() - 86_400_000_000;
         for i in from..from + n {
             self.store
@@ -56,7 +57,7 @@ impl Device {
     }
 
     /// Points the device at the hub's new address (a restarted hub listens on another port).
-    fn move_to(&self, url: &str) {
+    pub(crate) fn move_to(&self, url: &str) {
         self.store
             .write(None, |tx| {
                 tx.execute("UPDATE sync_link SET hub = ?1", [url])?;
@@ -65,11 +66,11 @@ impl Device {
             .unwrap();
     }
 
-    fn sync(&self) -> sitetrail::Result<engine::SyncReport> {
+    pub(crate) fn sync(&self) -> sitetrail::Result<engine::SyncReport> {
         self.rt.block_on(engine::sync_now(&self.store, &self.keys))
     }
 
-    fn urls(&self) -> Vec<String> {
+    pub(crate) fn urls(&self) -> Vec<String> {
         self.store
             .with_conn(|c| {
                 let mut s = c.prepare("SELECT url FROM visit ORDER BY url")?;

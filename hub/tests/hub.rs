@@ -7,15 +7,21 @@
 
 mod support;
 
+mod account_delete;
 mod accounts;
 mod auth;
 mod claims;
 mod cli;
 mod device_faults;
+mod device_quota;
 mod devices;
 mod docs;
 mod faults;
 mod limits;
 mod long_poll;
+mod metrics;
+mod quotas;
 mod records;
 mod schema;
+mod tls;
+mod wait_caps;

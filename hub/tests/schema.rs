@@ -191,7 +191,17 @@ async fn a_dump_after_a_sync_holds_only_what_the_hub_stores() {
             .insert(column.to_owned());
     }
     let expected: BTreeMap<String, BTreeSet<String>> = [
-        ("account", &["account_id", "login_sha256", "created_at"][..]),
+        (
+            "account",
+            &[
+                "account_id",
+                "login_sha256",
+                "created_at",
+                "bytes_stored",
+                "records_stored",
+                "claim_jobs",
+            ][..],
+        ),
         ("account_creation", &["address", "at"]),
         (
             "claim_job",

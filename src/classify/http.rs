@@ -16,6 +16,7 @@
 //! - Redirects are never followed: a POST is never re-sent anywhere the user did not name.
 
 mod errors;
+pub(crate) use errors::certificate_error;
 mod rate_limit;
 
 pub use errors::{send_error, status_error};

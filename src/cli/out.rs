@@ -124,15 +124,22 @@ pub(crate) fn stdin_is_terminal() -> bool {
 /// Asks `question` on stderr and reads the answer from stdin: true for `y` or `yes` (any case),
 /// false for anything else, an empty line or the end of input.
 pub(crate) fn confirm(question: &str) -> Result<bool> {
+    let answer = ask(&format!("{question} [y/N]"))?;
+    Ok(matches!(answer.to_lowercase().as_str(), "y" | "yes"))
+}
+
+/// Asks `question` on stderr and reads one line of answer from stdin (at most 1 KiB), trimmed;
+/// empty at the end of input.
+pub(crate) fn ask(question: &str) -> Result<String> {
     let _ = sink().flush();
     {
         let mut err = io::stderr().lock();
-        write!(err, "{} [y/N] ", escape(question))?;
+        write!(err, "{} ", escape(question))?;
         err.flush()?;
     }
     let mut answer = String::new();
     io::stdin().lock().take(1024).read_line(&mut answer)?;
-    Ok(matches!(answer.trim().to_lowercase().as_str(), "y" | "yes"))
+    Ok(answer.trim().to_owned())
 }
 
 /// Whether tables are coloured: stdout is a terminal, `NO_COLOR` is unset or empty, and `TERM` is

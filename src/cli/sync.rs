@@ -1,4 +1,5 @@
-//! `sitetrail sync setup|join|now|status|devices|leave`: this device's link to a hub.
+//! `sitetrail sync setup|join|now|status|devices|leave|delete-account`: this device's link to a
+//! hub, and the account on it.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -6,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use sitetrail::sync::client::{Transport, Trust, INSECURE_WARNING};
 use sitetrail::sync::engine;
 use sitetrail::sync::keystore::KeyPlace;
 use sitetrail::{Error, ErrorKind, Result, Store};
@@ -26,6 +28,15 @@ struct LinkArgs {
     /// This device's name, shown on the others [default: the host name].
     #[arg(long, value_name = "NAME")]
     device_name: Option<String>,
+    /// Allow a plain http:// hub on another machine (the login then crosses the network in
+    /// clear; said on every sync). Without it only https:// or this machine's own address
+    /// (localhost, 127.0.0.0/8, ::1) is accepted.
+    #[arg(long)]
+    allow_insecure_http: bool,
+    /// A PEM file of certificate authorities to trust for the hub besides the system's (a
+    /// private CA that signed the hub's certificate); kept in the link for every later sync.
+    #[arg(long, env = "SITETRAIL_SYNC_CA_FILE", value_name = "FILE")]
+    ca_file: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -75,6 +86,16 @@ struct LeaveArgs {
     json: bool,
 }
 
+#[derive(Args, Debug)]
+struct DeleteAccountArgs {
+    /// Delete without asking (else: type the first 8 characters of the account's id).
+    #[arg(long)]
+    yes: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum SyncCommand {
     /// Creates an account on the hub and links this device to it; prints the recovery key once.
@@ -91,6 +112,25 @@ enum SyncCommand {
     /// This device leaves the account, after sending what it queued (its history stays here;
     /// the others keep what it sent).
     Leave(LeaveArgs),
+    /// Deletes the account on the hub, with everything of it there, for every device (asks
+    /// first). The history on each device stays; this device's link and sync key are removed.
+    DeleteAccount(DeleteAccountArgs),
+}
+
+impl LinkArgs {
+    fn transport(&self) -> Result<Transport> {
+        Ok(Transport {
+            allow_insecure_http: self.allow_insecure_http,
+            trust: Trust::load(self.ca_file.as_deref())?,
+        })
+    }
+
+    /// Said once more right after linking: the user asked for it, and it stays true.
+    fn warn_if_insecure(&self) {
+        if self.allow_insecure_http && sitetrail::sync::client::is_insecure(&self.hub) {
+            out::note(&format!("warning: {INSECURE_WARNING}"));
+        }
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -125,8 +165,14 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
     let rt = runtime()?;
     match args.command {
         SyncCommand::Setup(a) => {
-            let (linked, key) =
-                rt.block_on(engine::setup(store, &key_dir, &a.hub, a.device_name.as_deref()))?;
+            let (linked, key) = rt.block_on(engine::setup_with(
+                store,
+                &key_dir,
+                &a.hub,
+                a.device_name.as_deref(),
+                a.transport()?,
+            ))?;
+            a.warn_if_insecure();
             if a.json {
                 return out::json(&json!({
                     "account_id": linked.account_id,
@@ -158,13 +204,15 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
         }
         SyncCommand::Join(a) => {
             let key = read_recovery_key()?;
-            let linked = rt.block_on(engine::join(
+            let linked = rt.block_on(engine::join_with(
                 store,
                 &key_dir,
                 &a.hub,
                 a.device_name.as_deref(),
                 &key,
+                a.transport()?,
             ))?;
+            a.warn_if_insecure();
             // The first sync, at once: the device is joined whatever it brings (a failure here
             // is said, and the background sync or `sync now` tries again).
             let first = rt.block_on(engine::sync_now(store, &key_dir));
@@ -198,6 +246,12 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             }
         }
         SyncCommand::Now(a) => {
+            if store
+                .with_conn(engine::get_link)?
+                .is_some_and(|l| l.insecure_http)
+            {
+                out::note(&format!("warning: {INSECURE_WARNING}"));
+            }
             let r = rt.block_on(engine::sync_now(store, &key_dir))?;
             if a.json {
                 return out::json(&r);
@@ -232,6 +286,11 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     "linked_at": l.map(|l| l.linked_at),
                     "last_sync_at": l.and_then(|l| l.last_sync_at),
                     "last_error": l.and_then(|l| l.last_error.as_ref()),
+                    // The user allowed a plain http:// hub on another machine: the login crosses
+                    // the network in clear. Null when not linked.
+                    "insecure_http": l.map(|l| l.insecure_http),
+                    // The PEM file of certificate authorities trusted for the hub (--ca-file).
+                    "ca_file": l.and_then(|l| l.ca_file.as_ref()),
                     "pending": s.pending,
                     "devices": s.devices,
                     // `keyring`, `file`, or `missing` (linked, but the key is in neither); null
@@ -247,6 +306,15 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 return out::line("not linked to a hub (`sitetrail sync setup --hub URL`, or `sitetrail sync join --hub URL`)");
             };
             out::line(&format!("linked to {} as {}", l.hub, out::escape(&l.device_name)))?;
+            if l.insecure_http {
+                out::line(&format!("warning: {INSECURE_WARNING}"))?;
+            }
+            if let Some(ca) = &l.ca_file {
+                out::line(&format!(
+                    "trusting the certificate authorities of {}",
+                    out::escape(ca)
+                ))?;
+            }
             out::line(&match l.last_sync_at {
                 Some(t) => format!("last sync: {}", human::local_time(t)),
                 None => "last sync: never".to_owned(),
@@ -314,6 +382,38 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 out::line(&line)?;
             }
             Ok(())
+        }
+        SyncCommand::DeleteAccount(a) => {
+            let link = store.with_conn(engine::get_link)?.ok_or_else(|| Error::Sync {
+                kind: ErrorKind::NotFound,
+                message: "this device is not linked to a hub: there is no account to delete".into(),
+            })?;
+            if !a.yes {
+                let id = link.account_id.simple().to_string();
+                let short = id.get(..8).unwrap_or(&id);
+                let answer = out::ask(&format!(
+                    "This deletes the account {} on {} and everything of it there, for every device \
+                     (the history on each device stays). Type {short} to delete it:",
+                    link.account_id, link.hub
+                ))?;
+                if answer != short {
+                    return Err(Error::Conflict("not confirmed: nothing was deleted".into()));
+                }
+            }
+            let link = rt.block_on(sitetrail::sync::account::delete_account(store, &key_dir))?;
+            if a.json {
+                return out::json(&json!({
+                    "deleted": true,
+                    "hub": link.hub,
+                    "account_id": link.account_id,
+                    "device_id": link.device_id,
+                }));
+            }
+            out::line(&format!(
+                "the account was deleted on {}, with everything of it there; this device's history stays here, \
+                 and its link and sync key are removed. The other devices are told on their next sync.",
+                link.hub
+            ))
         }
         SyncCommand::Leave(a) => {
             let left = rt.block_on(engine::leave(store, &key_dir, a.force))?;

@@ -50,6 +50,165 @@ pub fn normalise_hub_url(input: &str) -> Result<String> {
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
+/// How this device may reach its hub: what the user allowed when linking it.
+#[derive(Clone, Debug, Default)]
+pub struct Transport {
+    /// Plain `http://` to a host that is not this machine (`--allow-insecure-http`, kept in the
+    /// link): the login crosses the network in clear.
+    pub allow_insecure_http: bool,
+    /// Certificate authorities trusted for the hub besides the system's ([`Trust::load`]).
+    pub trust: Trust,
+}
+
+/// The environment variable naming a PEM file of certificate authorities to trust for the hub,
+/// when the link names none (`--ca-file` at setup or join is kept in the link).
+pub const CA_FILE_VAR: &str = "SITETRAIL_SYNC_CA_FILE";
+
+/// Certificate authorities trusted for the hub besides the system's: a private CA's.
+#[derive(Clone, Default)]
+pub struct Trust {
+    /// The file they came from.
+    pub file: Option<std::path::PathBuf>,
+    certificates: Vec<reqwest::Certificate>,
+}
+
+impl std::fmt::Debug for Trust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trust")
+            .field("file", &self.file)
+            .field("certificates", &self.certificates.len())
+            .finish()
+    }
+}
+
+impl Trust {
+    /// Reads the PEM certificates of `file`, else of the file [`CA_FILE_VAR`] names, else none
+    /// (blocking: a file read).
+    pub fn load(file: Option<&std::path::Path>) -> Result<Trust> {
+        let from_env = std::env::var_os(CA_FILE_VAR)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from);
+        let Some(file) = file.map(std::path::Path::to_path_buf).or(from_env) else {
+            return Ok(Trust::default());
+        };
+        crate::blocking::note("ca file");
+        let bad = |why: String| {
+            Error::InvalidInput(format!(
+                "the certificate authority file {} is not usable: {why}",
+                file.display()
+            ))
+        };
+        let pem = std::fs::read(&file).map_err(|e| bad(e.to_string()))?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+        if certificates.is_empty() {
+            return Err(bad(
+                "it holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into()
+            ));
+        }
+        Ok(Trust {
+            file: Some(file),
+            certificates,
+        })
+    }
+}
+
+/// Whether `url`'s host is this machine: `localhost`, 127.0.0.0/8 or ::1 (also as
+/// `::ffff:127.x.x.x`). Other names are not trusted to resolve to it.
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        None => false,
+    }
+}
+
+/// True if a request to `hub` would carry the login in clear over a network: `http://` to a host
+/// that is not this machine. A URL that does not parse is not judged here ([`normalise_hub_url`]
+/// refuses it).
+pub fn is_insecure(hub: &str) -> bool {
+    url::Url::parse(hub.trim()).is_ok_and(|url| url.scheme() == "http" && !is_loopback(&url))
+}
+
+/// Refuses a hub reached in clear over a network unless the user allowed it.
+pub fn check_transport(hub: &str, transport: &Transport) -> Result<()> {
+    if is_insecure(hub) && !transport.allow_insecure_http {
+        return Err(Error::InvalidInput(format!(
+            "the hub at {} is plain http:// on another machine: its login would cross the network in clear, \
+             and anyone on the way could push into the account or make its devices leave. Use https:// \
+             (README, \"Sync hub\"), or, on a network that is yours alone, link with --allow-insecure-http \
+             (`sitetrail sync leave`, then `sitetrail sync join --hub URL --allow-insecure-http`)",
+            hub.trim().trim_end_matches('/')
+        )));
+    }
+    Ok(())
+}
+
+/// What `sync status` and every sync say while a hub is reached in clear.
+pub const INSECURE_WARNING: &str = "the hub is reached over plain http:// (--allow-insecure-http): \
+     the login crosses the network in clear";
+
+/// What a device says when the hub refuses a write at the account's quota: the hub's figures, in
+/// plain words, and that nothing is lost (the records stay sealed here and go once there is room).
+pub fn quota_full(refusal: &wire::QuotaRefusal) -> String {
+    let (used, limit) = (refusal.used, refusal.limit);
+    let figures = match refusal.quota {
+        wire::Quota::Bytes => bytes_of(used, limit),
+        wire::Quota::Records => format!("{used} of {limit} records"),
+        wire::Quota::Devices => format!("{used} of {limit} devices (those that left included)"),
+        wire::Quota::ClaimJobs => format!("{used} of {limit} classification jobs"),
+        wire::Quota::Leases => format!("{used} of {limit} claims held at once"),
+    };
+    format!(
+        "the hub's quota for this account is full: {figures}; what is recorded here stays here and is sent \
+         once there is room (ask the hub's operator for more)"
+    )
+}
+
+/// `used` of `limit` bytes in the limit's unit: `2.0 of 2.0 GiB`.
+fn bytes_of(used: u64, limit: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    match UNITS.iter().find(|(_, size)| limit >= *size) {
+        Some((unit, size)) => {
+            #[allow(clippy::cast_precision_loss)] // one decimal is shown
+            let (u, l) = (used as f64 / *size as f64, limit as f64 / *size as f64);
+            format!("{u:.1} of {l:.1} {unit}")
+        }
+        None => format!("{used} of {limit} bytes"),
+    }
+}
+
+/// Who asks, which says what a refused login (401) means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Caller {
+    /// A device joining with a recovery key the user just gave: the key is wrong (or the URL).
+    Joining,
+    /// A linked device, whose key opened the account before: the account is gone from the hub.
+    Linked,
+}
+
+/// What a linked device is told when its login opens nothing any more.
+pub const ACCOUNT_GONE: &str = "the account was deleted on the hub, or its recovery key was replaced: \
+     join again with the new key (`sitetrail sync leave --force`, then `sitetrail sync join`); nothing recorded here is lost";
+
+impl Caller {
+    fn unauthorized(self) -> &'static str {
+        match self {
+            Caller::Joining => {
+                "this recovery key does not open an account on this hub (check the key, and the hub URL)"
+            }
+            Caller::Linked => ACCOUNT_GONE,
+        }
+    }
+}
+
 /// A client of one hub, for one account (and, once registered, one device).
 #[derive(Clone)]
 pub struct HubClient {
@@ -71,18 +230,38 @@ impl std::fmt::Debug for HubClient {
 }
 
 impl HubClient {
-    /// A client of the hub at `base` (from [`normalise_hub_url`]).
+    /// A client of the hub at `base` (from [`normalise_hub_url`]), over https or to this machine.
     pub fn new(base: &str, account: Uuid, login: Login, device: Option<Uuid>) -> Result<HubClient> {
-        let http = reqwest::Client::builder()
+        HubClient::with_transport(base, account, login, device, &Transport::default())
+    }
+
+    /// A client of the hub at `base`, reached as `transport` allows ([`check_transport`]).
+    pub fn with_transport(
+        base: &str,
+        account: Uuid,
+        login: Login,
+        device: Option<Uuid>,
+        transport: &Transport,
+    ) -> Result<HubClient> {
+        let base = normalise_hub_url(base)?;
+        check_transport(&base, transport)?;
+        if is_insecure(&base) {
+            tracing::warn!(hub = %base, "{INSECURE_WARNING}");
+        }
+        let mut http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("sitetrail/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("sitetrail/", env!("CARGO_PKG_VERSION")));
+        for certificate in &transport.trust.certificates {
+            http = http.add_root_certificate(certificate.clone());
+        }
+        let http = http
             .build()
             .map_err(|e| sync_error(ErrorKind::Internal, format!("cannot make an HTTP client: {e}")))?;
         Ok(HubClient {
             http,
-            base: normalise_hub_url(base)?,
+            base,
             account,
             login,
             device,
@@ -101,6 +280,29 @@ impl HubClient {
         body: Option<&B>,
         auth: bool,
     ) -> Result<Option<T>> {
+        self.call_as(method, path, body, auth, Caller::Linked).await
+    }
+
+    async fn call_as<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        auth: bool,
+        caller: Caller,
+    ) -> Result<Option<T>> {
+        Ok(self.exchange(method, path, body, auth, caller).await?.0)
+    }
+
+    /// A request and its answer, with the answer's `Retry-After` (seconds) if it had one.
+    async fn exchange<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        auth: bool,
+        caller: Caller,
+    ) -> Result<(Option<T>, Option<u64>)> {
         let url = format!("{}{path}", self.base);
         let mut req = self.http.request(method, &url);
         if auth {
@@ -113,6 +315,17 @@ impl HubClient {
             req = req.json(b);
         }
         let mut resp = req.send().await.map_err(|e| {
+            if let Some(why) = crate::classify::http::certificate_error(&e) {
+                return sync_error(
+                    ErrorKind::NeedsUser,
+                    format!(
+                        "the hub at {}: its TLS certificate is not trusted ({why}); nothing was sent. If it is \
+                         signed by your own certificate authority, give that authority's PEM file with --ca-file \
+                         (sync setup or join) or {CA_FILE_VAR}",
+                        self.base
+                    ),
+                );
+            }
             let why = if e.is_timeout() {
                 "it did not answer in time"
             } else if e.is_connect() {
@@ -129,6 +342,11 @@ impl HubClient {
             )
         })?;
         let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
         let cap = if status.is_success() {
             wire::limits::MAX_BODY_BYTES
         } else {
@@ -147,7 +365,7 @@ impl HubClient {
             })?;
         if status.is_success() {
             if status == StatusCode::NO_CONTENT {
-                return Ok(None);
+                return Ok((None, retry_after));
             }
             if truncated {
                 return Err(sync_error(
@@ -155,24 +373,28 @@ impl HubClient {
                     format!("the hub at {} sent an answer over the size limit", self.base),
                 ));
             }
-            return serde_json::from_slice(&bytes).map(Some).map_err(|_| {
-                sync_error(
-                    ErrorKind::ProviderFailed,
-                    format!(
+            return serde_json::from_slice(&bytes)
+                .map(|v| (Some(v), retry_after))
+                .map_err(|_| {
+                    sync_error(
+                        ErrorKind::ProviderFailed,
+                        format!(
                         "the hub at {} answered something that is not the sync API (is it a Sitetrail hub?)",
                         self.base
                     ),
-                )
-            });
+                    )
+                });
         }
-        let said = serde_json::from_slice::<wire::ErrorBody>(&bytes)
+        let body = serde_json::from_slice::<wire::ErrorBody>(&bytes).ok();
+        let said = body
+            .as_ref()
             .map(|b| crate::error::truncate_chars(&b.message.replace(|c: char| c.is_control(), " "), 300))
-            .unwrap_or_else(|_| format!("HTTP {}", status.as_u16()));
+            .unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
+        if let Some(refusal) = body.and_then(|b| b.quota) {
+            return Err(sync_error(ErrorKind::RateLimited, quota_full(&refusal)));
+        }
         Err(match status {
-            StatusCode::UNAUTHORIZED => sync_error(
-                ErrorKind::NeedsUser,
-                "this recovery key does not open an account on this hub (check the key, and the hub URL)",
-            ),
+            StatusCode::UNAUTHORIZED => sync_error(ErrorKind::NeedsUser, caller.unauthorized()),
             StatusCode::FORBIDDEN => sync_error(
                 ErrorKind::NeedsUser,
                 "this device has left the account on this hub; join it again with `sitetrail sync join`",
@@ -222,10 +444,25 @@ impl HubClient {
         Ok(())
     }
 
-    /// Registers (or touches) `device`.
+    /// Registers (or touches) `device`: the first call of a device joining, so a refused login
+    /// means the key given (not an account deleted since).
     pub async fn register_device(&self, device: Uuid) -> Result<wire::DeviceInfo> {
-        self.json::<(), _>(Method::PUT, &routes::device(device), None)
-            .await
+        self.call_as::<(), _>(Method::PUT, &routes::device(device), None, true, Caller::Joining)
+            .await?
+            .ok_or_else(|| {
+                sync_error(
+                    ErrorKind::ProviderFailed,
+                    format!("the hub at {} sent no answer where one was due", self.base),
+                )
+            })
+    }
+
+    /// Deletes the account on the hub, with every record, device and claim of it.
+    pub async fn delete_account(&self) -> Result<()> {
+        let _: Option<serde_json::Value> = self
+            .call::<(), _>(Method::DELETE, routes::ACCOUNT, None, true)
+            .await?;
+        Ok(())
     }
 
     /// `device` leaves the account.
@@ -285,10 +522,22 @@ impl HubClient {
             routes::INDEX_WAIT,
             series.as_str()
         );
-        Ok(self
-            .json::<(), wire::IndexResponse>(Method::GET, &path, None)
-            .await?
-            .series)
+        let (answer, retry_after) = self
+            .exchange::<(), wire::IndexResponse>(Method::GET, &path, None, true, Caller::Linked)
+            .await?;
+        let answer = answer.ok_or_else(|| {
+            sync_error(
+                ErrorKind::ProviderFailed,
+                format!("the hub at {} sent no answer where one was due", self.base),
+            )
+        })?;
+        // The hub answered at once because it holds as many waits as it will (of this account,
+        // this address, or in all): spend the wait here before the caller asks again, so a
+        // device never asks in a loop.
+        if let Some(seconds) = retry_after {
+            tokio::time::sleep(Duration::from_secs(seconds).min(wait)).await;
+        }
+        Ok(answer.series)
     }
 
     /// Asks for claims on `items` for `lease_ms`; one answer per item.
@@ -352,5 +601,64 @@ impl HubClient {
             series.as_str()
         );
         self.json::<(), _>(Method::GET, &path, None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_quota_is_said_in_the_limits_unit() {
+        let said = quota_full(&wire::QuotaRefusal {
+            quota: wire::Quota::Bytes,
+            used: 2_147_000_000,
+            limit: 2 << 30,
+            wanted: 5_000,
+        });
+        assert!(
+            said.starts_with("the hub's quota for this account is full: 2.0 of 2.0 GiB;"),
+            "{said}"
+        );
+        assert_eq!(bytes_of(1536, 64 << 10), "1.5 of 64.0 KiB");
+        assert_eq!(bytes_of(10, 100), "10 of 100 bytes");
+    }
+
+    #[test]
+    fn only_plain_http_to_another_machine_is_insecure() {
+        for here in [
+            "http://127.0.0.1:8470",
+            "http://127.1.2.3",
+            "http://localhost:8470/",
+            "http://LOCALHOST",
+            "http://[::1]:8470",
+            "http://[::ffff:127.0.0.1]:8470",
+            "https://192.0.2.2",
+            "https://hub.example.org",
+        ] {
+            assert!(!is_insecure(here), "{here}");
+            check_transport(here, &Transport::default()).unwrap();
+        }
+        for away in [
+            "http://192.0.2.2:8470",
+            "http://hub.example.org",
+            "http://localhost.example.org",
+            "http://127.0.0.1.example.org",
+            "http://[fd00::2]",
+            "http://0.0.0.0:8470",
+        ] {
+            assert!(is_insecure(away), "{away}");
+            let e = check_transport(away, &Transport::default()).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidInput);
+            assert!(e.to_string().contains("--allow-insecure-http"), "{e}");
+            check_transport(
+                away,
+                &Transport {
+                    allow_insecure_http: true,
+                    ..Transport::default()
+                },
+            )
+            .unwrap();
+        }
     }
 }

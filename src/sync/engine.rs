@@ -22,7 +22,7 @@ use rusqlite::named_params;
 
 use sitetrail_sync_wire::Series;
 
-use super::client::HubClient;
+use super::client::{HubClient, Transport, Trust};
 use super::crypto::AccountKeys;
 use super::keystore;
 use super::link::not_linked;
@@ -32,7 +32,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;
 
 pub use super::link::{
-    default_device_name, get_link, join, leave, setup, Left, Link, Linked, MAX_DEVICE_NAME,
+    default_device_name, get_link, join, join_with, leave, setup, setup_with, Left, Link, Linked,
+    MAX_DEVICE_NAME,
 };
 pub use super::push::{pending, OPS_PER_RECORD};
 pub use super::status::{
@@ -57,10 +58,11 @@ pub(crate) struct Session {
 
 pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
     let (store, dir) = (store.clone(), key_dir.to_path_buf());
-    let (link, secret) = blocking::run(move || {
+    let (link, secret, trust) = blocking::run(move || {
         let link = store.with_conn(get_link)?.ok_or_else(not_linked)?;
         let secret = keystore::load(&dir, link.account_id, link.device_id)?;
-        Ok((link, secret))
+        let trust = Trust::load(link.ca_file.as_deref().map(Path::new))?;
+        Ok((link, secret, trust))
     })
     .await?;
     let keys = secret.keys();
@@ -70,11 +72,15 @@ pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
             message: "this device's sync key is not the key of its account; run `sitetrail sync leave`, then join again".into(),
         });
     }
-    let client = HubClient::new(
+    let client = HubClient::with_transport(
         &link.hub,
         link.account_id,
         keys.login.clone(),
         Some(link.device_id),
+        &Transport {
+            allow_insecure_http: link.insecure_http,
+            trust,
+        },
     )?;
     Ok(Session { link, keys, client })
 }

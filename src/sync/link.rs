@@ -6,7 +6,7 @@ use std::path::Path;
 use rusqlite::{named_params, Connection, OptionalExtension};
 use uuid::Uuid;
 
-use super::client::{normalise_hub_url, HubClient};
+use super::client::{check_transport, normalise_hub_url, HubClient, Transport};
 use super::crypto::AccountSecret;
 use super::engine::{send_waiting, session};
 use super::push::pending;
@@ -44,6 +44,10 @@ pub struct Link {
     pub notice: Option<String>,
     /// When it did.
     pub notice_at: Option<Timestamp>,
+    /// The user allowed a plain `http://` hub on another machine (`--allow-insecure-http`).
+    pub insecure_http: bool,
+    /// A PEM file of certificate authorities trusted for the hub (`--ca-file`).
+    pub ca_file: Option<String>,
 }
 
 /// The link, if this database has one.
@@ -51,7 +55,7 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
     let row = conn
         .prepare_cached(
             r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error,
-                      notice, notice_at
+                      notice, notice_at, insecure_http, ca_file
                FROM sync_link"#,
         )?
         .query_row([], |r| {
@@ -65,10 +69,25 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
                 r.get::<_, Option<String>>("last_error")?,
                 r.get::<_, Option<String>>("notice")?,
                 r.get::<_, Option<Timestamp>>("notice_at")?,
+                r.get::<_, bool>("insecure_http")?,
+                r.get::<_, Option<String>>("ca_file")?,
             ))
         })
         .optional()?;
-    let Some((hub, a, d, device_name, linked_at, last_sync_at, last_error, notice, notice_at)) = row else {
+    let Some((
+        hub,
+        a,
+        d,
+        device_name,
+        linked_at,
+        last_sync_at,
+        last_error,
+        notice,
+        notice_at,
+        insecure_http,
+        ca_file,
+    )) = row
+    else {
         return Ok(None);
     };
     let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
@@ -87,6 +106,8 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
         last_error,
         notice,
         notice_at,
+        insecure_http,
+        ca_file,
     }))
 }
 
@@ -153,8 +174,10 @@ async fn link(
     name: Option<&str>,
     secret: &AccountSecret,
     create: bool,
+    transport: Transport,
 ) -> Result<Linked> {
     let hub = normalise_hub_url(hub)?;
+    check_transport(&hub, &transport)?;
     let name = clean_name(name)?;
     {
         let store = store.clone();
@@ -162,7 +185,13 @@ async fn link(
     }
     let keys = secret.keys();
     let device = Uuid::now_v7();
-    let client = HubClient::new(&hub, keys.account_id, keys.login.clone(), Some(device))?;
+    let client = HubClient::with_transport(
+        &hub,
+        keys.account_id,
+        keys.login.clone(),
+        Some(device),
+        &transport,
+    )?;
     if create {
         client.create_account().await?;
     }
@@ -172,7 +201,7 @@ async fn link(
     let device_name = name.clone();
     let linked = blocking::run(move || {
         keystore::save(&dir, account, device, &secret)?;
-        let written = write_link(&st, (&hub, account, device), &device_name);
+        let written = write_link(&st, (&hub, account, device), &device_name, &transport);
         if written.is_err() {
             // Nothing stays behind: the key goes with the link that was not written.
             if let Err(e) = keystore::delete(&dir, account, device) {
@@ -199,16 +228,23 @@ async fn link(
 
 /// Writes the link, this device's name and everything it holds for the account, in one
 /// transaction.
-fn write_link(store: &Store, (hub, account, device): (&str, Uuid, Uuid), device_name: &str) -> Result<()> {
+fn write_link(
+    store: &Store,
+    (hub, account, device): (&str, Uuid, Uuid),
+    device_name: &str,
+    transport: &Transport,
+) -> Result<()> {
     let now = store.now();
     store.write(Some(Change::Visits), |tx| {
         tx.prepare_cached(
-            r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at)
-               VALUES (1, :hub, :a, :d, :n, :now)"#,
+            r#"INSERT INTO sync_link (singleton, hub, account_id, device_id, device_name, linked_at,
+                                      insecure_http, ca_file)
+               VALUES (1, :hub, :a, :d, :n, :now, :insecure, :ca)"#,
         )?
         .execute(named_params! {
             ":hub": hub, ":a": account.as_bytes().as_slice(), ":d": device.as_bytes().as_slice(),
-            ":n": device_name, ":now": now,
+            ":n": device_name, ":now": now, ":insecure": transport.allow_insecure_http,
+            ":ca": transport.trust.file.as_ref().map(|f| f.to_string_lossy().into_owned()),
         })?;
         // The clock starts past every clock this database holds (from an earlier link): what
         // is queued again below keeps its own, older clock, and a new change beats it.
@@ -227,8 +263,19 @@ fn write_link(store: &Store, (hub, account, device): (&str, Uuid, Uuid), device_
 /// Creates an account on the hub at `hub` and links this device to it (the first device).
 /// Returns the link and the recovery key, to show the user once.
 pub async fn setup(store: &Store, key_dir: &Path, hub: &str, name: Option<&str>) -> Result<(Linked, String)> {
+    setup_with(store, key_dir, hub, name, Transport::default()).await
+}
+
+/// [`setup`], reaching the hub as `transport` allows (kept in the link for every later sync).
+pub async fn setup_with(
+    store: &Store,
+    key_dir: &Path,
+    hub: &str,
+    name: Option<&str>,
+    transport: Transport,
+) -> Result<(Linked, String)> {
     let secret = AccountSecret::generate();
-    let linked = link(store, key_dir, hub, name, &secret, true).await?;
+    let linked = link(store, key_dir, hub, name, &secret, true, transport).await?;
     Ok((linked, secret.recovery_key()))
 }
 
@@ -240,11 +287,23 @@ pub async fn join(
     name: Option<&str>,
     recovery_key: &str,
 ) -> Result<Linked> {
+    join_with(store, key_dir, hub, name, recovery_key, Transport::default()).await
+}
+
+/// [`join`], reaching the hub as `transport` allows (kept in the link for every later sync).
+pub async fn join_with(
+    store: &Store,
+    key_dir: &Path,
+    hub: &str,
+    name: Option<&str>,
+    recovery_key: &str,
+    transport: Transport,
+) -> Result<Linked> {
     let secret = AccountSecret::from_recovery_key(recovery_key).map_err(|e| Error::Sync {
         kind: ErrorKind::NeedsUser,
         message: format!("{e}; nothing was changed"),
     })?;
-    link(store, key_dir, hub, name, &secret, false).await
+    link(store, key_dir, hub, name, &secret, false, transport).await
 }
 
 /// What leaving did.
@@ -272,6 +331,32 @@ fn refusal(why: &Error, unsent: u64) -> Error {
         kind: why.kind(),
         message,
     }
+}
+
+/// The local tables of a link, emptied when the device leaves the account (or deletes it): the
+/// registers' clocks (`sync_register`) stay, so a later link never overrides a newer change.
+const LINK_TABLES: [&str; 5] = [
+    "sync_link",
+    "sync_op",
+    "sync_sealed",
+    "sync_applied",
+    "sync_device",
+];
+
+/// Removes this device's link, what it had queued or applied, and its key (keyring entry and
+/// file): what leaving and deleting the account end with. The history stays.
+pub(crate) async fn unlink(store: &Store, key_dir: &Path, link: &Link) -> Result<()> {
+    let (store, dir, l) = (store.clone(), key_dir.to_path_buf(), link.clone());
+    blocking::run(move || {
+        store.write(None, |tx| {
+            for table in LINK_TABLES {
+                tx.execute(&format!("DELETE FROM {table}"), [])?;
+            }
+            Ok(())
+        })?;
+        keystore::delete(&dir, l.account_id, l.device_id)
+    })
+    .await
 }
 
 /// This device leaves the account. What it queued is pushed first (so the account keeps every
@@ -310,22 +395,6 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
         }
         Err(e) => return Err(e),
     };
-    let (store, dir, l) = (store.clone(), key_dir.to_path_buf(), link.clone());
-    blocking::run(move || {
-        store.write(None, |tx| {
-            for table in [
-                "sync_link",
-                "sync_op",
-                "sync_sealed",
-                "sync_applied",
-                "sync_device",
-            ] {
-                tx.execute(&format!("DELETE FROM {table}"), [])?;
-            }
-            Ok(())
-        })?;
-        keystore::delete(&dir, l.account_id, l.device_id)
-    })
-    .await?;
+    unlink(store, key_dir, &link).await?;
     Ok(Left { link, pushed, unsent })
 }

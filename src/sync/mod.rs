@@ -10,9 +10,11 @@
 //!   [`heal`]: a device whose series no longer matches the hub's goes on as a new one;
 //!   [`apply`]: other devices' operations applied through the local write paths, deletions winning;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
+//! - [`account`]: deleting the whole account on the hub;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
 //!   all of the devices.
 
+pub mod account;
 pub mod apply;
 pub mod background;
 pub mod claims;

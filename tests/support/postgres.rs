@@ -346,6 +346,18 @@ impl Postgres {
         check("psql (restore)", &out);
     }
 
+    /// A `pg_dump --data-only` of database `db`: every row of every table, as text (uuids
+    /// hyphenated, bytea as `\\x` and hex), without the schema.
+    pub fn dump_data(&self, db: &str) -> String {
+        let out = self
+            .client_command("pg_dump")
+            .args(["--data-only", "-d", db])
+            .output()
+            .expect("run pg_dump");
+        check("pg_dump --data-only", &out);
+        String::from_utf8(out.stdout).expect("a UTF-8 dump")
+    }
+
     /// Stops the server (fast shutdown: connections are closed), keeping its files.
     pub fn stop(&self) {
         let out = self

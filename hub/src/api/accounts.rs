@@ -1,21 +1,24 @@
+//! `DELETE /v1/account`: the account holder deletes the account and everything of it
+//! ([`crate::accounts::delete`]).
+//!
 //! `POST /v1/accounts`: a new account, at most [`limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE`]
-//! created per network address in any minute (a sliding window, counted in PostgreSQL under a
-//! per-address advisory lock, so every hub process shares the count and two requests at once
-//! cannot both take the last place).
+//! created per network address in any minute, and at most `--max-new-accounts-per-hour` over
+//! every address (sliding windows, counted in PostgreSQL under one advisory lock, so every hub
+//! process shares the counts and two requests at once cannot both take the last place).
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
 use sitetrail_sync_wire::{limits, AccountCreated};
 
-use crate::auth::{login_hash, login_matches};
+use crate::auth::{login_hash, login_matches, Authed};
 use crate::body::{client_address, Body, Peer};
 use crate::error::{HubError, HubResult};
 use crate::request::parse_create_account;
 use crate::server::App;
 
-/// The first key of the per-address advisory lock ("ST"); the second is the address's hash.
-const RATE_LOCK_CLASS: i32 = 0x5354;
+/// The advisory lock creations take turns under ("ST", then "AC").
+const RATE_LOCK: (i32, i32) = (0x5354, 0x4143);
 
 /// Creates the account: 201; 200 if it exists with this very login (a repeated request whose
 /// answer was lost); 409 if the id is another login's; 429 past the per-address limit.
@@ -30,21 +33,46 @@ pub async fn create(
         .ok_or_else(|| HubError::BadRequest("the client's address is unknown".into()))?;
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    // One creation at a time per address (any hub process), so the count below stays true.
+    // One creation at a time (any hub process), so the counts below stay true. Creations are
+    // rare: a turn costs nothing that matters.
     tx.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext(host($2)))",
-        &[&RATE_LOCK_CLASS, &address],
+        "SELECT pg_advisory_xact_lock($1, $2)",
+        &[&RATE_LOCK.0, &RATE_LOCK.1],
     )
     .await?;
     let expired = tx
-        .prepare_cached("DELETE FROM account_creation WHERE at <= now() - interval '1 minute'")
+        .prepare_cached("DELETE FROM account_creation WHERE at <= now() - interval '1 hour'")
         .await?;
     tx.execute(&expired, &[]).await?;
+    if let Some(per_hour) = app.quotas.new_accounts_per_hour {
+        let all = tx
+            .prepare_cached(
+                r#"SELECT count(*) AS n,
+                          ceil(extract(epoch FROM min(at) + interval '1 hour' - now()))::int8 AS wait_s
+                   FROM account_creation"#,
+            )
+            .await?;
+        let row = tx.query_one(&all, &[]).await?;
+        let (n, wait_s): (i64, Option<i64>) = (row.get("n"), row.get("wait_s"));
+        if u64::try_from(n).unwrap_or(u64::MAX) >= u64::from(per_hour) {
+            tx.commit().await?;
+            tracing::warn!(
+                per_hour,
+                "new accounts refused: the hub's hourly limit is reached"
+            );
+            return Err(HubError::TooManyRequests {
+                message: format!(
+                    "this hub creates at most {per_hour} accounts an hour (--max-new-accounts-per-hour); try again later"
+                ),
+                retry_after_s: u64::try_from(wait_s.unwrap_or(3600)).unwrap_or(1).clamp(1, 3600),
+            });
+        }
+    }
     let count = tx
         .prepare_cached(
             r#"SELECT count(*) AS n,
                       ceil(extract(epoch FROM min(at) + interval '1 minute' - now()))::int8 AS wait_s
-               FROM account_creation WHERE address = $1"#,
+               FROM account_creation WHERE address = $1 AND at > now() - interval '1 minute'"#,
         )
         .await?;
     let row = tx.query_one(&count, &[&address]).await?;
@@ -102,4 +130,25 @@ pub async fn create(
             account_id: request.account_id,
         }),
     ))
+}
+
+/// Deletes the account the login opens, and every record, device and claim of it, in one
+/// transaction: 204. Afterwards its login opens nothing (401), and its id can be created again.
+pub async fn delete(State(app): State<App>, authed: Authed) -> HubResult<StatusCode> {
+    let mut client = app.pool.get().await?;
+    let tx = client.transaction().await?;
+    let deleted = crate::accounts::delete(&tx, authed.account_id).await?;
+    tx.commit().await?;
+    // Another request deleted it between the login and here: it is gone all the same.
+    let Some(deleted) = deleted else {
+        return Err(HubError::Unauthorized);
+    };
+    app.notifier.wake(authed.account_id);
+    tracing::info!(
+        devices = deleted.devices,
+        records = deleted.records,
+        claim_jobs = deleted.claim_jobs,
+        "account deleted by its holder"
+    );
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -2,12 +2,16 @@
 //! hub. `POST /v1/claims` in one short transaction:
 //!
 //! ```text
-//! INSERT the missing jobs ... ON CONFLICT DO NOTHING      (tokens sorted: no deadlock)
+//! lock the account's row                                  (claims of one account take turns,
+//!                                                          so the quota counts stay true)
+//! INSERT the missing jobs ... ON CONFLICT DO NOTHING      (tokens sorted: no deadlock;
+//!                                                          refused past --quota-claim-jobs)
 //! SELECT the jobs ... FOR UPDATE SKIP LOCKED              (a job another request is deciding
 //!                                                          about right now is skipped: `held`)
 //! decide each: done → `done` (unless again); live lease of another device → `held`;
 //!              this device's live lease → renewed; otherwise → `granted` (attempts + 1)
 //! UPDATE the granted and renewed jobs (one statement, arrays)
+//! count the live leases                                   (refused past --quota-leases)
 //! COMMIT
 //! ```
 //!
@@ -19,13 +23,15 @@
 use std::collections::BTreeMap;
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::Json;
-use sitetrail_sync_wire::{ClaimAnswer, ClaimResponse, ClaimState, SettleResponse, Token};
+use sitetrail_sync_wire::{ClaimAnswer, ClaimResponse, ClaimState, Quota, SettleResponse, Token};
 use uuid::Uuid;
 
 use crate::auth::Authed;
 use crate::body::Body;
-use crate::error::HubResult;
+use crate::error::{HubError, HubResult};
+use crate::quota;
 use crate::request::{parse_claims, parse_settle};
 use crate::server::App;
 
@@ -73,15 +79,16 @@ pub const LOCK_JOBS: &str = r#"
     FROM claim_job WHERE account_id = $1 AND token = ANY($2)
     ORDER BY token FOR UPDATE SKIP LOCKED"#;
 
-/// Asks for claims: one answer per item, in the request's order.
+/// Asks for claims: one answer per item, in the request's order; the account's jobs and live
+/// leases in the quota headers.
 pub async fn claim(
     State(app): State<App>,
     authed: Authed,
     Body(body): Body,
-) -> HubResult<Json<ClaimResponse>> {
+) -> HubResult<(HeaderMap, Json<ClaimResponse>)> {
     let request = parse_claims(&body)?;
     if request.items.is_empty() {
-        return Ok(Json(ClaimResponse { claims: vec![] }));
+        return Ok((HeaderMap::new(), Json(ClaimResponse { claims: vec![] })));
     }
     let mut again: BTreeMap<[u8; 32], bool> = BTreeMap::new();
     for item in &request.items {
@@ -92,6 +99,16 @@ pub async fn claim(
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
     super::require_active_device(&tx, authed.account_id, request.device_id).await?;
+    let jobs_before: i64 = tx
+        .query_opt(
+            "SELECT claim_jobs FROM account WHERE account_id = $1 FOR NO KEY UPDATE",
+            &[&authed.account_id],
+        )
+        .await?
+        .ok_or(HubError::Unauthorized)?
+        .get("claim_jobs");
+    let jobs_before = u64::try_from(jobs_before).unwrap_or(0);
+    let leases_before = quota::leases(&*tx, authed.account_id).await?;
     let insert = tx
         .prepare_cached(
             r#"INSERT INTO claim_job (account_id, token)
@@ -99,7 +116,15 @@ pub async fn claim(
                ON CONFLICT (account_id, token) DO NOTHING"#,
         )
         .await?;
-    tx.execute(&insert, &[&authed.account_id, &tokens]).await?;
+    let created = tx.execute(&insert, &[&authed.account_id, &tokens]).await?;
+    app.quotas.check(Quota::ClaimJobs, jobs_before, created)?;
+    if created > 0 {
+        tx.execute(
+            "UPDATE account SET claim_jobs = claim_jobs + $2 WHERE account_id = $1",
+            &[&authed.account_id, &i64::try_from(created).unwrap_or(i64::MAX)],
+        )
+        .await?;
+    }
     let lock = tx.prepare_cached(LOCK_JOBS).await?;
     let mut jobs: BTreeMap<Vec<u8>, Job> = BTreeMap::new();
     for row in tx.query(&lock, &[&authed.account_id, &tokens]).await? {
@@ -158,7 +183,14 @@ pub async fn claim(
         )
         .await?;
     }
+    let leases = quota::leases(&*tx, authed.account_id).await?;
+    app.quotas
+        .check(Quota::Leases, leases_before, leases.saturating_sub(leases_before))?;
     tx.commit().await?;
+    let mut headers = HeaderMap::new();
+    app.quotas
+        .header(&mut headers, Quota::ClaimJobs, jobs_before + created);
+    app.quotas.header(&mut headers, Quota::Leases, leases);
 
     let claims = request
         .items
@@ -176,7 +208,7 @@ pub async fn claim(
             }
         })
         .collect();
-    Ok(Json(ClaimResponse { claims }))
+    Ok((headers, Json(ClaimResponse { claims })))
 }
 
 /// The answer for one locked job, asked by `device`.
@@ -216,12 +248,20 @@ pub enum Settlement {
 }
 
 /// `POST /v1/claims/complete`.
-pub async fn complete(State(app): State<App>, authed: Authed, body: Body) -> HubResult<Json<SettleResponse>> {
+pub async fn complete(
+    State(app): State<App>,
+    authed: Authed,
+    body: Body,
+) -> HubResult<(HeaderMap, Json<SettleResponse>)> {
     settle(app, authed, body, Settlement::Complete).await
 }
 
 /// `POST /v1/claims/release`.
-pub async fn release(State(app): State<App>, authed: Authed, body: Body) -> HubResult<Json<SettleResponse>> {
+pub async fn release(
+    State(app): State<App>,
+    authed: Authed,
+    body: Body,
+) -> HubResult<(HeaderMap, Json<SettleResponse>)> {
     settle(app, authed, body, Settlement::Release).await
 }
 
@@ -230,11 +270,11 @@ async fn settle(
     authed: Authed,
     Body(body): Body,
     how: Settlement,
-) -> HubResult<Json<SettleResponse>> {
+) -> HubResult<(HeaderMap, Json<SettleResponse>)> {
     let request = parse_settle(&body)?;
     let total = u32::try_from(request.claims.len()).unwrap_or(u32::MAX);
     if total == 0 {
-        return Ok(Json(SettleResponse { settled: 0, stale: 0 }));
+        return Ok((HeaderMap::new(), Json(SettleResponse { settled: 0, stale: 0 })));
     }
     let mut pairs: Vec<([u8; 32], Uuid)> = request
         .claims
@@ -270,12 +310,18 @@ async fn settle(
             &[&authed.account_id, &tokens, &ids, &request.device_id],
         )
         .await?;
+    let leases = quota::leases(&*tx, authed.account_id).await?;
     tx.commit().await?;
+    let mut headers = HeaderMap::new();
+    app.quotas.header(&mut headers, Quota::Leases, leases);
     let settled = u32::try_from(settled).unwrap_or(u32::MAX).min(total);
-    Ok(Json(SettleResponse {
-        settled,
-        stale: total - settled,
-    }))
+    Ok((
+        headers,
+        Json(SettleResponse {
+            settled,
+            stale: total - settled,
+        }),
+    ))
 }
 
 #[cfg(test)]

@@ -1,19 +1,25 @@
 //! `PUT`/`DELETE /v1/devices/{device_id}` and `GET /v1/devices`: an account's devices.
 //!
 //! A device registers once (a repeated PUT touches it); at most
-//! [`limits::MAX_DEVICES_PER_ACCOUNT`] active devices per account, counted under a lock on the
-//! account's row so two registrations at once cannot pass the limit together. A device that
-//! leaves keeps its records, can push and claim no more, and gives back the claims it held.
+//! [`limits::MAX_DEVICES_PER_ACCOUNT`] active devices per account, and at most `--quota-devices`
+//! ever registered (those that left included), counted under a lock on the account's row so two
+//! registrations at once cannot pass a limit together. A device that leaves keeps its records,
+//! can push and claim no more, and gives back the claims it held. Both answers carry the
+//! account's devices in the quota header.
+//!
+//! Locks follow the hub's one order (a device's row, then the account's row): the touch comes
+//! first, the account's lock only for a new device.
 
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::Json;
-use sitetrail_sync_wire::{limits, DeviceInfo, DevicesResponse};
+use sitetrail_sync_wire::{limits, DeviceInfo, DevicesResponse, Quota};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::auth::Authed;
 use crate::error::{HubError, HubResult};
+use crate::quota;
 use crate::request::parse_device_path;
 use crate::server::App;
 
@@ -37,46 +43,62 @@ fn device_in_path(uri: &Uri) -> HubResult<Uuid> {
 }
 
 /// Registers the device, or touches it: 200 with what the hub knows of it; 403 if it left; 409
-/// past the device limit.
-pub async fn register(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<DeviceInfo>> {
+/// past the device limit; 507 past the devices quota.
+pub async fn register(
+    State(app): State<App>,
+    authed: Authed,
+    uri: Uri,
+) -> HubResult<(HeaderMap, Json<DeviceInfo>)> {
     let device_id = device_in_path(&uri)?;
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    // Registrations of one account take turns, so the count below stays true until COMMIT.
-    tx.execute(
-        "SELECT 1 FROM account WHERE account_id = $1 FOR NO KEY UPDATE",
-        &[&authed.account_id],
-    )
-    .await?;
     let touch = tx
         .prepare_cached(&format!(
             r#"UPDATE device SET last_seen_at = greatest(last_seen_at, date_trunc('minute', now()))
                WHERE account_id = $1 AND device_id = $2 RETURNING {DEVICE_COLUMNS}"#
         ))
         .await?;
-    if let Some(row) = tx.query_opt(&touch, &[&authed.account_id, &device_id]).await? {
+    let mut touched = tx.query_opt(&touch, &[&authed.account_id, &device_id]).await?;
+    if touched.is_none() {
+        // A new device: registrations of one account take turns from here, so the counts below
+        // stay true until COMMIT. The same device registered meanwhile is touched after all.
+        tx.query_opt(
+            "SELECT 1 AS found FROM account WHERE account_id = $1 FOR NO KEY UPDATE",
+            &[&authed.account_id],
+        )
+        .await?
+        .ok_or(HubError::Unauthorized)?;
+        touched = tx.query_opt(&touch, &[&authed.account_id, &device_id]).await?;
+    }
+    let mut headers = HeaderMap::new();
+    if let Some(row) = touched {
         let info = device_info(&row);
+        let registered = quota::devices(&*tx, authed.account_id).await?;
         tx.commit().await?;
         if info.left_at_ms.is_some() {
             return Err(HubError::Forbidden(
                 "this device left the account and cannot register again: make a new device id".into(),
             ));
         }
-        return Ok(Json(info));
+        app.quotas.header(&mut headers, Quota::Devices, registered);
+        return Ok((headers, Json(info)));
     }
-    let active: i64 = tx
+    let row = tx
         .query_one(
-            "SELECT count(*) AS n FROM device WHERE account_id = $1 AND left_at IS NULL",
+            r#"SELECT count(*) AS registered, count(*) FILTER (WHERE left_at IS NULL) AS active
+               FROM device WHERE account_id = $1"#,
             &[&authed.account_id],
         )
-        .await?
-        .get("n");
+        .await?;
+    let (registered, active): (i64, i64) = (row.get("registered"), row.get("active"));
     if usize::try_from(active).unwrap_or(usize::MAX) >= limits::MAX_DEVICES_PER_ACCOUNT {
         return Err(HubError::Conflict(format!(
             "an account has at most {} devices (MAX_DEVICES_PER_ACCOUNT): let an old one leave first",
             limits::MAX_DEVICES_PER_ACCOUNT
         )));
     }
+    let registered = u64::try_from(registered).unwrap_or(0);
+    app.quotas.check(Quota::Devices, registered, 1)?;
     let insert = tx
         .prepare_cached(&format!(
             "INSERT INTO device (account_id, device_id) VALUES ($1, $2) RETURNING {DEVICE_COLUMNS}"
@@ -85,11 +107,13 @@ pub async fn register(State(app): State<App>, authed: Authed, uri: Uri) -> HubRe
     let row = tx.query_one(&insert, &[&authed.account_id, &device_id]).await?;
     tx.commit().await?;
     tracing::info!("device registered");
-    Ok(Json(device_info(&row)))
+    app.quotas.header(&mut headers, Quota::Devices, registered + 1);
+    Ok((headers, Json(device_info(&row))))
 }
 
 /// The device leaves: 204 (also if it had left before); 404 if the account has no such device.
-pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<StatusCode> {
+/// It still counts against the devices quota (the header says the account's count).
+pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<(StatusCode, HeaderMap)> {
     let device_id = device_in_path(&uri)?;
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
@@ -111,8 +135,11 @@ pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResul
         &[&authed.account_id, &device_id],
     )
     .await?;
+    let registered = quota::devices(&*tx, authed.account_id).await?;
     tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    let mut headers = HeaderMap::new();
+    app.quotas.header(&mut headers, Quota::Devices, registered);
+    Ok((StatusCode::NO_CONTENT, headers))
 }
 
 /// Every device of the account, oldest first.

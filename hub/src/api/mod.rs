@@ -7,6 +7,7 @@ pub mod claims;
 pub mod devices;
 pub mod health;
 pub mod push;
+pub mod quota;
 pub mod records;
 
 use deadpool_postgres::Transaction;

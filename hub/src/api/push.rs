@@ -5,6 +5,8 @@
 //!   lock the push's devices' rows (FOR NO KEY UPDATE, in id order): registered? not left?
 //!   read those devices' series heads (the series limit counts them)
 //!   read the record ids already at the places the push names at or below a head
+//!   add the new records' bytes and count to the account's row (its lock: pushes of one account
+//!   take turns from here to COMMIT), refused if past a quota
 //!   INSERT the new records (one statement, arrays)
 //!   INSERT ... ON CONFLICT DO UPDATE the heads that moved
 //! COMMIT, then answer
@@ -15,36 +17,46 @@
 //! `conflict`). The device-row lock is what keeps both with any number of pushes and hub
 //! processes at once: every writer of a device's heads and records holds it until COMMIT (a
 //! device pushes in order anyway, so it costs no parallelism a device uses), and a device
-//! leaving waits for it too. Locks are taken in one order (device ids sorted), so two pushes
-//! never deadlock. A push killed at any point stores nothing (one transaction), so repeating it
+//! leaving waits for it too. Locks are taken in one order (device ids sorted, then the
+//! account's row), the order every writer of the hub keeps, so two requests never deadlock. A push killed at any point stores nothing (one transaction), so repeating it
 //! stores each record once.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::Json;
-use sitetrail_sync_wire::{limits, PushResponse, PushResult, PushStatus, Record};
+use sitetrail_sync_wire::{limits, PushResponse, PushResult, PushStatus, Quota, Record};
 use uuid::Uuid;
 
 use crate::auth::Authed;
 use crate::body::Body;
-use crate::error::HubResult;
+use crate::error::{HubError, HubResult};
+use crate::quota::{self, Quotas};
 use crate::request::{parse_push, series_limit};
 use crate::server::App;
 
 /// A series: its device and name.
 type SeriesKey = (Uuid, String);
 
-/// Stores a push: one result per record, in the request's order.
-pub async fn push(State(app): State<App>, authed: Authed, Body(body): Body) -> HubResult<Json<PushResponse>> {
+/// Stores a push: one result per record, in the request's order; the account's bytes and records
+/// stored in the quota headers.
+pub async fn push(
+    State(app): State<App>,
+    authed: Authed,
+    Body(body): Body,
+) -> HubResult<(HeaderMap, Json<PushResponse>)> {
     let request = parse_push(&body)?;
     drop(body);
     if request.records.is_empty() {
-        return Ok(Json(PushResponse { results: vec![] }));
+        return Ok((HeaderMap::new(), Json(PushResponse { results: vec![] })));
     }
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    let results = store(&tx, authed.account_id, &request.records).await?;
+    let (results, (bytes, records)) = store(&tx, authed.account_id, &request.records, &app.quotas).await?;
+    let mut headers = HeaderMap::new();
+    app.quotas.header(&mut headers, Quota::Bytes, bytes);
+    app.quotas.header(&mut headers, Quota::Records, records);
     let stored = results.iter().filter(|r| r.status == PushStatus::Stored).count();
     if stored > 0 {
         // Delivered at COMMIT to every hub process's listener (crate::notify).
@@ -60,15 +72,25 @@ pub async fn push(State(app): State<App>, authed: Authed, Body(body): Body) -> H
         // This process's waits need not wait for the round trip.
         app.notifier.wake(authed.account_id);
     }
+    let stored_bytes: usize = results
+        .iter()
+        .zip(&request.records)
+        .filter(|(r, _)| r.status == PushStatus::Stored)
+        .map(|(_, record)| record.payload.0.len())
+        .sum();
+    crate::metrics::METRICS.pushed(stored as u64, stored_bytes as u64);
     tracing::debug!(records = results.len(), stored, "push stored");
-    Ok(Json(PushResponse { results }))
+    Ok((headers, Json(PushResponse { results })))
 }
 
+/// Stores the records; returns one result per record and the account's (bytes, records) stored
+/// afterwards.
 async fn store(
     tx: &deadpool_postgres::Transaction<'_>,
     account_id: Uuid,
     records: &[Record],
-) -> HubResult<Vec<PushResult>> {
+    quotas: &Quotas,
+) -> HubResult<(Vec<PushResult>, (u64, u64))> {
     let devices: Vec<Uuid> = records
         .iter()
         .map(|r| r.device_id)
@@ -147,6 +169,7 @@ async fn store(
         .filter(|(s, _)| **s == PushStatus::Stored)
         .map(|(_, r)| r)
         .collect();
+    let usage = add_usage(tx, account_id, &new, quotas).await?;
     if !new.is_empty() {
         let insert = tx
             .prepare_cached(
@@ -180,7 +203,7 @@ async fn store(
         tx.execute(&upsert, &[&account_id, &d, &s, &i]).await?;
     }
 
-    Ok(records
+    let results = records
         .iter()
         .zip(plan)
         .map(|(r, status)| PushResult {
@@ -189,7 +212,52 @@ async fn store(
             idx: r.idx,
             status,
         })
-        .collect())
+        .collect();
+    Ok((results, usage))
+}
+
+/// Adds the new records' bytes and count to the account's counters (locking its row until
+/// COMMIT) and refuses the push if that passes a quota: the caller then stores nothing (the
+/// transaction is rolled back). Returns the account's (bytes, records) stored with them.
+async fn add_usage(
+    tx: &deadpool_postgres::Transaction<'_>,
+    account_id: Uuid,
+    new: &[&Record],
+    quotas: &Quotas,
+) -> HubResult<(u64, u64)> {
+    if new.is_empty() {
+        let (bytes, records, _) = quota::counters(&**tx, account_id).await?;
+        return Ok((bytes, records));
+    }
+    let added_bytes: u64 = new.iter().map(|r| r.payload.0.len() as u64).sum();
+    let added_records = new.len() as u64;
+    let statement = tx
+        .prepare_cached(
+            r#"UPDATE account SET bytes_stored = bytes_stored + $2, records_stored = records_stored + $3
+               WHERE account_id = $1 RETURNING bytes_stored, records_stored"#,
+        )
+        .await?;
+    let row = tx
+        .query_opt(
+            &statement,
+            &[
+                &account_id,
+                &i64::try_from(added_bytes).unwrap_or(i64::MAX),
+                &i64::try_from(added_records).unwrap_or(i64::MAX),
+            ],
+        )
+        .await?
+        // Deleted since the login: its login opens nothing any more.
+        .ok_or(HubError::Unauthorized)?;
+    let bytes = u64::try_from(row.get::<_, i64>("bytes_stored")).unwrap_or(0);
+    let records = u64::try_from(row.get::<_, i64>("records_stored")).unwrap_or(0);
+    quotas.check(Quota::Bytes, bytes.saturating_sub(added_bytes), added_bytes)?;
+    quotas.check(
+        Quota::Records,
+        records.saturating_sub(added_records),
+        added_records,
+    )?;
+    Ok((bytes, records))
 }
 
 /// The ids already stored at the places a push names, by primary key (public for the plan test

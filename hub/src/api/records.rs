@@ -8,8 +8,8 @@
 //! fit, always at least one, so a page costs what it returns.
 
 use axum::extract::State;
-use axum::http::Uri;
-use axum::Json;
+use axum::http::{HeaderMap, HeaderValue, Uri};
+use axum::{Extension, Json};
 use sitetrail_sync_wire::{limits, IndexResponse, PageResponse, Payload, Record, SeriesHead, StoredRecord};
 
 use crate::auth::Authed;
@@ -26,17 +26,50 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
 
 /// The long-poll: the index once the other devices' records of a series add up to more than the
 /// asker has seen, or when the wait is over (or the hub is stopping). It holds no database
-/// connection and no request turn while it waits (`crate::notify`).
-pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<IndexResponse>> {
+/// connection and no request turn while it waits (`crate::notify`). Past a cap of waits (per
+/// account, per address, in all) it answers the index at once with `Retry-After`: the wait's
+/// time, which a device spends before asking again.
+pub async fn wait(
+    State(app): State<App>,
+    authed: Authed,
+    peer: Option<Extension<crate::body::Peer>>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> HubResult<(HeaderMap, Json<IndexResponse>)> {
     let wait = parse_wait_query(uri.query())?;
+    let address = crate::body::client_address(peer.map(|p| p.0), &headers, app.real_ip_header.as_deref());
+    let watch = match app.notifier.try_watch(authed.account_id, address) {
+        Ok(watch) => watch,
+        Err(refused) => {
+            crate::metrics::METRICS.wait_refused(refused.name());
+            tracing::debug!(cap = refused.name(), "a wait past its cap answered at once");
+            let mut answer = HeaderMap::new();
+            answer.insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from(wait.wait.as_secs().max(1)),
+            );
+            let series = read_index(&app, authed.account_id).await?;
+            return Ok((answer, Json(IndexResponse { series })));
+        }
+    };
+    let _open = crate::metrics::METRICS.wait_open();
     let deadline = tokio::time::Instant::now() + wait.wait;
-    let watch = app.notifier.watch(authed.account_id);
     loop {
         let armed = watch.arm();
-        let series = read_index(&app, authed.account_id).await?;
+        let series = watch.index(read_index(&app, authed.account_id)).await?;
+        // An account deleted while its devices wait has no series: say it at once (401), as
+        // every later request will, rather than at the end of the wait.
+        if series.is_empty() && !account_exists(&app, authed.account_id).await? {
+            return Err(crate::error::HubError::Unauthorized);
+        }
         let others = sitetrail_sync_wire::records_of_others(&series, authed.device_id, &wait.series);
         if others > wait.seen || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
-            return Ok(Json(IndexResponse { series }));
+            return Ok((
+                HeaderMap::new(),
+                Json(IndexResponse {
+                    series: series.to_vec(),
+                }),
+            ));
         }
         tokio::select! {
             () = armed.woken() => {}
@@ -45,7 +78,16 @@ pub async fn wait(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult
     }
 }
 
+async fn account_exists(app: &App, account_id: uuid::Uuid) -> HubResult<bool> {
+    let client = app.pool.get().await?;
+    let statement = client
+        .prepare_cached("SELECT 1 AS found FROM account WHERE account_id = $1")
+        .await?;
+    Ok(client.query_opt(&statement, &[&account_id]).await?.is_some())
+}
+
 async fn read_index(app: &App, account_id: uuid::Uuid) -> HubResult<Vec<SeriesHead>> {
+    crate::metrics::METRICS.index_read();
     let client = app.pool.get().await?;
     let statement = client
         .prepare_cached(
@@ -132,5 +174,7 @@ pub async fn page(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult
             }
         }
     }
+    let bytes: usize = records.iter().map(|r| r.record.payload.0.len()).sum();
+    crate::metrics::METRICS.pulled(records.len() as u64, bytes as u64);
     Ok(Json(PageResponse { records, more }))
 }

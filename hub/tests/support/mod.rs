@@ -174,6 +174,8 @@ pub struct Answer {
     pub status: u16,
     /// The body.
     pub body: Value,
+    /// The headers.
+    pub headers: reqwest::header::HeaderMap,
 }
 
 impl Answer {
@@ -199,6 +201,11 @@ impl Answer {
             );
         }
         &self.body
+    }
+
+    /// A header's value, as text ("" if it is missing).
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
     }
 
     /// Whether every pushed record was acknowledged (`stored` or `duplicate`).
@@ -273,10 +280,12 @@ impl Api {
         }
         let response = request.send().await?;
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let bytes = response.bytes().await?;
         Ok(Answer {
             status,
             body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            headers,
         })
     }
 

@@ -25,6 +25,8 @@ use uuid::Uuid;
 pub mod routes {
     /// `POST`: create an account ([`crate::CreateAccount`] → [`crate::AccountCreated`]). No login.
     pub const ACCOUNTS: &str = "/v1/accounts";
+    /// `DELETE`: the account the login opens, and everything of it, is deleted (204).
+    pub const ACCOUNT: &str = "/v1/account";
     /// `GET`: the account's devices ([`crate::DevicesResponse`]).
     pub const DEVICES: &str = "/v1/devices";
     /// `PUT`: register (or touch) a device; `DELETE`: the device leaves. `{device_id}` is a UUID.
@@ -45,6 +47,8 @@ pub mod routes {
     pub const CLAIMS_RELEASE: &str = "/v1/claims/release";
     /// `GET`: 200 [`crate::Health`] when the hub and its database answer, 503 otherwise. No login.
     pub const HEALTH: &str = "/v1/health";
+    /// `GET`: what the account uses of each of the hub's quotas ([`crate::QuotaResponse`]).
+    pub const QUOTA: &str = "/v1/quota";
 
     /// [`DEVICE`] for one device.
     pub fn device(device_id: uuid::Uuid) -> String {
@@ -87,6 +91,22 @@ pub mod limits {
 
 /// The header every device sends with its id, so the hub knows when each device was last seen.
 pub const DEVICE_HEADER: &str = "x-sitetrail-device";
+
+/// The headers of a write's answer that give the account's usage of a quota, as `USED/LIMIT`
+/// (`USED/none` when the hub sets no limit): the push's bytes and records, a registration's and a
+/// leaving's devices, a claim's jobs and live leases.
+pub mod quota_headers {
+    /// Payload bytes stored.
+    pub const BYTES: &str = "x-sitetrail-quota-bytes";
+    /// Records stored.
+    pub const RECORDS: &str = "x-sitetrail-quota-records";
+    /// Devices registered, those that left included.
+    pub const DEVICES: &str = "x-sitetrail-quota-devices";
+    /// Classification jobs.
+    pub const CLAIM_JOBS: &str = "x-sitetrail-quota-claim-jobs";
+    /// Claims held with a lease that has not run out.
+    pub const LEASES: &str = "x-sitetrail-quota-leases";
+}
 
 /// Why a value from the other side was refused: a short sentence for an error message, never a
 /// copy of the value.
@@ -589,6 +609,59 @@ pub struct Health {
     pub schema_version: i64,
 }
 
+/// One quota: what the account uses, and the limit (`None`: the hub sets none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuotaUse {
+    /// What the account uses.
+    pub used: u64,
+    /// The most it may use, if the hub sets a limit.
+    pub limit: Option<u64>,
+}
+
+/// `GET /v1/quota`: the account's usage of each quota.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuotaResponse {
+    /// Payload bytes stored.
+    pub bytes: QuotaUse,
+    /// Records stored.
+    pub records: QuotaUse,
+    /// Devices registered (those that left included).
+    pub devices: QuotaUse,
+    /// Classification jobs.
+    pub claim_jobs: QuotaUse,
+    /// Claims held with a live lease.
+    pub leases: QuotaUse,
+}
+
+/// Which quota a `quota_exceeded` refusal is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quota {
+    /// Payload bytes stored.
+    Bytes,
+    /// Records stored.
+    Records,
+    /// Devices registered.
+    Devices,
+    /// Classification jobs.
+    ClaimJobs,
+    /// Live leases.
+    Leases,
+}
+
+/// The figures of a `quota_exceeded` refusal: the account's own, never another's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuotaRefusal {
+    /// The quota.
+    pub quota: Quota,
+    /// What the account uses now (the refused request stored nothing).
+    pub used: u64,
+    /// The limit.
+    pub limit: u64,
+    /// What the request would have added.
+    pub wanted: u64,
+}
+
 /// What kind of refusal an error answer is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -609,6 +682,9 @@ pub enum ErrorCode {
     TooManyRequests,
     /// 503: the hub's database is unreachable; try later.
     Unavailable,
+    /// 507: the account is at one of the hub's quotas; nothing of the request was stored
+    /// ([`ErrorBody::quota`] says which).
+    QuotaExceeded,
     /// 500: the hub failed.
     Internal,
 }
@@ -620,6 +696,9 @@ pub struct ErrorBody {
     pub error: ErrorCode,
     /// What was wrong, in a sentence (never a copy of what was sent).
     pub message: String,
+    /// For `quota_exceeded`: which quota, and the account's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<QuotaRefusal>,
 }
 
 #[cfg(test)]

@@ -86,8 +86,9 @@ fn causes<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::err
     out
 }
 
-/// The certificate problem, if the call failed because the server's certificate was refused.
-fn certificate_error(e: &reqwest::Error) -> Option<String> {
+/// The certificate problem, if the call failed because the server's certificate was refused
+/// (also used by the sync client).
+pub(crate) fn certificate_error(e: &reqwest::Error) -> Option<String> {
     causes(e)
         .into_iter()
         .find_map(|c| match c.downcast_ref::<rustls::Error>()? {
