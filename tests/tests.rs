@@ -16,6 +16,7 @@ mod core_processes;
 mod core_store;
 mod core_worker;
 
+mod cli_edges;
 mod cli_human;
 mod cli_worker;
 mod history_blocked;

@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
 use sitetrail_hub::{db, notify, server};
 
+mod manpage;
+
 const AFTER_HELP: &str = "\
 Every flag can be given as the environment variable named beside it; prefer the variable for
 the database URL, which may hold a password (the process's arguments are visible to every user
@@ -43,6 +45,13 @@ enum Command {
     /// Bring the database's schema up to date and exit (serve does this too, on every start).
     #[command(after_help = AFTER_HELP)]
     Migrate(DatabaseArgs),
+    /// Write the man pages under a package's staging root (scripts/package).
+    #[command(hide = true)]
+    PackageFiles {
+        /// The staging root, written to as if it were /.
+        #[arg(long, value_name = "DIR")]
+        root: std::path::PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -119,6 +128,9 @@ struct ServeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::PackageFiles { root } = &cli.command {
+        return package_files(root);
+    }
     init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -136,6 +148,7 @@ fn main() -> ExitCode {
                 Ok(())
             }
             Command::Serve(args) => serve(args).await,
+            Command::PackageFiles { .. } => Ok(()),
         }
     });
     match result {
@@ -143,6 +156,25 @@ fn main() -> ExitCode {
         Err(Failure { message, code }) => {
             eprintln!("sitetrail-hub: {message}");
             ExitCode::from(code)
+        }
+    }
+}
+
+/// Writes the man pages into `root`/usr/share/man/man1 (uncompressed: the packaging script
+/// compresses them).
+fn package_files(root: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    cmd.build();
+    let dir = root.join("usr/share/man/man1");
+    match std::fs::create_dir_all(&dir).and_then(|()| manpage::write_pages(&cmd, &dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!(
+                "sitetrail-hub: cannot write the man pages under {}: {e}",
+                root.display()
+            );
+            ExitCode::FAILURE
         }
     }
 }

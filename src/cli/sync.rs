@@ -99,6 +99,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
         SyncCommand::Setup(a) => {
             let (linked, key) =
                 rt.block_on(engine::setup(store, &key_dir, &a.hub, a.device_name.as_deref()))?;
+            if let Some(note) = &linked.key_note {
+                out::note(note);
+            }
             if a.json {
                 return out::json(&json!({
                     "account_id": linked.account_id,
@@ -137,6 +140,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 a.device_name.as_deref(),
                 &key,
             ))?;
+            if let Some(note) = &linked.key_note {
+                out::note(note);
+            }
             if a.json {
                 return out::json(&json!({
                     "account_id": linked.account_id,

@@ -149,6 +149,9 @@ pub struct Linked {
     pub device_id: Uuid,
     /// This device's name.
     pub device_name: String,
+    /// Why the sync key is in a file rather than the OS keyring, when the keyring was tried and
+    /// refused it (a sentence for the person; never the key).
+    pub key_note: Option<String>,
 }
 
 fn already_linked(store: &Store) -> Result<()> {
@@ -188,8 +191,8 @@ async fn link(
     let (store, dir, secret) = (store.clone(), key_dir.to_path_buf(), secret.clone());
     let account = keys.account_id;
     let device_name = name.clone();
-    blocking::run(move || {
-        keystore::save(&dir, account, device, &secret)?;
+    let saved = blocking::run(move || {
+        let saved = keystore::save(&dir, account, device, &secret)?;
         let now = store.now();
         store.write(Some(Change::Visits), |tx| {
             tx.prepare_cached(
@@ -208,13 +211,19 @@ async fn link(
             apply::set_device_name_in(tx, device, &device_name, hlc)?;
             queue_state_in(tx)?;
             Ok(())
-        })
+        })?;
+        Ok(saved)
     })
     .await?;
     Ok(Linked {
         account_id: account,
         device_id: device,
         device_name: name,
+        key_note: saved.keyring_problem.map(|problem| {
+            format!(
+                "The OS keyring did not take the sync key ({problem}), so it is kept in a file readable by you only, in the config folder."
+            )
+        }),
     })
 }
 
