@@ -164,7 +164,8 @@ fn main() -> ExitCode {
 /// compresses them).
 fn package_files(root: &std::path::Path) -> ExitCode {
     use clap::CommandFactory;
-    let mut cmd = Cli::command();
+    // No page for clap's `help` command: `--help` says the same.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     let dir = root.join("usr/share/man/man1");
     match std::fs::create_dir_all(&dir).and_then(|()| manpage::write_pages(&cmd, &dir)) {
