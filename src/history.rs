@@ -268,7 +268,21 @@ pub fn count_visits(conn: &Connection) -> Result<i64> {
         .query_row([], |r| r.get(0))?)
 }
 
+/// The names of the devices whose visits are here (sync), in order; empty on a device that
+/// does not sync (its visits have no device name).
+pub fn list_device_names(conn: &Connection) -> Result<Vec<String>> {
+    Ok(conn
+        .prepare_cached(r#"SELECT DISTINCT name FROM sync_device WHERE name IS NOT NULL ORDER BY name"#)?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 impl Store {
+    /// The names `HistoryQuery::device` can take ([`list_device_names`]).
+    pub fn device_names(&self) -> Result<Vec<String>> {
+        self.with_conn(list_device_names)
+    }
+
     /// One page of history.
     pub fn history(&self, q: &HistoryQuery) -> Result<HistoryPage> {
         self.with_conn(|c| list_history(c, q))

@@ -25,6 +25,7 @@ use crate::ids::VisitId;
 use crate::store::Store;
 use crate::time::Timestamp;
 
+pub mod headline;
 pub mod period;
 
 /// Largest estimate taken from an imported duration (10 minutes). Chromium's `visit_duration`

@@ -17,6 +17,7 @@ mod core_spans;
 mod core_store;
 mod core_worker;
 
+mod cli_edges;
 mod cli_human;
 mod cli_worker;
 mod history_blocked;

@@ -291,7 +291,7 @@ fn the_time_command_prints_rows_with_their_keys() {
     let rows = crate::common::table_rows(&text);
     assert_eq!(
         rows[0],
-        ["DAY", "ACTIVE", "ESTIMATED", "VISITS", "SHARE"],
+        ["DAY", "TIME", "ACTIVE", "ESTIMATED", "VISITS", "SHARE"],
         "{text}"
     );
     // Monday 23 November, said the way the CLI says days (the year only when it is not this one).
@@ -308,10 +308,14 @@ fn the_time_command_prints_rows_with_their_keys() {
     };
     // 2 min 35 s measured on three visits, 155 of the week's 755 s (21%): to the nearest minute,
     // as the app says it (tests/fixtures/durations.json).
-    assert_eq!(rows[1], [label.as_str(), "3 min", "-", "3", "21%"], "{text}");
+    assert_eq!(
+        rows[1],
+        [label.as_str(), "3 min", "3 min", "-", "3", "21%"],
+        "{text}"
+    );
     assert_eq!(
         rows.last().unwrap(),
-        &["total", "13 min", "-", "5", "100%"],
+        &["total", "13 min", "13 min", "-", "5", "100%"],
         "{text}"
     );
     let default = run_ok(cli(&db.path).args(["time"]));
@@ -338,4 +342,142 @@ fn the_time_command_prints_rows_with_their_keys() {
     }
     let empty = TempDb::new();
     assert!(run_ok(cli(&empty.path).args(["time"])).contains("no visits"));
+}
+
+/// Imports a Chromium history whose visits on 4 and 5 October (UTC) have durations (estimates),
+/// then measures 3 minutes on the 30th: the "177 h until 3 min were measured" in small.
+fn imported_days_and_three_measured_minutes(store: &Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let history = copy_fixture("chromium-History", dir.path(), "History");
+    let conn = rusqlite::Connection::open(&history).unwrap();
+    let visits = [
+        ("https://docs.test/a", "2026-10-04T09:00:00Z", 10),
+        ("https://docs.test/b", "2026-10-04T10:00:00Z", 10),
+        ("https://video.test/", "2026-10-04T11:00:00Z", 10),
+        ("https://docs.test/c", "2026-10-05T09:00:00Z", 10),
+        ("https://video.test/x", "2026-10-05T10:00:00Z", 10),
+    ];
+    for (url, when, minutes) in visits {
+        let t = at(when).as_micros() + CHROMIUM_EPOCH_OFFSET;
+        let id = add_chromium_visit(&conn, url, "Imported", t, CHROMIUM_LINK);
+        conn.execute(
+            "UPDATE visits SET visit_duration = ?1 WHERE id = ?2",
+            params![minutes * 60 * 1_000_000i64, id],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    import(store, Browser::Chrome, &history).unwrap();
+    timed_visit(
+        store,
+        "https://docs.test/measured",
+        "2026-10-05T12:00:00Z",
+        Some(180_000),
+    );
+    store.set_user_category("docs.test", Category::DevTech).unwrap();
+    store
+        .set_user_category("video.test", Category::VideoStreaming)
+        .unwrap();
+}
+
+#[test]
+fn a_periods_headline_is_measured_and_estimated_time_together_and_every_list_agrees() {
+    use time_spent::headline::{Basis, Comparison};
+    use time_spent::period::{get_overview, Period};
+    let db = TempDb::new();
+    let store = db.open();
+    imported_days_and_three_measured_minutes(&store);
+    let day = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    let monday = Period::new(day("2026-10-05"), 1).unwrap();
+    let sunday = Period::new(day("2026-10-04"), 1).unwrap();
+    let o = store
+        .with_conn(|c| get_overview(c, monday, sunday, 10, &chrono::Utc))
+        .unwrap();
+    let h = o.headline;
+    // 20 min estimated and 3 min measured: 23 min, never the 3 measured minutes alone.
+    assert_eq!(h.basis, Basis::Time);
+    assert_eq!(h.value, 23 * 60_000);
+    assert!(h.approximate);
+    assert_eq!(
+        (h.measured_ms, h.estimated_ms, h.estimated_percent),
+        (180_000, 1_200_000, 87)
+    );
+    // Against an estimated day before: time against time, Sunday marked approximate.
+    assert_eq!(
+        h.comparison,
+        Comparison::Change {
+            previous: 30 * 60_000,
+            previous_approximate: true,
+            change: -7 * 60_000
+        }
+    );
+    // Every list on the screen is on the same basis: its figures add up to the headline.
+    let sum = |rows: &mut dyn Iterator<Item = i64>| rows.sum::<i64>();
+    assert_eq!(sum(&mut o.categories.iter().map(|r| h.basis.value(r))), h.value);
+    assert_eq!(
+        sum(&mut o.per_day.iter().map(|d| h.basis.value(&d.total))),
+        h.value
+    );
+    assert_eq!(
+        sum(&mut o.top_by_time.iter().map(|w| h.basis.value(&w.time))),
+        h.value
+    );
+    // docs.test: 10 min estimated and 3 min measured, first, and still approximate.
+    assert_eq!(o.top_by_time[0].domain, "docs.test");
+    assert_eq!(o.top_by_time[0].time.total_ms(), 13 * 60_000);
+    assert!(time_spent::headline::is_approximate(&o.top_by_time[0].time));
+
+    // The two days together: 53 min, whatever share was measured.
+    let both = Period::new(day("2026-10-04"), 2).unwrap();
+    let o = store
+        .with_conn(|c| get_overview(c, both, both.previous().unwrap(), 10, &chrono::Utc))
+        .unwrap();
+    assert_eq!(o.headline.value, 53 * 60_000);
+    assert_eq!(o.headline.comparison, Comparison::NothingBefore);
+
+    // `sitetrail time` says the same total, marked and explained.
+    let out = cli(&db.path)
+        .env("TZ", "UTC")
+        .args([
+            "time",
+            "--by",
+            "category",
+            "--since",
+            "2026-10-05T00:00:00Z",
+            "--until",
+            "2026-10-06T00:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows = crate::common::table_rows(&text);
+    assert_eq!(
+        rows[0],
+        ["CATEGORY", "TIME", "ACTIVE", "ESTIMATED", "VISITS", "SHARE"],
+        "{text}"
+    );
+    assert_eq!(
+        rows[1],
+        [
+            "Development & technology",
+            "≈ 13 min",
+            "3 min",
+            "≈ 10 min",
+            "2",
+            "57%"
+        ],
+        "{text}"
+    );
+    assert_eq!(
+        rows.last().unwrap(),
+        &["total", "≈ 23 min", "3 min", "≈ 20 min", "3", "100%"],
+        "{text}"
+    );
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains("20 min of the total (87%) is estimated from imported history")
+            && note.contains("3 min measured"),
+        "{note}"
+    );
 }

@@ -13,6 +13,8 @@ use sitetrail_hub::migrate::{self, MigrateError};
 use sitetrail_hub::{accounts, db, notify, quota, server, tls};
 use uuid::Uuid;
 
+mod manpage;
+
 const AFTER_HELP: &str = "\
 Every flag can be given as the environment variable named beside it; prefer the variable for
 the database URL, which may hold a password (the process's arguments are visible to every user
@@ -61,6 +63,13 @@ enum Command {
     Migrate(DatabaseArgs),
     /// The accounts this hub keeps: what each uses, and deleting one with everything of it.
     Accounts(AccountsArgs),
+    /// Write the man pages under a package's staging root (scripts/package).
+    #[command(hide = true)]
+    PackageFiles {
+        /// The staging root, written to as if it were /.
+        #[arg(long, value_name = "DIR")]
+        root: std::path::PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -284,6 +293,9 @@ impl ServeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::PackageFiles { root } = &cli.command {
+        return package_files(root);
+    }
     init_logging(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -302,6 +314,7 @@ fn main() -> ExitCode {
             }
             Command::Serve(args) => serve(*args).await,
             Command::Accounts(args) => run_accounts(args).await,
+            Command::PackageFiles { .. } => Ok(()),
         }
     });
     match result {
@@ -309,6 +322,26 @@ fn main() -> ExitCode {
         Err(Failure { message, code }) => {
             eprintln!("sitetrail-hub: {message}");
             ExitCode::from(code)
+        }
+    }
+}
+
+/// Writes the man pages into `root`/usr/share/man/man1 (uncompressed: the packaging script
+/// compresses them).
+fn package_files(root: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    // No page for clap's `help` command: `--help` says the same.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let dir = root.join("usr/share/man/man1");
+    match std::fs::create_dir_all(&dir).and_then(|()| manpage::write_pages(&cmd, &dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!(
+                "sitetrail-hub: cannot write the man pages under {}: {e}",
+                root.display()
+            );
+            ExitCode::FAILURE
         }
     }
 }

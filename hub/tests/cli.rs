@@ -57,3 +57,52 @@ fn version_and_bad_arguments() {
     );
     assert_eq!(run_hub(&["frobnicate"], &[]).0, 2);
 }
+
+#[test]
+fn the_man_pages_have_examples_exit_codes_environment_and_files() {
+    let root = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_hub(&["package-files", "--root", root.path().to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    let dir = root.path().join("usr/share/man/man1");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "sitetrail-hub-migrate.1",
+            "sitetrail-hub-serve.1",
+            "sitetrail-hub.1"
+        ],
+        "one page per command, the hidden one left out"
+    );
+    let page = std::fs::read_to_string(dir.join("sitetrail-hub.1")).unwrap();
+    for section in [".SH EXAMPLES", ".SH EXIT STATUS", ".SH ENVIRONMENT", ".SH FILES"] {
+        assert!(page.contains(section), "{section} missing:\n{page}");
+    }
+    // The exit codes are the ones --help promises.
+    let (_, help, _) = run_hub(&["--help"], &[]);
+    for code in 0..=5 {
+        assert!(
+            page.contains(&format!(".TP\n\\fB{code}\\fR")),
+            "exit code {code}:\n{page}"
+        );
+        assert!(help.contains(&format!("{code} ")), "{help}");
+    }
+    assert!(!help.contains("package-files"), "hidden from --help");
+    let serve = std::fs::read_to_string(dir.join("sitetrail-hub-serve.1")).unwrap();
+    assert!(serve.contains("SITETRAIL_HUB_DATABASE_URL") && serve.contains("/etc/sitetrail\\-hub/hub.env"));
+    // groff reads it without a warning.
+    let out = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .arg(dir.join("sitetrail-hub.1"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

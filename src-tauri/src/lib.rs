@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod import;
 pub mod import_slot;
+pub mod locale;
 pub mod migrate;
 pub mod secret;
 pub mod state;
@@ -46,6 +47,7 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::website::get_website_page,
             cmd::overview::list_categories,
             cmd::overview::get_app_info,
+            cmd::overview::get_locale,
             cmd::history::list_history,
             cmd::history::set_category,
             cmd::history::reclassify_website,

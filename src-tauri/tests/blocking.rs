@@ -140,6 +140,7 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
     let form = json!({"provider": "builtin", "fixed_delay_ms": 50, "max_attempts": 4});
     let calls: Vec<(&str, Value)> = vec![
         ("get_app_info", json!({})),
+        ("get_locale", json!({})),
         ("list_categories", json!({})),
         ("get_queue", json!({})),
         ("get_summary", json!({})),

@@ -224,6 +224,7 @@ pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
     let opts = ForgetOptions::default();
     ensure_search_index(store)?;
     store.resume_forgetting(&opts, &mut |p| show(&bar, p))?;
+    let range = matches!(what, Forgetting::Range { .. });
     let report = match what {
         Forgetting::Visits(ids) => store.forget_visits(&ids)?,
         Forgetting::Website { domain, block } => {
@@ -237,18 +238,31 @@ pub(crate) fn run_forget(store: &Store, args: ForgetArgs) -> Result<()> {
     if args.json {
         return out::json(&report);
     }
-    print_report(&report, reach)
+    print_report(&report, reach, range)
 }
 
-fn print_report(r: &ForgetReport, reach: Reach) -> Result<()> {
+/// Says what was forgotten, where (this computer, or every device of the sync account), and only
+/// what is true: nothing forgotten is said as such, and space given back then comes from earlier
+/// changes, not from this forgetting.
+fn print_report(r: &ForgetReport, reach: Reach, range: bool) -> Result<()> {
     let place = match reach {
         Reach::ThisComputer => "on this computer",
         Reach::AllDevices => "on all your devices (here now, on the others when they next sync)",
     };
-    out::line(&format!(
-        "forgot {} visit(s) and {} website(s) {place}",
-        r.visits, r.websites
-    ))?;
+    let nothing = r.visits == 0 && r.websites == 0;
+    if !nothing {
+        out::line(&format!(
+            "forgot {} visit(s) and {} website(s) {place}",
+            r.visits, r.websites
+        ))?;
+    } else if range {
+        out::line(
+            "no visits were stored in that time, so none were forgotten; the time is remembered as \
+             forgotten: nothing in it will be recorded",
+        )?;
+    } else {
+        out::line("nothing was forgotten")?;
+    }
     if r.not_found > 0 {
         out::line(&format!(
             "  {} visit id(s) were not stored (already forgotten?)",
@@ -269,8 +283,13 @@ fn print_report(r: &ForgetReport, reach: Reach) -> Result<()> {
         )?;
     }
     if r.reclaimed_bytes > 0 {
+        let why = if nothing {
+            " (free space left by earlier changes, given back now)"
+        } else {
+            ""
+        };
         out::line(&format!(
-            "  the database file shrank by {:.1} MiB",
+            "  the database file shrank by {:.1} MiB{why}",
             r.reclaimed_bytes as f64 / (1024.0 * 1024.0)
         ))?;
     }

@@ -40,7 +40,7 @@ pub(crate) struct HistoryArgs {
     #[arg(long, value_name = "Q")]
     search: Option<String>,
     /// Only visits to websites in this category: its id or name (see `sitetrail categories`).
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", value_parser = human::CategoryArg, hide_possible_values = true)]
     category: Option<String>,
     /// Only visits to websites not classified yet.
     #[arg(long, conflicts_with = "category")]
@@ -49,7 +49,8 @@ pub(crate) struct HistoryArgs {
     /// 7d, 30d (the last N days), week or month.
     #[arg(long, value_name = "WHEN")]
     since: Option<String>,
-    /// Only visits at or before this time (as for --since).
+    /// Only visits at or before this time: inclusive, to the millisecond (as for --since; a
+    /// date or a word is the moment its day starts, so `--until today` ends at local midnight).
     #[arg(long, value_name = "WHEN")]
     until: Option<String>,
     /// Most visits to print.
@@ -158,9 +159,33 @@ pub(crate) fn ensure_search_index(store: &Store) -> Result<IndexStatus> {
     result
 }
 
+/// Refuses a `--device` no visit can have, naming the devices there are: "no visits match"
+/// would read as "that device has no visits in that time".
+fn check_device(store: &Store, device: Option<&str>) -> Result<()> {
+    let Some(device) = device else {
+        return Ok(());
+    };
+    let names = store.device_names()?;
+    if names.iter().any(|n| n == device) {
+        return Ok(());
+    }
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    let there = if names.is_empty() {
+        "this history has no device names: it is not synced with other devices (see `sitetrail sync status`)"
+            .to_owned()
+    } else {
+        format!("the devices are {}", quoted.join(", "))
+    };
+    Err(Error::InvalidInput(format!(
+        "--device {:?}: no device has that name; {there}",
+        sitetrail::error::truncate_chars(device, 80)
+    )))
+}
+
 /// Runs `sitetrail history`.
 pub(crate) fn run_history(store: &Store, args: HistoryArgs) -> Result<()> {
     let mut q = args.query()?;
+    check_device(store, args.device.as_deref())?;
     ensure_search_index(store)?;
     let mut rows: Vec<HistoryRow> = Vec::with_capacity(args.limit.min(MAX_PAGE));
     let mut next: (Option<VisitId>, Option<usize>);

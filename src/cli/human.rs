@@ -126,6 +126,34 @@ fn squash(s: &str) -> String {
         .collect()
 }
 
+/// The value parser of every argument that takes a category: any text (an id or a name, checked
+/// by [`parse_category`] where it is used, with its "did you mean"), whose possible values, the
+/// category ids, are what shell completion offers (never file names). They are hidden from
+/// `--help`, which points to `sitetrail categories` instead.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CategoryArg;
+
+impl clap::builder::TypedValueParser for CategoryArg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            Category::ALL
+                .iter()
+                .map(|c| clap::builder::PossibleValue::new(c.id()).help(c.name())),
+        ))
+    }
+}
+
 /// A category as a person types it: its id (`dev_tech`) or its name (`"Development &
 /// technology"`, any case). Anything else is refused with the nearest categories, if any are near.
 pub(crate) fn parse_category(input: &str) -> Result<Category> {

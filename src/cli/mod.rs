@@ -11,6 +11,7 @@ mod forget;
 mod history;
 mod human;
 mod import;
+mod manpage;
 mod out;
 mod package;
 mod review;
@@ -71,8 +72,49 @@ struct Cli {
     command: Command,
 }
 
+// The order is `--help`'s: what people use first (their history, its time, forgetting, import,
+// sync, categories), then the plumbing that scripts, the daemon and the browser use.
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Lists visits newest first, with search, category and date filters, in pages.
+    History(history::HistoryArgs),
+    /// Prints the time spent per website, category or day.
+    Time(time::TimeArgs),
+    /// Forgets visits, a website or a time range for good (and remembers only that it did).
+    Forget(forget::ForgetArgs),
+    /// Lists the domains never recorded, or adds or removes one.
+    Blocked(forget::BlockedArgs),
+    /// Imports browsing history from a browser's own database; only visits added since the last
+    /// import are read.
+    Import(import::ImportArgs),
+    /// Runs the worker and re-imports every detected browser profile every few minutes, until
+    /// SIGINT/SIGTERM.
+    Daemon(import::DaemonArgs),
+    /// Syncs this history with your other devices through a hub, end-to-end encrypted.
+    Sync(sync::SyncArgs),
+    /// Lists websites.
+    Websites(websites::WebsitesArgs),
+    /// Sets your own category for a website; classifiers never overwrite it.
+    Categorize(websites::CategorizeArgs),
+    /// Clears a website's category and queues it to be classified again (the built-in category
+    /// comes back at once; a remote provider is asked where it is not certain).
+    Reclassify(websites::ReclassifyArgs),
+    /// Lists the category ids and their names.
+    Categories(websites::CategoriesArgs),
+    /// Lists the websites whose category is not certain, most visited first, to confirm or
+    /// correct them.
+    Review(review::ReviewArgs),
+    /// Writes history or categories to a CSV or JSON file.
+    Export(export::ExportArgs),
+    /// Lists the hosts never sent to a remote provider (on all your devices), or adds or removes one.
+    Exclusions(exclusions::ExclusionsArgs),
+    /// Links a browser to Sitetrail (the native-messaging host manifest), unlinks it, or says
+    /// which browsers are linked.
+    BrowserLink(capture::BrowserLinkArgs),
+    /// Prints the category a provider gives each domain, changing no website or job (for
+    /// trying settings). Private and excluded hosts (the settings' and, if the database exists,
+    /// `sitetrail exclusions`') are answered by the built-in rules.
+    Classify(classify::ClassifyArgs),
     /// Records a visit to URL (its website is queued for classification).
     Visit(visit::VisitArgs),
     /// Classifies queued websites, one batch per tick, until stopped (SIGINT/SIGTERM).
@@ -83,51 +125,12 @@ enum Command {
     Failed(failed::FailedArgs),
     /// Puts FAILED jobs back in the queue (attempts reset).
     Retry(failed::RetryArgs),
-    /// Lists websites.
-    Websites(websites::WebsitesArgs),
-    /// Sets your own category for a website; classifiers never overwrite it.
-    Categorize(websites::CategorizeArgs),
-    /// Clears a website's category and queues it to be classified again (the built-in category
-    /// comes back at once; a remote provider is asked where it is not certain).
-    Reclassify(websites::ReclassifyArgs),
-    /// Writes history or categories to a CSV or JSON file.
-    Export(export::ExportArgs),
-    /// Lists the category ids and their names.
-    Categories(websites::CategoriesArgs),
-    /// Prints the category a provider gives each domain, changing no website or job (for
-    /// trying settings). Private and excluded hosts (the settings' and, if the database exists,
-    /// `sitetrail exclusions`') are answered by the built-in rules.
-    Classify(classify::ClassifyArgs),
     /// Resumes a worker paused because the provider needs you (bad key, no quota, unknown
     /// model), or cuts short an offline or rate-limit pause.
     Resume,
-    /// Imports browsing history from a browser's own database; only visits added since the last
-    /// import are read.
-    Import(import::ImportArgs),
-    /// Runs the worker and re-imports every detected browser profile every few minutes, until
-    /// SIGINT/SIGTERM.
-    Daemon(import::DaemonArgs),
-    /// Lists the websites whose category is not certain, most visited first, to confirm or
-    /// correct them.
-    Review(review::ReviewArgs),
     /// The browser extension's native-messaging host (the browser starts it; it speaks
     /// length-prefixed JSON on stdin/stdout).
     NativeHost(capture::NativeHostArgs),
-    /// Links a browser to Sitetrail (the native-messaging host manifest), unlinks it, or says
-    /// which browsers are linked.
-    BrowserLink(capture::BrowserLinkArgs),
-    /// Prints the time spent per website, category or day.
-    Time(time::TimeArgs),
-    /// Lists visits newest first, with search, category and date filters, in pages.
-    History(history::HistoryArgs),
-    /// Forgets visits, a website or a time range for good (and remembers only that it did).
-    Forget(forget::ForgetArgs),
-    /// Lists the domains never recorded, or adds or removes one.
-    Blocked(forget::BlockedArgs),
-    /// Syncs this history with your other devices through a hub, end-to-end encrypted.
-    Sync(sync::SyncArgs),
-    /// Lists the hosts never sent to a remote provider (on all your devices), or adds or removes one.
-    Exclusions(exclusions::ExclusionsArgs),
 }
 
 /// Runs the CLI and maps errors to a message on stderr and a non-zero exit code.
@@ -249,6 +252,49 @@ fn run(cli: Cli) -> Result<()> {
             // Opened for its check of `--db` only, as before.
             store()?;
             websites::run_categories(args)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `line` split into words as a shell would (double quotes group; no escapes in examples).
+    fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, part) in line.split('"').enumerate() {
+            if i % 2 == 1 {
+                out.push(part.to_owned());
+            } else {
+                out.extend(part.split_whitespace().map(str::to_owned));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_man_page_example_parses() {
+        for (page, examples) in manpage::EXAMPLES {
+            for (line, _) in *examples {
+                let words = words(line);
+                assert_eq!(words[0], "sitetrail", "{line}");
+                // The page of the command the example runs.
+                let command: Vec<&str> = words[1..]
+                    .iter()
+                    .take_while(|w| !w.starts_with('-'))
+                    .map(String::as_str)
+                    .take(1)
+                    .collect();
+                let expected = std::iter::once("sitetrail")
+                    .chain(command)
+                    .collect::<Vec<_>>()
+                    .join("-");
+                assert!(*page == "sitetrail" || *page == expected, "{line} is on {page}");
+                if let Err(e) = Cli::try_parse_from(&words) {
+                    panic!("{line}: {e}");
+                }
+            }
         }
     }
 }

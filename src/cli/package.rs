@@ -91,7 +91,7 @@ pub(crate) fn run_package_files(cli: Command, m: &ArgMatches) -> Result<()> {
     std::fs::create_dir_all(&man)?;
     // One page for the command and one per subcommand (`man sitetrail-history`), uncompressed:
     // the packaging script compresses them as Debian wants.
-    clap_mangen::generate_to(cli.clone(), &man)?;
+    super::manpage::write_pages(&cli, &man)?;
 
     for (shell, dir, prefix, suffix) in COMPLETIONS {
         let dir = root.join(dir);

@@ -28,7 +28,13 @@ pub(crate) struct ReviewArgs {
     confirm: Vec<String>,
     /// With --confirm: only if the category is still this one (as the list showed it; its id or
     /// name).
-    #[arg(long, value_name = "CATEGORY", requires = "confirm")]
+    #[arg(
+        long,
+        value_name = "CATEGORY",
+        requires = "confirm",
+        value_parser = human::CategoryArg,
+        hide_possible_values = true
+    )]
     expect: Option<String>,
 }
 

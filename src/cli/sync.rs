@@ -173,6 +173,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 a.transport()?,
             ))?;
             a.warn_if_insecure();
+            if let Some(note) = &linked.key_note {
+                out::note(note);
+            }
             if a.json {
                 return out::json(&json!({
                     "account_id": linked.account_id,
@@ -216,6 +219,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             // The first sync, at once: the device is joined whatever it brings (a failure here
             // is said, and the background sync or `sync now` tries again).
             let first = rt.block_on(engine::sync_now(store, &key_dir));
+            if let Some(note) = &linked.key_note {
+                out::note(note);
+            }
             if a.json {
                 let (report, error) = match &first {
                     Ok(r) => (Some(r), None),

@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use clap::{Args, ValueEnum};
 
 use sitetrail::domain::unicode_form;
+use sitetrail::time_spent::headline::{estimated_percent, is_approximate, Basis};
 use sitetrail::time_spent::{GroupBy, TimeQuery, TimeRow};
 use sitetrail::{Category, Result, Store};
 
@@ -63,7 +64,8 @@ pub(crate) struct TimeArgs {
     /// 7d, 30d (the last N days), week or month.
     #[arg(long, value_name = "WHEN")]
     since: Option<String>,
-    /// Only visits before this time (as for --since).
+    /// Only visits before this time: exclusive (as for --since; a date or a word is the moment
+    /// its day starts, so `--until today` ends at local midnight).
     #[arg(long, value_name = "WHEN")]
     until: Option<String>,
     /// How to group the visits.
@@ -106,6 +108,40 @@ fn estimated(ms: i64, visits_with_it: i64) -> Cell {
     }
 }
 
+/// A row's whole time, measured and estimated together (the app's headline figure), marked `≈`
+/// as the app marks it when any of it is estimated; `-` when no time is known.
+fn time_cell(r: &TimeRow) -> Cell {
+    if r.total_ms() == 0 {
+        return Cell::styled("-", Style::Dim);
+    }
+    if is_approximate(r) {
+        human::estimate(r.total_ms()).into()
+    } else {
+        human::duration(r.total_ms()).into()
+    }
+}
+
+/// What the total's `≈` means: how much of it is estimated, and from what.
+fn estimate_note(total: &TimeRow) -> Option<String> {
+    if !is_approximate(total) {
+        return None;
+    }
+    let share = estimated_percent(total);
+    let rest = if total.active_ms > 0 {
+        format!(
+            ", {} measured by the browser extension",
+            human::duration(total.active_ms)
+        )
+    } else {
+        ", none measured".to_owned()
+    };
+    Some(format!(
+        "≈ marks time partly estimated: {} of the total ({share}%) is estimated from imported history \
+         (how long pages stayed open, at most 10 minutes a visit){rest}",
+        human::duration(total.estimated_ms)
+    ))
+}
+
 /// Runs `sitetrail time`.
 pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
     let q = TimeQuery {
@@ -128,18 +164,15 @@ pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
         total.measured_visits += r.measured_visits;
         total.estimated_visits += r.estimated_visits;
     }
-    // Shares are of the time spent; where no time is known at all, of the visits.
-    let by_visits = total.total_ms() == 0;
-    let share = |r: &TimeRow| {
-        if by_visits {
-            percent(r.visits, total.visits)
-        } else {
-            percent(r.total_ms(), total.total_ms())
-        }
-    };
+    // Shares are of the whole time spent (measured and estimated, as the app's headline); where
+    // no time is known at all, of the visits.
+    let basis = Basis::of(&total);
+    let by_visits = basis == Basis::Visits;
+    let share = |r: &TimeRow| percent(basis.value(r), basis.value(&total));
     let today = human::local_today();
     let mut t = Table::new()
         .flex(args.by.header())
+        .column("TIME", Align::Right)
         .column("ACTIVE", Align::Right)
         .column("ESTIMATED", Align::Right)
         .column("VISITS", Align::Right)
@@ -147,6 +180,7 @@ pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
     for r in &rows {
         t.row(vec![
             args.by.label(&r.key, today).into(),
+            time_cell(r),
             known(r.active_ms, r.measured_visits),
             estimated(r.estimated_ms, r.estimated_visits),
             r.visits.to_string().into(),
@@ -155,12 +189,16 @@ pub(crate) fn run_time(store: &Store, args: TimeArgs) -> Result<()> {
     }
     t.row(vec![
         Cell::styled("total", Style::Bold),
+        time_cell(&total),
         known(total.active_ms, total.measured_visits),
         estimated(total.estimated_ms, total.estimated_visits),
         total.visits.to_string().into(),
         share(&total).into(),
     ]);
     out::table(&t)?;
+    if let Some(text) = estimate_note(&total) {
+        out::note(&text);
+    }
     if by_visits {
         out::note("no time is known for these visits (imported without durations): shares are of visits");
     }

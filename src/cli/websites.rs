@@ -17,7 +17,7 @@ pub(crate) struct WebsitesArgs {
     #[arg(long)]
     json: bool,
     /// Only websites in this category: its id or name (see `sitetrail categories`).
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", value_parser = human::CategoryArg, hide_possible_values = true)]
     category: Option<String>,
     /// Only websites without a category yet.
     #[arg(long, conflicts_with = "category")]
@@ -29,6 +29,7 @@ pub(crate) struct CategorizeArgs {
     /// The website's domain.
     domain: String,
     /// A category: its id or name (see `sitetrail categories`).
+    #[arg(value_parser = human::CategoryArg, hide_possible_values = true)]
     category: String,
 }
 

@@ -184,23 +184,42 @@ fn delete_file(dir: &Path, account: Uuid, device: Uuid) -> Result<()> {
     }
 }
 
+/// Where [`save`] put a key, and why not in the keyring when it tried the keyring and failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Saved {
+    /// Where the key is.
+    pub place: KeyPlace,
+    /// The keyring's refusal, when the keyring was tried and the key went to a file instead
+    /// (never holds the key). `None` when the keyring took it or was not tried (turned off).
+    pub keyring_problem: Option<String>,
+}
+
 /// Stores `secret` for `account`/`device`: in the keyring when it works here, else in a file in
-/// `dir` (owner-only permissions). Returns where it went.
-pub fn save(dir: &Path, account: Uuid, device: Uuid, secret: &AccountSecret) -> Result<KeyPlace> {
+/// `dir` (owner-only permissions). Returns where it went and, if the keyring refused it, why:
+/// the caller says so to the person (a log line is no answer to a command).
+pub fn save(dir: &Path, account: Uuid, device: Uuid, secret: &AccountSecret) -> Result<Saved> {
     crate::blocking::note("keyring");
+    let mut keyring_problem = None;
     if keyring_off()?.is_none() {
         match keyring_put(account, device, secret) {
             Ok(()) => {
                 delete_file(dir, account, device)?;
-                return Ok(KeyPlace::Keyring);
+                return Ok(Saved {
+                    place: KeyPlace::Keyring,
+                    keyring_problem: None,
+                });
             }
             Err(problem) => {
-                tracing::warn!(%problem, "the OS keyring did not take the sync key; it is kept in a file");
+                tracing::info!(%problem, "the OS keyring did not take the sync key; it is kept in a file");
+                keyring_problem = Some(problem);
             }
         }
     }
     save_file(dir, account, device, secret)?;
-    Ok(KeyPlace::File)
+    Ok(Saved {
+        place: KeyPlace::File,
+        keyring_problem,
+    })
 }
 
 fn damaged(where_: &str) -> Error {
@@ -311,7 +330,7 @@ mod tests {
         let keys = dir.path().join("sync");
         let (a, d) = (Uuid::now_v7(), Uuid::now_v7());
         let s = AccountSecret::generate();
-        assert_eq!(save(&keys, a, d, &s).unwrap(), KeyPlace::File);
+        assert_eq!(save(&keys, a, d, &s).unwrap().place, KeyPlace::File);
         let path = file(&keys, a, d);
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,

@@ -152,6 +152,9 @@ pub struct Linked {
     pub device_id: Uuid,
     /// This device's name.
     pub device_name: String,
+    /// Why the sync key is in a file rather than the OS keyring, when the keyring was tried and
+    /// refused it (a sentence for the person; never the key).
+    pub key_note: Option<String>,
 }
 
 fn already_linked(store: &Store) -> Result<()> {
@@ -200,7 +203,7 @@ async fn link(
     let account = keys.account_id;
     let device_name = name.clone();
     let linked = blocking::run(move || {
-        keystore::save(&dir, account, device, &secret)?;
+        let saved = keystore::save(&dir, account, device, &secret)?;
         let written = write_link(&st, (&hub, account, device), &device_name, &transport);
         if written.is_err() {
             // Nothing stays behind: the key goes with the link that was not written.
@@ -208,21 +211,29 @@ async fn link(
                 tracing::warn!(error = %e, "the key of a link that failed was not deleted");
             }
         }
-        written
+        written.map(|()| saved)
     })
     .await;
-    if let Err(e) = linked {
-        // The hub forgets the device too (best effort: the error that matters is `e`), so a
-        // failed join does not count against the account's devices.
-        if let Err(left) = client.leave(device).await {
-            tracing::warn!(error = %left, "a device registered by a failed link was not removed");
+    let saved = match linked {
+        Ok(saved) => saved,
+        Err(e) => {
+            // The hub forgets the device too (best effort: the error that matters is `e`), so a
+            // failed join does not count against the account's devices.
+            if let Err(left) = client.leave(device).await {
+                tracing::warn!(error = %left, "a device registered by a failed link was not removed");
+            }
+            return Err(e);
         }
-        return Err(e);
-    }
+    };
     Ok(Linked {
         account_id: account,
         device_id: device,
         device_name: name,
+        key_note: saved.keyring_problem.map(|problem| {
+            format!(
+                "The OS keyring did not take the sync key ({problem}), so it is kept in a file readable by you only, in the config folder."
+            )
+        }),
     })
 }
 

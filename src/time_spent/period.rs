@@ -9,7 +9,9 @@
 //!
 //! Invariants: the same counting as [`super::list_time`] (a visit counts its measured time if it
 //! has one, else its estimate, and is counted once), so a period's total equals the sum of its days
-//! and of its categories; websites with no known time are never in a "by time" list.
+//! and of its categories; websites with no known time are never in a "by time" list. The headline
+//! ([`super::headline`]) is that total, measured and estimated together, never the measured part
+//! alone.
 
 use std::collections::HashMap;
 
@@ -112,6 +114,9 @@ pub struct PeriodOverview {
     pub total: TimeRow,
     /// The comparison period's totals (`key` is its first day).
     pub previous: TimeRow,
+    /// The period summed up in one figure on the basis every list of the overview uses, against
+    /// the comparison period.
+    pub headline: super::headline::Headline,
     /// Per category (`uncategorized` for none yet), most time first, then most visits.
     pub categories: Vec<TimeRow>,
     /// Per device that recorded the visits (sync; `key` and `device` are its name), most time
@@ -254,6 +259,7 @@ pub fn get_overview<Tz: TimeZone>(
     Ok(PeriodOverview {
         first: day_key(period.first),
         days: period.days,
+        headline: super::headline::Headline::new(&total, &previous),
         total,
         previous,
         categories,

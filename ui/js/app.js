@@ -4,6 +4,7 @@
 // idle app does nothing.
 import { call, describe, listen, STORE_CHANGED } from './api.js';
 import { $, setCategories, toast } from './dom.js';
+import { setLocale } from './locale.js';
 import * as overview from './overview.js';
 import * as history from './history.js';
 import * as failed from './failed.js';
@@ -36,7 +37,14 @@ function showView(name) {
 async function start() {
   let categories, info;
   try {
-    [categories, info] = await Promise.all([call('list_categories'), call('get_app_info')]);
+    let locale;
+    [categories, info, locale] = await Promise.all([
+      call('list_categories'),
+      call('get_app_info'),
+      // Without it, dates are in the web view's default: the app still works.
+      call('get_locale').catch(() => null),
+    ]);
+    setLocale(locale);
   } catch (e) {
     toast(`Sitetrail could not start: ${describe(e)}`, true);
     return;

@@ -1,5 +1,6 @@
 // Small DOM and formatting helpers shared by the views.
 import { swatch } from './colours.js';
+import { dateFormat, numberFormat } from './locale.js';
 
 /** Creates an element: el('td', {class: 'x', title: 't'}, child, 'text', ...). */
 export function el(tag, attrs = {}, ...children) {
@@ -20,9 +21,9 @@ export function el(tag, attrs = {}, ...children) {
 
 export const $ = (sel) => document.querySelector(sel);
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
-const number = new Intl.NumberFormat();
+const dateTime = dateFormat({ dateStyle: 'medium', timeStyle: 'short' });
+const timeOnly = dateFormat({ timeStyle: 'short' });
+const number = numberFormat();
 
 /** "29 Nov 2026, 10:00" from an RFC 3339 string; '–' for none. */
 export function fmtTime(iso) {

@@ -10,6 +10,7 @@ import { annotate } from './timecharts.js';
 import * as rows from './rows.js';
 import { go } from './nav.js';
 import { importFile } from './firstrun.js';
+import { dateFormat } from './locale.js';
 
 const PAGE = 100;
 /** Rows kept in the page (visit rows and day headings): older pages push the oldest-loaded
@@ -29,8 +30,8 @@ const rowsByDomain = new Map();
 /** domain -> data: URL of its icon, or null for none (asked once per domain). */
 const icons = new Map();
 
-const dayName = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
-const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
+const dayName = dateFormat({ weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
+const timeOnly = dateFormat({ timeStyle: 'short' });
 
 export function init(categories) {
   const sel = $('#h-category');

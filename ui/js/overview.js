@@ -1,5 +1,6 @@
-// Overview: "where did my time go" for the chosen period. The headline (active time, the change
-// against the period before, estimated time apart, visits where no time is known), the split by
+// Overview: "where did my time go" for the chosen period. The headline (one total of measured and
+// estimated time, its estimated share marked ≈ and explained, the change against the period
+// before on the same basis; visits where no time is known at all), the split by
 // category, the top websites by time and by visits, the time per day and, for one day, its
 // timeline. Every category and website leads somewhere (the history filtered to it, the website's
 // page). The classification queue is a compact line at the bottom, and an attention line at the
@@ -116,43 +117,56 @@ export async function refresh() {
   $('#view-overview').dataset.period = `${p.first}/${p.days}`;
 }
 
-/** Which figure the period is measured in: measured time, else estimates, else visits. */
-function measureOf(row) {
-  if (row.active_ms > 0) return 'active';
-  if (row.estimated_ms > 0) return 'estimated';
-  return 'visits';
+/**
+ * What the period's figures count, as the library decided for the headline (`o.headline.basis`):
+ * 'time' (measured plus estimated, one total) or 'visits' (no time known). Every list on the
+ * screen uses it, so the donut, the legend and the lists add up to the headline.
+ */
+function basisOf(o) {
+  return o.headline ? o.headline.basis : total(o.total) > 0 ? 'time' : 'visits';
 }
 
-function valueOf(row, measure) {
-  if (measure === 'active') return row.active_ms;
-  if (measure === 'estimated') return row.estimated_ms;
-  return row.visits;
+function valueOf(row, basis) {
+  return basis === 'time' ? total(row) : row.visits;
 }
 
-function fmtValue(v, measure) {
-  if (measure === 'visits') return `${fmtNumber(v)} visit${v === 1 ? '' : 's'}`;
-  return measure === 'estimated' ? fmtEstimate(v) : fmtSpent(v);
+/** A row's figure: "≈ 12 min" when any of its time is estimated, "12 min", "3 visits". */
+function fmtValue(row, basis) {
+  if (basis === 'visits') return `${fmtNumber(row.visits)} visit${row.visits === 1 ? '' : 's'}`;
+  return row.estimated_ms > 0 ? fmtEstimate(total(row)) : fmtSpent(total(row));
 }
 
-/** "40 min more than yesterday", "the same as yesterday", "nothing measured yesterday". */
-export function changeText(now, before, measure, than) {
-  if (measure === 'visits') {
-    const d = now - before;
+/** "40 min more than yesterday (≈ 2 h 10 min)", "about the same as yesterday", "nothing recorded yesterday". */
+export function changeText(h, than) {
+  const c = h.comparison;
+  if (c.kind === 'nothing_before') return `Nothing recorded ${than}.`;
+  if (c.kind === 'no_time_before') {
+    return `No time is known for ${than} (${fmtNumber(c.previous_visits)} visit${c.previous_visits === 1 ? '' : 's'}, imported without durations), so there is nothing to compare.`;
+  }
+  if (h.basis === 'visits') {
+    const d = c.change;
     if (d === 0) return `The same number of visits as ${than}.`;
     return `${fmtNumber(Math.abs(d))} visit${Math.abs(d) === 1 ? '' : 's'} ${d > 0 ? 'more' : 'fewer'} than ${than}.`;
   }
-  if (before === 0) return `Nothing ${measure === 'active' ? 'measured' : 'estimated'} ${than}.`;
-  const d = now - before;
-  if (Math.abs(d) < 30_000) return `About the same as ${than}.`;
-  return `${fmtSpent(Math.abs(d))} ${d > 0 ? 'more' : 'less'} than ${than} (${fmtSpent(before)}).`;
+  if (Math.abs(c.change) < 30_000) return `About the same as ${than}.`;
+  // A difference with an estimate on either side is itself an estimate.
+  const about = h.approximate || c.previous_approximate ? 'About ' : '';
+  const figure = `${about}${fmtSpent(Math.abs(c.change))}`;
+  return `${figure} ${c.change > 0 ? 'more' : 'less'} than ${than} (${c.previous_approximate ? '≈ ' : ''}${fmtSpent(c.previous)}).`;
+}
+
+/** What the ≈ of the headline means: how much of it is estimated, and from what. */
+function estimateText(h) {
+  if (!h.approximate) return '';
+  const how = 'estimated from imported browser history (how long pages stayed open, at most 10 minutes each)';
+  if (h.measured_ms === 0) return `≈ All of it is ${how}: no time was measured by the browser extension.`;
+  return `≈ ${fmtSpent(h.estimated_ms)} of it (${h.estimated_percent} %) is ${how}; ${fmtSpent(h.measured_ms)} was measured by the browser extension.`;
 }
 
 function drawHeadline(o, p) {
-  const measure = measureOf(o.total);
+  const h = o.headline;
   const when = p.label.toLowerCase();
-  $('#hl-title').textContent = o.total.visits > 0 && measure === 'visits'
-    ? `Visits, ${when}`
-    : measure === 'estimated' ? `Estimated time, ${when}` : `Active time, ${when}`;
+  $('#hl-title').textContent = h.basis === 'visits' && o.total.visits > 0 ? `Visits, ${when}` : `Time spent, ${when}`;
   const empty = $('#hl-empty');
   empty.hidden = true;
   $('#hl-estimated').textContent = '';
@@ -160,7 +174,8 @@ function drawHeadline(o, p) {
   if (o.total.visits === 0) {
     $('#hl-time').textContent = 'Nothing recorded';
     $('#hl-time').dataset.ms = '0';
-    $('#hl-change').textContent = o.previous.visits > 0 ? `${fmtSpent(total(o.previous))} and ${fmtNumber(o.previous.visits)} visits ${p.compareLabel}.` : '';
+    $('#hl-time').title = '';
+    $('#hl-change').textContent = o.previous.visits > 0 ? `${fmtValue(o.previous, basisOf({ total: o.previous }))} and ${fmtNumber(o.previous.visits)} visits ${p.compareLabel}.` : '';
     if (o.latest_visit) {
       const latest = new Date(o.latest_visit);
       const key = period.dayKey(latest);
@@ -174,55 +189,46 @@ function drawHeadline(o, p) {
     }
     return;
   }
-  const value = valueOf(o.total, measure);
-  $('#hl-time').textContent = measure === 'visits' ? fmtValue(value, measure) : fmtSpent(value);
-  $('#hl-time').dataset.ms = String(measure === 'active' ? o.total.active_ms : 0);
-  $('#hl-time').title = measure === 'active'
-    ? 'Time a page of this period was in front of you, measured by the browser extension'
-    : measure === 'estimated' ? 'Estimated from imported browser history (how long pages stayed open, at most 10 minutes each)' : '';
-  $('#hl-change').textContent = changeText(value, valueOf(o.previous, measure), measure, p.compareLabel);
-  if (measure === 'active' && o.total.estimated_ms > 0) {
-    $('#hl-estimated').textContent = `Also about ${fmtSpent(o.total.estimated_ms)} estimated from imported history (${fmtNumber(o.total.estimated_visits)} visit${o.total.estimated_visits === 1 ? '' : 's'}), counted apart: it is how long pages stayed open, not measured.`;
-  } else if (measure === 'estimated') {
-    $('#hl-estimated').textContent = `No time was measured: this is estimated from imported history (how long pages stayed open, at most 10 minutes each), over ${fmtNumber(o.total.estimated_visits)} of ${fmtNumber(o.total.visits)} visits.`;
-  }
-  if (measure === 'visits') {
+  $('#hl-time').textContent = fmtValue(o.total, h.basis);
+  $('#hl-time').dataset.ms = String(h.basis === 'time' ? h.value : 0);
+  $('#hl-time').title = h.basis === 'time'
+    ? 'Time spent on the pages of this period: measured by the browser extension, or estimated (≈) from imported history where it was not measured'
+    : '';
+  $('#hl-change').textContent = changeText(h, p.compareLabel);
+  $('#hl-estimated').textContent = estimateText(h);
+  if (h.basis === 'visits') {
     $('#hl-fallback').textContent = 'No time is known for this period (imported Firefox or Safari history has none, and the browser extension was not recording), so it is counted in visits.';
   } else {
-    const untimed = o.total.visits - o.total.measured_visits - o.total.estimated_visits;
-    const visits = `${fmtNumber(o.total.visits)} visit${o.total.visits === 1 ? '' : 's'}`;
-    $('#hl-fallback').textContent = untimed > 0 ? `${visits}, ${fmtNumber(untimed)} of them without a known time.` : `${visits}.`;
+    const visits = `${fmtNumber(h.visits)} visit${h.visits === 1 ? '' : 's'}`;
+    $('#hl-fallback').textContent = h.untimed_visits > 0 ? `${visits}, ${fmtNumber(h.untimed_visits)} of them without a known time.` : `${visits}.`;
   }
 }
 
 function drawSplit(o) {
-  const measure = measureOf(o.total);
+  const basis = basisOf(o);
   const slices = o.categories
-    .map((c) => ({ key: c.key, value: valueOf(c, measure), row: c }))
+    .map((c) => ({ key: c.key, value: valueOf(c, basis), row: c }))
     .filter((s) => s.value > 0);
   const sum = slices.reduce((a, s) => a + s.value, 0);
-  $('#split-title').textContent = {
-    active: 'By category (measured time)',
-    estimated: 'By category (estimated time)',
-    visits: 'By category (visits: no time known)',
-  }[measure];
+  $('#split-title').textContent = basis === 'time' ? 'By category (time spent)' : 'By category (visits: no time known)';
   drawDonut($('#split-chart'), slices, {
-    centre: sum > 0 ? (measure === 'visits' ? `${fmtNumber(sum)} visits` : fmtSpent(sum)) : '',
-    describe: (s) => `${fmtValue(s.value, measure)}, ${pct(s.value, sum)}`,
+    // The centre is the headline's figure: the slices add up to it.
+    centre: sum > 0 ? fmtValue(o.total, basis) : '',
+    describe: (s) => `${fmtValue(s.row, basis)}, ${pct(s.value, sum)}`,
     onCategory: openCategory,
   });
   const list = $('#split-legend');
   list.replaceChildren(...slices.map((s) => el('li', { 'data-category': s.key },
     legendKey(s.key, openCategory),
-    el('span', { class: 'n', text: fmtValue(s.value, measure) }),
+    el('span', { class: 'n', text: fmtValue(s.row, basis) }),
     el('span', { class: 'pct', text: pct(s.value, sum) }))));
   if (slices.length === 0) list.append(el('li', { class: 'muted', text: 'Nothing to split yet.' }));
-  drawDevices(o, measure);
+  drawDevices(o, basis);
 }
 
 /** The period split by the device that recorded it (once this device syncs with others). */
-function drawDevices(o, measure) {
-  const rows = (o.devices || []).map((d) => ({ name: d.key, value: valueOf(d, measure) })).filter((d) => d.value > 0);
+function drawDevices(o, basis) {
+  const rows = (o.devices || []).map((d) => ({ name: d.key, value: valueOf(d, basis), row: d })).filter((d) => d.value > 0);
   const sum = rows.reduce((a, d) => a + d.value, 0);
   const show = rows.length > 1;
   $('#split-devices-title').hidden = !show;
@@ -230,7 +236,7 @@ function drawDevices(o, measure) {
   list.hidden = !show;
   list.replaceChildren(...(show ? rows.map((d) => el('li', { 'data-device': d.name },
     el('span', { class: 'd', text: d.name }),
-    el('span', { class: 'n', text: fmtValue(d.value, measure) }),
+    el('span', { class: 'n', text: fmtValue(d.row, basis) }),
     el('span', { class: 'pct', text: pct(d.value, sum) }))) : []));
 }
 
@@ -245,14 +251,14 @@ function drawTopTime(o) {
   const list = $('#top-time');
   list.replaceChildren();
   if (o.top_by_time.length === 0) {
-    list.append(el('li', { class: 'muted', text: 'No time measured in this period.' }));
+    list.append(el('li', { class: 'muted', text: 'No time known in this period.' }));
     return;
   }
   for (const w of o.top_by_time) {
-    const estimateOnly = w.time.active_ms === 0;
+    // Marked ≈ as soon as any of it is estimated, as the headline is.
     const t = w.time;
-    list.append(siteRow(w, estimateOnly ? fmtEstimate(total(t)) : fmtSpent(total(t)),
-      `${fmtNumber(t.visits)} visits${t.estimated_ms ? `, ${fmtSpent(t.estimated_ms)} of it estimated` : ''}`));
+    list.append(siteRow(w, fmtValue(t, 'time'),
+      `${fmtNumber(t.visits)} visits${t.estimated_ms ? `, ${fmtSpent(t.estimated_ms)} of it estimated from imported history` : ''}`));
   }
 }
 

@@ -6,6 +6,7 @@
 // period of the same length before it ("yesterday", "the 7 days before"); a week still running is
 // compared with the same days of last week.
 import { $, el } from './dom.js';
+import { dateFormat } from './locale.js';
 
 const KEY = 'sitetrail.period';
 const listeners = [];
@@ -50,9 +51,9 @@ function load() {
   return { kind: 'today', first: dayKey(today()), days: 1 };
 }
 
-const shortDay = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
-const shortDayYear = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' });
-const dayMonth = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+const shortDay = dateFormat({ weekday: 'short', day: 'numeric', month: 'short' });
+const shortDayYear = dateFormat({ weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' });
+const dayMonth = dateFormat({ day: 'numeric', month: 'short' });
 
 function fmtDay(d) {
   return (d.getFullYear() === today().getFullYear() ? shortDay : shortDayYear).format(d);

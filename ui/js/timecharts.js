@@ -9,6 +9,7 @@
 import { call } from './api.js';
 import { el, fmtEstimate, fmtNumber, fmtSpent, categoryName } from './dom.js';
 import { colourOf, swatch } from './colours.js';
+import { dateFormat } from './locale.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -24,9 +25,9 @@ export function total(row) {
   return row.active_ms + row.estimated_ms;
 }
 
-const weekday = new Intl.DateTimeFormat(undefined, { weekday: 'short' });
-const dayMonth = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
-const longDay = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long' });
+const weekday = dateFormat({ weekday: 'short' });
+const dayMonth = dateFormat({ day: 'numeric', month: 'short' });
+const longDay = dateFormat({ weekday: 'long', day: 'numeric', month: 'long' });
 
 function dateOf(day) {
   const [y, m, d] = day.split('-').map(Number);

@@ -7,8 +7,9 @@ import { $, el, fmtSpent, categoryName, toast } from './dom.js';
 import { colourOf } from './colours.js';
 import { svg, legendKey, onResize } from './timecharts.js';
 import { go } from './nav.js';
+import { dateFormat } from './locale.js';
 
-const timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const timeOnly = dateFormat({ hour: '2-digit', minute: '2-digit' });
 let shownDay = null;
 let data = null;
 let generation = 0;

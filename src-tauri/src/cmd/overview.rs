@@ -121,6 +121,13 @@ pub fn list_categories() -> Vec<CategoryInfo> {
         .collect()
 }
 
+/// The system's locale and the desktop's clock setting, for the UI's dates and times
+/// ([`crate::locale`]).
+#[tauri::command]
+pub async fn get_locale() -> CmdResult<crate::locale::LocaleInfo> {
+    lib(sitetrail::blocking::run(|| Ok(crate::locale::system())).await)
+}
+
 /// Where the app keeps its files, for the settings view.
 #[derive(Clone, Debug, Serialize)]
 pub struct AppInfo {

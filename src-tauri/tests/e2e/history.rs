@@ -175,3 +175,53 @@ fn history_groups_visits_by_day_collapses_repeats_shows_icons_and_forgets() {
     assert_eq!(dirs.store().visit_count().unwrap(), 0);
     h.assert_no_csp_violations();
 }
+
+/// The times shown in History for a visit at 21:57 on 4 November 2026 (local), with the app
+/// started under `locale` (LC_ALL): the row's time, its full date and time, and its day heading.
+fn times_shown_under(locale: &str) -> (String, String, String) {
+    let dirs = AppDirs::create();
+    let store = dirs.store();
+    let when = Local
+        .from_local_datetime(
+            &chrono::NaiveDate::from_ymd_opt(2026, 11, 4)
+                .unwrap()
+                .and_hms_opt(21, 57, 0)
+                .unwrap(),
+        )
+        .earliest()
+        .unwrap();
+    at(
+        &store,
+        "https://late.test/",
+        "Late",
+        Timestamp(when.timestamp_micros()),
+    );
+    drop(store);
+    let mut env = dirs.env();
+    env.push(("HOME", dirs.dir.path().display().to_string()));
+    env.push(("LC_ALL", locale.to_owned()));
+    let mut h = Harness::start(&env, &dirs.log());
+    h.launch();
+    h.click("#tab-history");
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 1).then_some(()));
+    let shown = h.exec(
+        "const r = document.querySelector('#h-rows tr.visit'); const heads = [...document.querySelectorAll('#h-rows tr')].map((t) => t.innerText.trim()).filter((t) => t && !t.includes('late.test')); return [r.querySelector('.at').textContent, r.querySelector('td.time').title, heads[0] || '']",
+        json!([]),
+    );
+    h.quit();
+    serde_json::from_value(shown).unwrap()
+}
+
+#[test]
+fn dates_and_times_follow_the_systems_locale_and_clock() {
+    let _lock = serial();
+    // German: a 24-hour clock, the day before the month.
+    let (time, full, heading) = times_shown_under("de_DE.UTF-8");
+    assert_eq!(time, "21:57");
+    assert_eq!(full, "04.11.2026, 21:57");
+    assert!(heading.contains("4. November 2026"), "{heading}");
+    // US English: its own 12-hour clock.
+    let (time, full, _) = times_shown_under("en_US.UTF-8");
+    assert!(time.starts_with("9:57") && time.ends_with("PM"), "{time}");
+    assert!(full.starts_with("Nov 4, 2026"), "{full}");
+}

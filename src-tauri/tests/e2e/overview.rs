@@ -220,6 +220,17 @@ fn wait_text(h: &Harness, css: &str, want: &str) {
     h.wait_for(WAIT, || (h.try_text(css).as_deref() == Some(want)).then_some(()));
 }
 
+/// The text in the donut's centre (an SVG text: no innerText).
+fn donut_centre(h: &Harness) -> String {
+    h.exec(
+        "const t = document.querySelector('#split-chart text.centre'); return t ? t.textContent : ''",
+        json!([]),
+    )
+    .as_str()
+    .unwrap_or_default()
+    .to_owned()
+}
+
 fn top(h: &Harness, css: &str) -> f64 {
     h.exec(
         "return document.querySelector(arguments[0]).getBoundingClientRect().top",
@@ -235,24 +246,34 @@ fn the_overview_headline_is_todays_active_time_by_category_against_yesterday() {
     let dirs = AppDirs::create();
     seed_day(&dirs.store());
     let mut h = start(&dirs, false);
-    // The seeded day's active time: 20 + 10 + 5 minutes, the estimate and the untimed visit apart.
-    wait_text(&h, "#hl-time", "35 min");
+    // The seeded day's time: 20 + 10 + 5 minutes measured and 3 estimated, one total marked ≈.
+    wait_text(&h, "#hl-time", "≈ 38 min");
     assert_eq!(h.text("#p-label"), "Today");
+    assert_eq!(h.text("#hl-title"), "Time spent, today");
     let change = h.text("#hl-change");
-    assert!(change.contains("25 min more than yesterday"), "{change}");
+    assert!(
+        change.contains("About 28 min more than yesterday (10 min)"),
+        "{change}"
+    );
     let est = h.text("#hl-estimated");
-    assert!(est.contains("3 min estimated") && est.contains("apart"), "{est}");
+    assert!(
+        est.contains("3 min of it (8 %) is estimated") && est.contains("35 min was measured"),
+        "{est}"
+    );
     let fallback = h.text("#hl-fallback");
     assert!(
         fallback.contains("5 visits, 1 of them without a known time"),
         "{fallback}"
     );
-    // The split: measured time per category with its share.
+    // The split: the same total per category, with its share; the centre is the headline.
     let news = h.text("#split-legend li[data-category='news']");
-    assert!(news.contains("25 min") && news.contains("71 %"), "{news}");
+    assert!(news.contains("25 min") && news.contains("66 %"), "{news}");
     let chat = h.text("#split-legend li[data-category='communication']");
-    assert!(chat.contains("10 min") && chat.contains("29 %"), "{chat}");
-    assert_eq!(h.count("#split-chart .slice"), 2, "only measured time is split");
+    assert!(chat.contains("10 min") && chat.contains("26 %"), "{chat}");
+    let shop = h.text("#split-legend li[data-category='shopping']");
+    assert!(shop.contains("≈ 3 min") && shop.contains("8 %"), "{shop}");
+    assert_eq!(h.count("#split-chart .slice"), 3, "the estimate is in the split");
+    assert_eq!(donut_centre(&h), "≈ 38 min");
     // Top websites by time, with their category; no time, no place.
     let sites: Vec<String> = serde_json::from_value(h.exec(
         "return [...document.querySelectorAll('#top-time li')].map((li) => li.dataset.domain + ' ' + li.innerText.replace(/\\s+/g, ' ').trim())",
@@ -294,7 +315,7 @@ fn the_period_is_chosen_moved_and_kept_between_views() {
     let dirs = AppDirs::create();
     seed_day(&dirs.store());
     let mut h = start(&dirs, false);
-    wait_text(&h, "#hl-time", "35 min");
+    wait_text(&h, "#hl-time", "≈ 38 min");
     assert_eq!(
         h.exec("return document.querySelector('#p-next').disabled", json!([])),
         true,
@@ -303,7 +324,7 @@ fn the_period_is_chosen_moved_and_kept_between_views() {
     h.click("[data-period='yesterday']");
     wait_text(&h, "#p-label", "Yesterday");
     wait_text(&h, "#hl-time", "10 min");
-    assert!(h.text("#hl-change").contains("Nothing measured the day before"));
+    assert!(h.text("#hl-change").contains("Nothing recorded the day before"));
     h.click("#p-prev");
     h.wait_for(WAIT, || (h.text("#hl-time") == "Nothing recorded").then_some(()));
     assert_ne!(h.text("#p-label"), "Yesterday", "a named day");
@@ -313,7 +334,7 @@ fn the_period_is_chosen_moved_and_kept_between_views() {
     wait_text(&h, "#p-label", "Today");
     h.click("[data-period='last7']");
     wait_text(&h, "#p-label", "Last 7 days");
-    wait_text(&h, "#hl-time", "45 min");
+    wait_text(&h, "#hl-time", "≈ 48 min");
     assert_eq!(h.count("#time-chart g.day"), 7);
     assert!(
         h.text("#hl-change").contains("the 7 days before"),
@@ -357,13 +378,13 @@ fn colours_of_two_renders(dark: bool) -> Vec<(String, String, String)> {
     let dirs = AppDirs::create();
     seed_day(&dirs.store());
     let mut h = start(&dirs, dark);
-    wait_text(&h, "#hl-time", "35 min");
+    wait_text(&h, "#hl-time", "≈ 38 min");
     h.wait_for(WAIT, || (h.count("#timeline rect.block") == 5).then_some(()));
     let first = drawn_colours(&h);
     h.click("[data-period='last7']");
-    wait_text(&h, "#hl-time", "45 min");
+    wait_text(&h, "#hl-time", "≈ 48 min");
     h.click("[data-period='today']");
-    wait_text(&h, "#hl-time", "35 min");
+    wait_text(&h, "#hl-time", "≈ 38 min");
     h.wait_for(WAIT, || (h.count("#timeline rect.block") == 5).then_some(()));
     let second = drawn_colours(&h);
     assert_eq!(first, second, "a category keeps its colour across renders");
@@ -416,7 +437,7 @@ fn a_category_opens_the_history_and_a_website_opens_its_page() {
     let dirs = AppDirs::create();
     seed_day(&dirs.store());
     let mut h = start(&dirs, false);
-    wait_text(&h, "#hl-time", "35 min");
+    wait_text(&h, "#hl-time", "≈ 38 min");
     // A category in the legend: History, filtered to it and to today.
     h.click("#split-legend li[data-category='news'] button.key");
     h.wait_for(WAIT, || {
@@ -442,7 +463,7 @@ fn a_category_opens_the_history_and_a_website_opens_its_page() {
 
     // A slice of the donut does the same.
     h.click("#tab-overview");
-    wait_text(&h, "#hl-time", "35 min");
+    wait_text(&h, "#hl-time", "≈ 38 min");
     h.exec(
         "document.querySelector(\"#split-chart .slice[data-category='communication']\").dispatchEvent(new MouseEvent('click', {bubbles: true}))",
         json!([]),
@@ -497,7 +518,7 @@ fn the_day_timeline_has_a_block_per_visit_and_opens_it_in_the_history() {
     let visits = seed_day(&dirs.store());
     let defined = defined_colours();
     let mut h = start(&dirs, false);
-    wait_text(&h, "#hl-time", "35 min");
+    wait_text(&h, "#hl-time", "≈ 38 min");
     h.wait_for(WAIT, || {
         (h.count("#timeline rect.block") == visits.len()).then_some(())
     });
@@ -556,6 +577,67 @@ fn the_day_timeline_has_a_block_per_visit_and_opens_it_in_the_history() {
     });
     assert_eq!(marked, json!(visits[1].0));
     h.screenshot("history-from-timeline.png");
+    h.assert_no_csp_violations();
+    h.quit();
+}
+
+#[test]
+fn a_few_measured_minutes_never_replace_the_estimated_time_of_imported_history() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    {
+        let store = dirs.store();
+        // Yesterday: an hour estimated from an imported history, on two websites.
+        let noon_yesterday = midnight().minus(Duration::from_secs(12 * 3600));
+        for i in 0..6u64 {
+            let domain = if i % 2 == 0 { "docs.test" } else { "video.test" };
+            seed(
+                &store,
+                &format!("https://{domain}/{i}"),
+                noon_yesterday.plus(Duration::from_secs(i * 600)),
+                None,
+                Some(10 * MIN),
+            );
+        }
+        // Today: the extension measured 3 minutes.
+        seed(
+            &store,
+            "https://docs.test/now",
+            today_at(&store, 0, 1),
+            Some(3 * MIN),
+            None,
+        );
+        store.set_user_category("docs.test", Category::DevTech).unwrap();
+        store
+            .set_user_category("video.test", Category::VideoStreaming)
+            .unwrap();
+    }
+    let mut h = start(&dirs, false);
+    // Today is measured; yesterday, estimated, is compared as time, marked ≈, not "nothing".
+    wait_text(&h, "#hl-time", "3 min");
+    let change = h.text("#hl-change");
+    assert!(
+        change.contains("About 57 min less than yesterday (≈ 1 h 00 min)"),
+        "{change}"
+    );
+    assert!(!change.contains("Nothing"), "{change}");
+    // The last 30 days: the hour and the 3 minutes, one total, mostly estimated and said so.
+    h.click("[data-period='last30']");
+    wait_text(&h, "#hl-time", "≈ 1 h 03 min");
+    let est = h.text("#hl-estimated");
+    assert!(
+        est.contains("1 h 00 min of it (95 %) is estimated") && est.contains("3 min was measured"),
+        "{est}"
+    );
+    // Every list on the screen is on the headline's basis.
+    assert_eq!(donut_centre(&h), "≈ 1 h 03 min");
+    let dev = h.text("#split-legend li[data-category='dev_tech']");
+    assert!(dev.contains("≈ 33 min") && dev.contains("52 %"), "{dev}");
+    let top = h.text("#top-time li[data-domain='docs.test']");
+    assert!(top.contains("≈ 33 min"), "measured and estimated, marked: {top}");
+    let video = h.text("#top-time li[data-domain='video.test']");
+    assert!(video.contains("≈ 30 min"), "{video}");
+    h.screenshot("overview-estimated-and-measured.png");
     h.assert_no_csp_violations();
     h.quit();
 }
