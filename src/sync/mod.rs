@@ -17,5 +17,6 @@ pub mod client;
 pub mod crypto;
 pub mod engine;
 pub mod keystore;
+mod pull;
 
 pub use engine::{SyncReport, SyncStatus};
