@@ -85,6 +85,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "excluded_hosts",
         include_str!("../migrations/0014_excluded_hosts.sql"),
     ),
+    (
+        15,
+        "sync_unreadable",
+        include_str!("../migrations/0015_sync_unreadable.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

@@ -68,3 +68,4 @@ mod sync_faults;
 mod sync_keyring;
 mod sync_model;
 mod sync_support;
+mod sync_unreadable;

@@ -421,6 +421,7 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Link> {
                 "sync_applied",
                 "sync_register",
                 "sync_device",
+                "sync_unreadable",
             ] {
                 tx.execute(&format!("DELETE FROM {table}"), [])?;
             }
@@ -443,6 +444,9 @@ pub struct SyncReport {
     pub visits: u64,
     /// Operations still waiting to be pushed.
     pub pending: u64,
+    /// Records of other devices skipped because they cannot be read (counted in
+    /// [`SyncStatus::unreadable`]).
+    pub unreadable: u64,
 }
 
 /// Seals waiting operations into one record; false if none were waiting.
@@ -746,6 +750,8 @@ pub struct SyncStatus {
     pub pending: u64,
     /// The devices this one has heard of.
     pub devices: Vec<DeviceRow>,
+    /// Other devices' records not applied because they cannot be read.
+    pub unreadable: super::unreadable::UnreadableSummary,
 }
 
 fn known_devices(conn: &Connection, me: Option<Uuid>) -> Result<Vec<DeviceRow>> {
@@ -773,6 +779,7 @@ pub fn status(conn: &Connection) -> Result<SyncStatus> {
     Ok(SyncStatus {
         pending: if link.is_some() { pending(conn)? } else { 0 },
         devices: known_devices(conn, link.as_ref().map(|l| l.device_id))?,
+        unreadable: super::unreadable::summary(conn)?,
         link,
     })
 }

@@ -6,6 +6,7 @@
 //! - [`crypto`]: the account secret, the recovery key and the record encryption;
 //! - [`engine`]: linking, sealing, pushing, pulling; [`apply`]: other devices' operations applied
 //!   through the local write paths, deletions winning;
+//! - [`unreadable`]: other devices' records that cannot be read, skipped and shown in status;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
 //!   all of the devices.
@@ -18,5 +19,6 @@ pub mod crypto;
 pub mod engine;
 pub mod keystore;
 mod pull;
+pub mod unreadable;
 
 pub use engine::{SyncReport, SyncStatus};
