@@ -494,7 +494,7 @@ impl Store {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let before = tx.total_changes();
         let mut changes = Changes::NONE;
-        let out = f(&tx, &mut changes)?;
+        let out = crate::time::writing_at(self.now(), || f(&tx, &mut changes))?;
         let changed = tx.total_changes() != before;
         if changed {
             bump_counters(&tx, changes)?;

@@ -63,6 +63,7 @@ mod extension_unit;
 mod time_spent;
 
 mod sync_claims;
+mod sync_clock;
 mod sync_devices;
 mod sync_faults;
 mod sync_keyring;

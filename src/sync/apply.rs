@@ -1,6 +1,8 @@
 //! Applying other devices' operations, through the same write paths as local changes (so the
 //! search index, the time totals and the change feed follow), idempotently: a record applied
-//! twice changes nothing the second time.
+//! twice changes nothing the second time. Who wins is [`crate::sync_log::conflict`]'s to say
+//! (every operation applied with the stamp it carries, at most its `MAX_STAMP`); this module
+//! applies its answers.
 //!
 //! Rules:
 //! - **Visits** keep their id on every device; one already here, or forgotten by id, is skipped.
@@ -23,6 +25,7 @@ use crate::domain::Domain;
 use crate::error::Result;
 use crate::forget::steps;
 use crate::ids::{VisitId, WebsiteId};
+use crate::sync_log::conflict;
 use crate::sync_log::local::{self, ai_key, block_key, exclude_key, user_key};
 use crate::sync_log::ops::{Op, Stamped};
 use crate::time::Timestamp;
@@ -63,6 +66,16 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
         let mut applied = Applied::default();
         let mut seen = 0;
         for s in ops {
+            // Applied with the stamp it carries (the same on every device), at most MAX_STAMP.
+            let s = if conflict::received(s.hlc) == s.hlc {
+                std::borrow::Cow::Borrowed(s)
+            } else {
+                std::borrow::Cow::Owned(Stamped {
+                    hlc: conflict::received(s.hlc),
+                    op: s.op.clone(),
+                })
+            };
+            let s = s.as_ref();
             seen = seen.max(s.hlc);
             match apply_one(tx, device, s, now, &mut applied)? {
                 true => applied.ops += 1,
@@ -87,19 +100,11 @@ fn visit_known(tx: &Transaction<'_>, id: VisitId) -> Result<bool> {
         .query_row(named_params! { ":v": id }, |r| r.get(0))?)
 }
 
-/// True if the website of `domain` was forgotten after a change with clock `hlc` (a website
-/// forgotten before this device was linked has no clock: its time stands for it).
+/// True if the website of `domain` was forgotten after a change with clock `hlc`
+/// ([`conflict::forgets`]; a website forgotten before this device was linked has no clock: its
+/// time stands for it).
 fn website_forgotten_after(tx: &Transaction<'_>, domain: &str, hlc: i64) -> Result<bool> {
-    Ok(tx
-        .prepare_cached(
-            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_domain_idx
-                              WHERE kind = 'website' AND domain_sha256 = :h
-                                AND coalesce(sync_hlc, (forgotten_at / 1000) * 65536) > :hlc)"#,
-        )?
-        .query_row(
-            named_params! { ":h": crate::forget::domain_sha256(domain), ":hlc": hlc },
-            |r| r.get(0),
-        )?)
+    Ok(local::website_forgetting_stamp(tx, domain)?.is_some_and(|f| conflict::forgets(f, hlc)))
 }
 
 /// True if applied (or already applied), false if dropped.
