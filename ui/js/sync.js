@@ -152,6 +152,9 @@ function drawLinked(container, v) {
     el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
     l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
     el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
+    v.unreadable && v.unreadable.count
+      ? el('p', { class: 'note warn', id: 'sync-unreadable', text: `${v.unreadable.count} record(s) from other devices could not be read (damaged, too large, or not sealed with this account's key) and were skipped; everything else synced.` })
+      : null,
     el('p', { id: 'sync-key-store', class: v.key_store === 'missing' ? 'note warn' : 'small', text: KEY_STORES[v.key_store] || '' }),
     el('p', {}, 'Devices:'),
     devices,
