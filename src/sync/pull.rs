@@ -14,8 +14,9 @@
 //! - **The write lock is held briefly.** Records are applied many per transaction on the
 //!   forgetting's connection (deleted bytes zeroed), each transaction committed after
 //!   [`TX_TIME`] at most and followed by a [`TX_PAUSE`], so a visit the browser records meanwhile
-//!   waits about 100 ms at most. A record is applied, and `sync_applied` moved past it, in one
-//!   transaction: a crash loses nothing and applies nothing twice.
+//!   waits about 100 ms at most; a record whose operations take longer spans transactions.
+//!   `sync_applied` moves past a record in the transaction that applies its last operations, and
+//!   applying is idempotent: a crash loses nothing and applies nothing twice.
 
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
@@ -40,8 +41,11 @@ const PAGE_RECORDS: u32 = 100;
 /// Most bytes of records read and not yet applied that a pull holds (their inflated contents
 /// and parsed operations), whatever the records contain.
 pub const MEMORY_BUDGET: usize = 64 * 1024 * 1024;
-/// Longest a transaction of applied records holds the write lock.
+/// Longest a transaction of applied records holds the write lock (about: it is checked every
+/// [`SLICE_OPS`] operations).
 const TX_TIME: Duration = Duration::from_millis(70);
+/// Operations applied between two looks at the time a transaction has held the lock.
+const SLICE_OPS: usize = 100;
 /// The pause after each transaction of applied records: SQLite's busy handler sleeps at most
 /// 25 ms between its tries in a writer's first 128 ms of waiting, so a writer that came while
 /// a transaction ran gets the lock in this pause (it waited at most `TX_TIME + TX_PAUSE`).
@@ -194,23 +198,35 @@ struct PageApplied {
     forgetting_left: bool,
 }
 
-/// Applies one record read (or notes it unreadable) and moves past it, in `tx`.
+/// Applies one record read from its operation `from` on (or notes it unreadable), in `tx`, and
+/// moves past it; or, when `started` is [`TX_TIME`] ago before its end, stops and returns where
+/// the next transaction goes on. A record's operations may so span transactions: applying is
+/// idempotent, and `sync_applied` moves with its last ones, so a crash between applies the
+/// first ones again, which changes nothing.
 fn apply_read(
     tx: &Transaction<'_>,
     device: Uuid,
-    r: &Read,
-    now: crate::time::Timestamp,
+    (r, from): (&Read, usize),
+    (now, started): (crate::time::Timestamp, Instant),
     out: &mut PageApplied,
-) -> Result<()> {
+) -> Result<Option<usize>> {
     // Applied already (another process of this device got here first): nothing to do.
     if applied_idx(tx, device)? >= r.idx {
-        return Ok(());
+        return Ok(None);
     }
     match &r.content {
         Ok(stamped) => {
-            let a = apply::apply_in(tx, device, stamped, now)?;
-            out.visits += a.visits;
-            out.forgetting_left |= a.forgetting_left;
+            let mut at = from;
+            while at < stamped.len() {
+                let end = (at + SLICE_OPS).min(stamped.len());
+                let a = apply::apply_in(tx, device, &stamped[at..end], now)?;
+                out.visits += a.visits;
+                out.forgetting_left |= a.forgetting_left;
+                at = end;
+                if at < stamped.len() && started.elapsed() >= TX_TIME {
+                    return Ok(Some(at));
+                }
+            }
             unreadable::delete_in(tx, device, SERIES, r.idx)?;
         }
         Err(reason) => {
@@ -221,7 +237,7 @@ fn apply_read(
     }
     set_applied_in(tx, device, r.idx)?;
     out.records += 1;
-    Ok(())
+    Ok(None)
 }
 
 /// Reads `records` on a thread of its own within `budget` bytes while this thread applies them
@@ -274,21 +290,28 @@ fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Bu
     // The first record of each transaction is waited for outside it: the lock is never held
     // while the reader works.
     while let Ok(first) = rx.recv() {
-        let started = Instant::now();
-        let now = store.now();
-        store.write_on(&mut conn, crate::forget::forgetting(), |tx| {
-            let mut next = Some(first);
-            while let Some(r) = next.take() {
-                apply_read(tx, device, &r, now, &mut out)?;
-                budget.give(r.held);
-                drop(r);
-                if started.elapsed() < TX_TIME {
-                    next = rx.try_recv().ok();
+        // The record being applied, and from which of its operations.
+        let mut current = Some((first, 0));
+        while current.is_some() {
+            let started = Instant::now();
+            let now = store.now();
+            store.write_on(&mut conn, crate::forget::forgetting(), |tx| {
+                while let Some((r, from)) = current.take() {
+                    if let Some(next) = apply_read(tx, device, (&r, from), (now, started), &mut out)? {
+                        // Out of time inside the record: the next transaction goes on with it.
+                        current = Some((r, next));
+                        break;
+                    }
+                    budget.give(r.held);
+                    drop(r);
+                    if started.elapsed() < TX_TIME {
+                        current = rx.try_recv().ok().map(|r| (r, 0));
+                    }
                 }
-            }
-            Ok(())
-        })?;
-        std::thread::sleep(TX_PAUSE);
+                Ok(())
+            })?;
+            std::thread::sleep(TX_PAUSE);
+        }
     }
     Ok(out)
 }
