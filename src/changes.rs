@@ -108,6 +108,9 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // The hosts kept from remote providers on all devices (migration 0014): they change which
     // jobs a provider sees.
     ("excluded_host", Some(Change::Outbox)),
+    // Other devices' records that could not be read (migration 0015): sync status reads them
+    // when shown, as it reads the link.
+    ("sync_unreadable", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

@@ -91,6 +91,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "sync_transport",
         include_str!("../migrations/0016_sync_transport.sql"),
     ),
+    (
+        17,
+        "sync_unreadable",
+        include_str!("../migrations/0017_sync_unreadable.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.
@@ -496,7 +501,7 @@ impl Store {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let before = tx.total_changes();
         let mut changes = Changes::NONE;
-        let out = f(&tx, &mut changes)?;
+        let out = crate::time::writing_at(self.now(), || f(&tx, &mut changes))?;
         let changed = tx.total_changes() != before;
         if changed {
             bump_counters(&tx, changes)?;

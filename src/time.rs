@@ -86,6 +86,31 @@ impl FromSql for Timestamp {
     }
 }
 
+thread_local! {
+    static WRITE_NOW: std::cell::Cell<Option<Timestamp>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` as a write at `now` on this thread: [`write_now`] reads it meanwhile. The store runs
+/// every write transaction so, with its clock's time, so that what a write path stamps without
+/// a clock of its own (the sync clock, `sync_log::local`) follows the store's clock (a test's).
+pub fn writing_at<T>(now: Timestamp, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Timestamp>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            WRITE_NOW.with(|w| w.set(self.0));
+        }
+    }
+    let _reset = Reset(WRITE_NOW.with(|w| w.replace(Some(now))));
+    f()
+}
+
+/// The time of the write running on this thread ([`writing_at`]), or the system's outside one.
+pub fn write_now() -> Timestamp {
+    WRITE_NOW
+        .with(std::cell::Cell::get)
+        .unwrap_or_else(Timestamp::now)
+}
+
 /// Where the store gets "now" from.
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// The current time.

@@ -219,7 +219,8 @@ pub fn insert_visit_batched_in(
             visit_id,
             crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref()),
         );
-        let queued = crate::sync_log::local::queue_in(
+        // Stamped past a forgetting of its website seen here: it stays on every device.
+        let queued = crate::sync_log::local::queue_past_in(
             tx,
             &crate::sync_log::ops::Op::Visit {
                 id: visit_id,
@@ -230,6 +231,7 @@ pub fn insert_visit_batched_in(
                 active_ms: None,
                 estimated_ms: None,
             },
+            |tx| crate::sync_log::local::website_forgetting_stamp(tx, domain.as_str()),
         )?;
         if let Some((hlc, _)) = queued {
             crate::sync_log::local::set_visit_hlc_in(tx, visit_id, hlc)?;

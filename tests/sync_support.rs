@@ -109,11 +109,37 @@ pub struct Device {
     pub key_dir: PathBuf,
     pub store: Store,
     rt: tokio::runtime::Runtime,
+    /// How far this device's clock is off, in microseconds ([`SkewedClock`]).
+    offset: i64,
+}
+
+/// A clock `.0` microseconds off the system's, as a device whose clock is wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct SkewedClock(pub i64);
+
+impl sitetrail::time::Clock for SkewedClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(Timestamp::now().0.saturating_add(self.0))
+    }
+}
+
+/// The offset from now to `rfc3339` in microseconds (for [`Device::with_clock`]).
+pub fn offset_to(rfc3339: &str) -> i64 {
+    let then = chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .unwrap()
+        .timestamp_micros();
+    then - Timestamp::now().0
 }
 
 impl Device {
     pub fn new() -> Device {
-        Device::in_dir(tempfile::tempdir().unwrap())
+        Device::with_clock(0)
+    }
+
+    /// A device whose clock is `offset` microseconds off (the store's clock, which the sync
+    /// clock reads too).
+    pub fn with_clock(offset: i64) -> Device {
+        Device::in_dir(tempfile::tempdir().unwrap(), offset)
     }
 
     /// A device whose database and key folder are copies of `other`'s as they are now: a
@@ -136,15 +162,22 @@ impl Device {
                 std::fs::copy(&f, key_dir.join(f.file_name().unwrap())).unwrap();
             }
         }
-        Device::in_dir(dir)
+        Device::in_dir(dir, other.offset)
     }
 
-    fn in_dir(dir: tempfile::TempDir) -> Device {
+    fn in_dir(dir: tempfile::TempDir, offset: i64) -> Device {
         // Keys in files: these tests never touch the keyring of the person running them.
         sitetrail::sync::keystore::use_file_only();
         let db = dir.path().join("sitetrail.db");
         let key_dir = dir.path().join("config").join("sync");
-        let store = Store::open(&db).unwrap();
+        let store = Store::open_with(
+            &db,
+            sitetrail::StoreOptions {
+                clock: std::sync::Arc::new(SkewedClock(offset)),
+                ..sitetrail::StoreOptions::default()
+            },
+        )
+        .unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -156,6 +189,7 @@ impl Device {
             key_dir,
             store,
             rt,
+            offset,
         }
     }
 

@@ -68,6 +68,7 @@ mod time_spent;
 
 mod sync_account;
 mod sync_claims;
+mod sync_clock;
 mod sync_devices;
 mod sync_faults;
 mod sync_keyring;
@@ -77,3 +78,4 @@ mod sync_support;
 
 mod docs_links;
 mod sync_transport;
+mod sync_unreadable;

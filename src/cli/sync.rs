@@ -272,6 +272,12 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     out::line(&format!("note: {}", out::escape(&n)))?;
                 }
             }
+            if r.unreadable > 0 {
+                out::line(&format!(
+                    "{} record(s) of other devices could not be read and were skipped; everything else was applied (`sitetrail sync status` says which)",
+                    r.unreadable
+                ))?;
+            }
             Ok(())
         }
         SyncCommand::Status(a) => {
@@ -306,6 +312,10 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     // device after a restore), and when; null when nothing.
                     "notice": l.and_then(|l| l.notice.as_ref()),
                     "notice_at": l.and_then(|l| l.notice_at),
+                    // Other devices' records skipped because they cannot be read: the most
+                    // recent (device_id, series, idx, reason, seen_at), and how many in all.
+                    "unreadable": s.unreadable.records,
+                    "unreadable_count": s.unreadable.count,
                 }));
             }
             let Some(l) = &s.link else {
@@ -336,6 +346,20 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 out::line(&format!("note{when}: {}", out::escape(n)))?;
             }
             out::line(&format!("waiting to be sent: {} change(s)", s.pending))?;
+            if let Some(latest) = s.unreadable.records.first() {
+                let name = s
+                    .devices
+                    .iter()
+                    .find(|d| d.device_id == latest.device_id)
+                    .and_then(|d| d.name.as_deref())
+                    .map_or_else(|| latest.device_id.to_string(), |n| out::escape(n).into_owned());
+                out::line(&format!(
+                    "could not be read: {} record(s) of other devices were skipped, never applied (everything else was); the latest, record {} of {name}, {}",
+                    s.unreadable.count,
+                    latest.idx,
+                    latest.reason.describe()
+                ))?;
+            }
             out::line(match key_store.flatten() {
                 Some(KeyPlace::Keyring) => "sync key: in the OS keyring",
                 Some(KeyPlace::File) => "sync key: in a file readable by you only, in the config folder",

@@ -276,12 +276,17 @@ impl Store {
         let started = Instant::now();
         let (tombstone, mut report) = self.write_on(&mut conn, forgetting(), |tx| {
             // A website that is here is forgotten on the other devices too, up to this clock.
-            let hlc = if crate::websites::find_website_id(tx, domain.as_str())?.is_some() {
+            let hlc = if let Some(website) = crate::websites::find_website_id(tx, domain.as_str())? {
                 let op = crate::sync_log::ops::Op::ForgetWebsite {
                     domain: domain.as_str().to_owned(),
                     at: now.as_micros(),
                 };
-                crate::sync_log::local::queue_in(tx, &op)?.map(|(hlc, _)| hlc)
+                // Stamped past every visit of the website here (deletions win over what was seen,
+                // whatever the clocks of the devices that recorded them).
+                crate::sync_log::local::queue_past_in(tx, &op, |tx| {
+                    crate::sync_log::local::website_visits_stamp(tx, website)
+                })?
+                .map(|(hlc, _)| hlc)
             } else {
                 None
             };

@@ -384,7 +384,7 @@ fn advance_website(
         let mut kept = Vec::with_capacity(doomed.len());
         for v in doomed {
             let hlc: i64 = clock.query_row(named_params! { ":v": v.id }, |r| r.get(0))?;
-            if hlc < bound {
+            if crate::sync_log::conflict::forgets(bound, hlc) {
                 kept.push(v);
             }
         }

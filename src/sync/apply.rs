@@ -1,6 +1,8 @@
 //! Applying other devices' operations, through the same write paths as local changes (so the
 //! search index, the time totals and the change feed follow), idempotently: a record applied
-//! twice changes nothing the second time.
+//! twice changes nothing the second time. Who wins is [`crate::sync_log::conflict`]'s to say
+//! (every operation applied with the stamp it carries, at most its `MAX_STAMP`); this module
+//! applies its answers.
 //!
 //! Rules:
 //! - **Visits** keep their id on every device; one already here, or forgotten by id, is skipped.
@@ -23,6 +25,7 @@ use crate::domain::Domain;
 use crate::error::Result;
 use crate::forget::steps;
 use crate::ids::{VisitId, WebsiteId};
+use crate::sync_log::conflict;
 use crate::sync_log::local::{self, ai_key, block_key, exclude_key, user_key};
 use crate::sync_log::ops::{Op, Stamped};
 use crate::time::Timestamp;
@@ -57,16 +60,84 @@ pub(crate) fn set_device_name_in(tx: &Transaction<'_>, device: Uuid, name: &str,
     Ok(())
 }
 
+/// What a visit arriving is checked against, read once per call of [`apply_in`] and again after
+/// a forgetting it applies (only it writes in its transaction): a first sync onto a device that
+/// forgot nothing asks nothing per visit. Each `any_` false means there is nothing to look up.
+struct Known {
+    ranges: Vec<(i64, i64)>,
+    any_forgotten_visits: bool,
+    any_visit_tombstones: bool,
+    any_website_tombstones: bool,
+    any_titles: bool,
+}
+
+impl Known {
+    fn load(tx: &Transaction<'_>) -> Result<Known> {
+        let exists = |sql: &str| -> Result<bool> { Ok(tx.prepare_cached(sql)?.query_row([], |r| r.get(0))?) };
+        let ranges = tx
+            .prepare_cached(
+                r#"SELECT since, until FROM tombstone INDEXED BY tombstone_range_idx WHERE kind = 'range'"#,
+            )?
+            .query_map([], |r| Ok((r.get("since")?, r.get("until")?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(Known {
+            ranges,
+            any_forgotten_visits: exists(r#"SELECT EXISTS (SELECT 1 FROM forgotten_visit)"#)?,
+            any_visit_tombstones: exists(
+                r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_visit_idx WHERE kind = 'visit')"#,
+            )?,
+            any_website_tombstones: exists(
+                r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_domain_idx WHERE kind = 'website')"#,
+            )?,
+            any_titles: exists(
+                r#"SELECT EXISTS (SELECT 1 FROM sync_register WHERE key >= 'title:' AND key < 'title;')"#,
+            )?,
+        })
+    }
+
+    fn in_forgotten_range(&self, at: Timestamp) -> bool {
+        self.ranges
+            .iter()
+            .any(|&(since, until)| since <= at.as_micros() && at.as_micros() <= until)
+    }
+}
+
 /// Applies `ops` of `device` in `tx`.
 pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timestamp) -> Result<Applied> {
     local::applying(|| {
         let mut applied = Applied::default();
         let mut seen = 0;
+        let mut known = Known::load(tx)?;
         for s in ops {
+            // Applied with the stamp it carries (the same on every device), at most MAX_STAMP.
+            let s = if conflict::received(s.hlc) == s.hlc {
+                std::borrow::Cow::Borrowed(s)
+            } else {
+                std::borrow::Cow::Owned(Stamped {
+                    hlc: conflict::received(s.hlc),
+                    op: s.op.clone(),
+                })
+            };
+            let s = s.as_ref();
             seen = seen.max(s.hlc);
-            match apply_one(tx, device, s, now, &mut applied)? {
+            match apply_one(tx, device, s, now, &known, &mut applied)? {
                 true => applied.ops += 1,
                 false => applied.dropped += 1,
+            }
+            match s.op {
+                Op::ForgetVisits { .. }
+                | Op::ForgetWebsite { .. }
+                | Op::ForgetWebsiteHash { .. }
+                | Op::ForgetRange { .. } => known = Known::load(tx)?,
+                Op::Title { .. } => known.any_titles = true,
+                Op::Visit { .. }
+                | Op::ActiveTime { .. }
+                | Op::EstimatedTime { .. }
+                | Op::Category { .. }
+                | Op::Block { .. }
+                | Op::Exclude { .. }
+                | Op::Device { .. }
+                | Op::Unknown => {}
             }
         }
         local::observe_in(tx, seen)?;
@@ -75,9 +146,12 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
 }
 
 /// True if the visit every device knows as `id` is here, or was forgotten here.
-fn visit_known(tx: &Transaction<'_>, id: VisitId) -> Result<bool> {
+fn visit_known(tx: &Transaction<'_>, known: &Known, id: VisitId) -> Result<bool> {
     if local::local_visit_id(tx, id)?.is_some() {
         return Ok(true);
+    }
+    if !known.any_visit_tombstones {
+        return Ok(false);
     }
     Ok(tx
         .prepare_cached(
@@ -87,19 +161,14 @@ fn visit_known(tx: &Transaction<'_>, id: VisitId) -> Result<bool> {
         .query_row(named_params! { ":v": id }, |r| r.get(0))?)
 }
 
-/// True if the website of `domain` was forgotten after a change with clock `hlc` (a website
-/// forgotten before this device was linked has no clock: its time stands for it).
-fn website_forgotten_after(tx: &Transaction<'_>, domain: &str, hlc: i64) -> Result<bool> {
-    Ok(tx
-        .prepare_cached(
-            r#"SELECT EXISTS (SELECT 1 FROM tombstone INDEXED BY tombstone_domain_idx
-                              WHERE kind = 'website' AND domain_sha256 = :h
-                                AND coalesce(sync_hlc, (forgotten_at / 1000) * 65536) > :hlc)"#,
-        )?
-        .query_row(
-            named_params! { ":h": crate::forget::domain_sha256(domain), ":hlc": hlc },
-            |r| r.get(0),
-        )?)
+/// True if the website of `domain` was forgotten after a change with clock `hlc`
+/// ([`conflict::forgets`]; a website forgotten before this device was linked has no clock: its
+/// time stands for it).
+fn website_forgotten_after(tx: &Transaction<'_>, known: &Known, domain: &str, hlc: i64) -> Result<bool> {
+    if !known.any_website_tombstones {
+        return Ok(false);
+    }
+    Ok(local::website_forgetting_stamp(tx, domain)?.is_some_and(|f| conflict::forgets(f, hlc)))
 }
 
 /// True if applied (or already applied), false if dropped.
@@ -108,6 +177,7 @@ fn apply_one(
     device: Uuid,
     s: &Stamped,
     now: Timestamp,
+    known: &Known,
     applied: &mut Applied,
 ) -> Result<bool> {
     match &s.op {
@@ -120,7 +190,7 @@ fn apply_one(
             active_ms,
             estimated_ms,
         } => {
-            if visit_known(tx, *id)? {
+            if visit_known(tx, known, *id)? {
                 return Ok(true);
             }
             let at = Timestamp(*at);
@@ -132,9 +202,9 @@ fn apply_one(
             // forgetting the website with "never record" removes it everywhere.
             if visits::check_visit_time(at).is_err()
                 || source.trim().is_empty()
-                || crate::forget::is_forgotten_time(tx, at)?
-                || crate::forget::is_forgotten_visit(tx, url, at)?
-                || website_forgotten_after(tx, domain.as_str(), s.hlc)?
+                || known.in_forgotten_range(at)
+                || (known.any_forgotten_visits && crate::forget::is_forgotten_visit(tx, url, at)?)
+                || website_forgotten_after(tx, known, domain.as_str(), s.hlc)?
             {
                 return Ok(false);
             }
@@ -149,7 +219,12 @@ fn apply_one(
             };
             let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc))?;
             // A device that retitled this visit may have been heard from first.
-            if let Some(newer) = local::get_register(tx, &local::title_key(*id))? {
+            if let Some(newer) = known
+                .any_titles
+                .then(|| local::get_register(tx, &local::title_key(*id)))
+                .transpose()?
+                .flatten()
+            {
                 visits::update_title_in(tx, stored, newer.value.as_deref())?;
             }
             if let Some(ms) = active_ms.filter(|&ms| (0..=crate::time_spent::MAX_ACTIVE_MS).contains(&ms)) {

@@ -99,6 +99,9 @@ pub struct SyncReport {
     /// This device went on as a new device in this sync (its series no longer matched the
     /// hub's; the link's `notice` says why).
     pub healed: bool,
+    /// Records of other devices skipped because they cannot be read (counted in
+    /// [`SyncStatus::unreadable`]).
+    pub unreadable: u64,
 }
 
 fn note_result(store: &Store, result: &Result<SyncReport>) -> Result<()> {

@@ -346,12 +346,13 @@ fn refusal(why: &Error, unsent: u64) -> Error {
 
 /// The local tables of a link, emptied when the device leaves the account (or deletes it): the
 /// registers' clocks (`sync_register`) stay, so a later link never overrides a newer change.
-const LINK_TABLES: [&str; 5] = [
+const LINK_TABLES: [&str; 6] = [
     "sync_link",
     "sync_op",
     "sync_sealed",
     "sync_applied",
     "sync_device",
+    "sync_unreadable",
 ];
 
 /// Removes this device's link, what it had queued or applied, and its key (keyring entry and

@@ -9,6 +9,7 @@
 //!   pulling and applying; [`wait`]: the long-poll; [`status`]: what `sync status` shows;
 //!   [`heal`]: a device whose series no longer matches the hub's goes on as a new one;
 //!   [`apply`]: other devices' operations applied through the local write paths, deletions winning;
+//! - [`unreadable`]: other devices' records that cannot be read, skipped and shown in status;
 //! - [`client`]: the hub's HTTP API; [`keystore`]: where the secret is kept;
 //! - [`account`]: deleting the whole account on the hub;
 //! - [`background`]: syncing on its own (daemon, app); [`claims`]: one AI call per website for
@@ -28,6 +29,7 @@ pub mod pull;
 pub mod push;
 pub mod reconcile;
 pub mod status;
+pub mod unreadable;
 pub mod wait;
 
 pub use engine::{SyncReport, SyncStatus};

@@ -1,23 +1,72 @@
-//! Pulling the other devices' records and applying them, one record and its `sync_applied`
-//! mark per transaction.
+//! Pulling the other devices' records and applying them.
+//!
+//! What it keeps, whatever the hub or another device sends:
+//! - **Nothing stops the pull but the network.** A record that does not open, does not inflate
+//!   or parse, or would inflate past its cap is noted in `sync_unreadable` ([`unreadable`]) and
+//!   moved past, in the transaction that applies its neighbours: the rest of its series and
+//!   every other series still apply, and it never is. A record the hub serves at the wrong place
+//!   stops its series for this sync only (noted too); the other series go on.
+//! - **Memory is bounded by bytes, not by counts.** A page's records are opened, inflated and
+//!   parsed on a thread of their own, each reserving its worst case before inflating and keeping
+//!   only its real size once parsed, within [`MEMORY_BUDGET`]; the applier gives the bytes back
+//!   as it applies. One record is at most [`ops::MAX_INFLATED_BYTES`] inflated and
+//!   [`ops::MAX_OPS_PER_RECORD`] operations.
+//! - **The write lock is held briefly.** Records are applied many per transaction on the
+//!   forgetting's connection (deleted bytes zeroed), each transaction committed after
+//!   [`TX_TIME`] at most and followed by a [`TX_PAUSE`], so a visit the browser records meanwhile
+//!   waits about 100 ms at most; a record whose operations take longer spans transactions.
+//!   `sync_applied` moves past a record in the transaction that applies its last operations, and
+//!   applying is idempotent: a crash loses nothing and applies nothing twice.
 
-use rusqlite::{named_params, Connection, OptionalExtension};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 use uuid::Uuid;
 
 use sitetrail_sync_wire as wire;
 
 use super::apply;
-use super::crypto::Place;
+use super::crypto::{AccountKeys, Place};
 use super::engine::{series, Session, SyncReport, SERIES};
+use super::unreadable::{self, Reason};
 use crate::blocking;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::store::Store;
 use crate::sync_log::ops;
 
 /// Records asked for per page.
 const PAGE_RECORDS: u32 = 100;
+/// Most bytes of records read and not yet applied that a pull holds (their inflated contents
+/// and parsed operations), whatever the records contain.
+pub const MEMORY_BUDGET: usize = 64 * 1024 * 1024;
+/// Longest a transaction of applied records holds the write lock (about: it is checked every
+/// [`SLICE_OPS`] operations).
+const TX_TIME: Duration = Duration::from_millis(70);
+/// Operations applied between two looks at the time a transaction has held the lock.
+const SLICE_OPS: usize = 100;
+/// The pause after each transaction of applied records: SQLite's busy handler sleeps at most
+/// 25 ms between its tries in a writer's first 128 ms of waiting, so a writer that came while
+/// a transaction ran gets the lock in this pause (it waited at most `TX_TIME + TX_PAUSE`).
+const TX_PAUSE: Duration = Duration::from_millis(25);
 
-pub(crate) fn applied_idx(conn: &Connection, device: Uuid) -> Result<u64> {
+/// What one record holds in memory, at most, while it is parsed: its inflated contents and its
+/// operations (strings no longer than the contents they came from).
+fn worst_case_bytes() -> usize {
+    let inflated = usize::try_from(ops::MAX_INFLATED_BYTES).unwrap_or(usize::MAX);
+    inflated
+        .saturating_mul(2)
+        .saturating_add(ops::MAX_OPS_PER_RECORD * std::mem::size_of::<ops::Stamped>())
+}
+
+/// What parsed operations hold: their structs, and their strings (no longer than the inflated
+/// contents they came from).
+fn parsed_bytes(inflated: usize, parsed: &[ops::Stamped]) -> usize {
+    inflated.saturating_add(std::mem::size_of_val(parsed))
+}
+
+fn applied_idx(conn: &Connection, device: Uuid) -> Result<u64> {
     let n: Option<i64> = conn
         .prepare_cached(r#"SELECT last_idx FROM sync_applied WHERE device_id = :d AND series = :s"#)?
         .query_row(
@@ -28,41 +77,255 @@ pub(crate) fn applied_idx(conn: &Connection, device: Uuid) -> Result<u64> {
     Ok(n.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
 }
 
-fn tampered(device: Uuid, idx: u64) -> Error {
-    Error::Sync {
-        kind: ErrorKind::Conflict,
-        message: format!(
-            "record {idx} of device {device} on the hub was changed or moved (it does not open with this account's key): it was not applied, and nothing after it is"
-        ),
+fn set_applied_in(tx: &Transaction<'_>, device: Uuid, idx: u64) -> Result<()> {
+    tx.prepare_cached(
+        r#"INSERT INTO sync_applied (device_id, series, last_idx) VALUES (:d, :s, :i)
+           ON CONFLICT (device_id, series) DO UPDATE SET last_idx = excluded.last_idx"#,
+    )?
+    .execute(named_params! {
+        ":d": device.as_bytes().as_slice(), ":s": SERIES, ":i": i64::try_from(idx).unwrap_or(i64::MAX),
+    })?;
+    Ok(())
+}
+
+/// A record of a page, as fetched.
+struct Fetched {
+    idx: u64,
+    record_id: Uuid,
+    payload: Vec<u8>,
+}
+
+/// A record read: its operations, or why it cannot be read; and the bytes it holds.
+struct Read {
+    idx: u64,
+    content: std::result::Result<Vec<ops::Stamped>, Reason>,
+    held: usize,
+}
+
+/// The records of a page that sit where they should (consecutive from `after + 1`, of `device`'s
+/// series), and the index of the first that does not, if one does not.
+fn placed(page: Vec<wire::StoredRecord>, device: Uuid, after: u64) -> (Vec<Fetched>, Option<u64>) {
+    let series = series();
+    let mut out = Vec::with_capacity(page.len());
+    for stored in page {
+        let r = stored.record;
+        let expected = after + out.len() as u64 + 1;
+        if r.device_id != device || r.series != series || r.idx != expected {
+            return (out, Some(expected));
+        }
+        out.push(Fetched {
+            idx: r.idx,
+            record_id: r.record_id,
+            payload: r.payload.0,
+        });
+    }
+    (out, None)
+}
+
+/// Opens, inflates and parses one record (blocking, CPU).
+fn read(
+    keys: &AccountKeys,
+    device: Uuid,
+    f: &Fetched,
+) -> std::result::Result<(Vec<ops::Stamped>, usize), Reason> {
+    let series = series();
+    let place = Place {
+        device_id: device,
+        series: &series,
+        idx: f.idx,
+        record_id: f.record_id,
+    };
+    let plain = keys.open(&place, &f.payload).map_err(|_| Reason::DoesNotOpen)?;
+    let json = ops::inflate(&plain).map_err(unpack_reason)?;
+    drop(plain);
+    let parsed = ops::parse(&json).map_err(unpack_reason)?;
+    let held = parsed_bytes(json.len(), &parsed);
+    Ok((parsed, held))
+}
+
+fn unpack_reason(e: ops::UnpackError) -> Reason {
+    match e {
+        ops::UnpackError::Damaged => Reason::Damaged,
+        ops::UnpackError::TooLarge => Reason::TooLarge,
     }
 }
 
-/// Applies one opened record and moves past it, in one transaction.
-fn apply_record(
-    store: &Store,
-    conn: &mut Connection,
-    device: Uuid,
-    idx: u64,
-    stamped: &[ops::Stamped],
-) -> Result<apply::Applied> {
-    let now = store.now();
-    store.write_on(conn, crate::forget::forgetting(), |tx| {
-        // Applied already (another process of this device got here first): nothing to do.
-        if applied_idx(tx, device)? >= idx {
-            return Ok(apply::Applied::default());
+/// Bytes a pull may still take: the reader takes before it reads a record, the applier gives
+/// back as it applies.
+struct Budget {
+    left: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Budget {
+    fn new(bytes: usize) -> Budget {
+        Budget {
+            left: Mutex::new(bytes),
+            freed: Condvar::new(),
         }
-        let applied = apply::apply_in(tx, device, stamped, now)?;
-        tx.prepare_cached(
-            r#"INSERT INTO sync_applied (device_id, series, last_idx) VALUES (:d, :s, :i)
-               ON CONFLICT (device_id, series) DO UPDATE SET last_idx = excluded.last_idx"#,
-        )?
-        .execute(named_params! { ":d": device.as_bytes().as_slice(), ":s": SERIES, ":i": idx as i64 })?;
-        Ok(applied)
+    }
+
+    fn take(&self, n: usize) {
+        let mut left = self
+            .left
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *left < n {
+            left = self
+                .freed
+                .wait(left)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *left -= n;
+    }
+
+    fn give(&self, n: usize) {
+        let mut left = self
+            .left
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *left = left.saturating_add(n);
+        self.freed.notify_all();
+    }
+}
+
+/// What applying a page did.
+#[derive(Default)]
+struct PageApplied {
+    records: u64,
+    visits: u64,
+    unreadable: u64,
+    forgetting_left: bool,
+}
+
+/// Applies one record read from its operation `from` on (or notes it unreadable), in `tx`, and
+/// moves past it; or, when `started` is [`TX_TIME`] ago before its end, stops and returns where
+/// the next transaction goes on. A record's operations may so span transactions: applying is
+/// idempotent, and `sync_applied` moves with its last ones, so a crash between applies the
+/// first ones again, which changes nothing.
+fn apply_read(
+    tx: &Transaction<'_>,
+    device: Uuid,
+    (r, from): (&Read, usize),
+    (now, started): (crate::time::Timestamp, Instant),
+    out: &mut PageApplied,
+) -> Result<Option<usize>> {
+    // Applied already (another process of this device got here first): nothing to do.
+    if applied_idx(tx, device)? >= r.idx {
+        return Ok(None);
+    }
+    match &r.content {
+        Ok(stamped) => {
+            let mut at = from;
+            while at < stamped.len() {
+                let end = (at + SLICE_OPS).min(stamped.len());
+                let a = apply::apply_in(tx, device, &stamped[at..end], now)?;
+                out.visits += a.visits;
+                out.forgetting_left |= a.forgetting_left;
+                at = end;
+                if at < stamped.len() && started.elapsed() >= TX_TIME {
+                    return Ok(Some(at));
+                }
+            }
+            unreadable::delete_in(tx, device, SERIES, r.idx)?;
+        }
+        Err(reason) => {
+            tracing::warn!(%device, idx = r.idx, reason = reason.as_str(), "a record of another device cannot be read: skipped");
+            unreadable::insert_in(tx, device, SERIES, r.idx, *reason, now)?;
+            out.unreadable += 1;
+        }
+    }
+    set_applied_in(tx, device, r.idx)?;
+    out.records += 1;
+    Ok(None)
+}
+
+/// Reads `records` on a thread of its own within `budget` bytes while this thread applies them
+/// in transactions of at most [`TX_TIME`] (blocking).
+fn read_and_apply(
+    store: &Store,
+    keys: &AccountKeys,
+    device: Uuid,
+    records: Vec<Fetched>,
+    budget: usize,
+) -> Result<PageApplied> {
+    let worst = worst_case_bytes().min(budget);
+    let budget = Budget::new(budget);
+    let (tx_read, rx_read) = mpsc::channel::<Read>();
+    std::thread::scope(|scope| {
+        let budget = &budget;
+        scope.spawn(move || {
+            for f in &records {
+                budget.take(worst);
+                let (content, held) = match read(keys, device, f) {
+                    Ok((ops, held)) => (Ok(ops), held.min(worst)),
+                    Err(reason) => (Err(reason), 0),
+                };
+                // Keep only what the record really holds.
+                budget.give(worst - held);
+                if tx_read
+                    .send(Read {
+                        idx: f.idx,
+                        content,
+                        held,
+                    })
+                    .is_err()
+                {
+                    // The applier stopped (an error): nothing more to read.
+                    return;
+                }
+            }
+        });
+        let result = apply_all(store, device, &rx_read, budget);
+        // Unblock the reader if the applier stopped early, so the scope can end.
+        drop(rx_read);
+        budget.give(usize::MAX / 2);
+        result
     })
 }
 
-/// Pulls and applies the records of the other devices' series that `heads` (the hub's index)
-/// says this device has not applied yet.
+fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Budget) -> Result<PageApplied> {
+    let mut out = PageApplied::default();
+    let mut conn = crate::forget::open_connection(store)?;
+    // The first record of each transaction is waited for outside it: the lock is never held
+    // while the reader works.
+    while let Ok(first) = rx.recv() {
+        // The record being applied, and from which of its operations.
+        let mut current = Some((first, 0));
+        while current.is_some() {
+            let started = Instant::now();
+            let now = store.now();
+            store.write_on(&mut conn, crate::forget::forgetting(), |tx| {
+                while let Some((r, from)) = current.take() {
+                    if let Some(next) = apply_read(tx, device, (&r, from), (now, started), &mut out)? {
+                        // Out of time inside the record: the next transaction goes on with it.
+                        current = Some((r, next));
+                        break;
+                    }
+                    budget.give(r.held);
+                    drop(r);
+                    if started.elapsed() < TX_TIME {
+                        current = rx.try_recv().ok().map(|r| (r, 0));
+                    }
+                }
+                Ok(())
+            })?;
+            std::thread::sleep(TX_PAUSE);
+        }
+    }
+    Ok(out)
+}
+
+/// Notes that the hub served another record at `idx` of `device`'s series.
+fn note_misplaced(store: &Store, device: Uuid, idx: u64) -> Result<()> {
+    tracing::warn!(%device, idx, "the hub served a record at the wrong place: this series waits for the next sync");
+    let now = store.now();
+    store.write(None, |tx| {
+        unreadable::insert_in(tx, device, SERIES, idx, Reason::Misplaced, now)
+    })
+}
+
+/// Pulls and applies the records of every other device's series in `heads` (the hub's index).
 pub(crate) async fn pull(
     s: &Session,
     store: &Store,
@@ -84,41 +347,13 @@ pub(crate) async fn pull(
             if page.records.is_empty() {
                 break;
             }
-            let mut opened = Vec::with_capacity(page.records.len());
-            for stored in &page.records {
-                let r = &stored.record;
-                let expected = after + opened.len() as u64 + 1;
-                if r.device_id != head.device_id || r.series != series || r.idx != expected {
-                    return Err(tampered(head.device_id, expected));
-                }
-                let place = Place {
-                    device_id: r.device_id,
-                    series: &series,
-                    idx: r.idx,
-                    record_id: r.record_id,
-                };
-                let plain = s
-                    .keys
-                    .open(&place, &r.payload.0)
-                    .map_err(|_| tampered(r.device_id, r.idx))?;
-                let stamped = ops::unpack(&plain).map_err(|_| tampered(r.device_id, r.idx))?;
-                opened.push((r.idx, stamped));
-            }
-            let st = store.clone();
-            let device = head.device_id;
-            let count = opened.len() as u64;
-            let (visits, forgetting_left) = blocking::run(move || {
-                let mut conn = crate::forget::open_connection(&st)?;
-                let (mut visits, mut left) = (0, false);
-                for (idx, stamped) in &opened {
-                    let a = apply_record(&st, &mut conn, device, *idx, stamped)?;
-                    visits += a.visits;
-                    left |= a.forgetting_left;
-                }
-                Ok((visits, left))
-            })
-            .await?;
-            if forgetting_left {
+            let more = page.more;
+            let (records, misplaced) = placed(page.records, head.device_id, after);
+            let count = records.len() as u64;
+            let (st, keys, device) = (store.clone(), s.keys.clone(), head.device_id);
+            let applied =
+                blocking::run(move || read_and_apply(&st, &keys, device, records, MEMORY_BUDGET)).await?;
+            if applied.forgetting_left {
                 let st = store.clone();
                 blocking::run(move || {
                     st.resume_forgetting(&crate::forget::ForgetOptions::default(), &mut |_| {})
@@ -127,13 +362,74 @@ pub(crate) async fn pull(
                 .await?;
             }
             after += count;
-            report.pulled += count;
-            report.visits += visits;
-            if !page.more && after < head.last_idx {
+            report.pulled += applied.records;
+            report.visits += applied.visits;
+            report.unreadable += applied.unreadable;
+            if let Some(idx) = misplaced {
+                let st = store.clone();
+                blocking::run(move || note_misplaced(&st, device, idx)).await?;
+                report.unreadable += 1;
+                // The rest of this series waits for the next sync; the other series go on.
+                break;
+            }
+            if !more && after < head.last_idx {
                 // The index said more; the page says no more yet: next sync.
                 break;
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(device: Uuid, idx: u64) -> wire::StoredRecord {
+        wire::StoredRecord {
+            record: wire::Record {
+                record_id: Uuid::now_v7(),
+                device_id: device,
+                series: series(),
+                idx,
+                payload: wire::Payload(vec![1]),
+            },
+            received_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_page_is_read_up_to_its_first_record_out_of_place() {
+        let (d, other) = (Uuid::now_v7(), Uuid::now_v7());
+        let (ok, wrong) = placed(vec![stored(d, 4), stored(d, 5), stored(d, 6)], d, 3);
+        assert_eq!((ok.len(), wrong), (3, None));
+        let (ok, wrong) = placed(vec![stored(d, 4), stored(d, 6)], d, 3);
+        assert_eq!((ok.len(), wrong), (1, Some(5)), "a gap");
+        let (ok, wrong) = placed(vec![stored(d, 4), stored(other, 5)], d, 3);
+        assert_eq!((ok.len(), wrong), (1, Some(5)), "another device's record");
+        let (ok, wrong) = placed(vec![stored(d, 1)], d, 3);
+        assert_eq!((ok.len(), wrong), (0, Some(4)), "an old record again");
+    }
+
+    #[test]
+    fn the_budget_waits_for_bytes_given_back() {
+        let b = Budget::new(10);
+        b.take(8);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                b.take(5);
+                true
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!waiter.is_finished(), "5 bytes are not there yet");
+            b.give(8);
+            assert!(waiter.join().unwrap());
+        });
+        assert_eq!(*b.left.lock().unwrap(), 5);
+    }
+
+    #[test]
+    fn one_record_at_its_caps_fits_the_budget() {
+        assert!(worst_case_bytes() <= MEMORY_BUDGET, "{}", worst_case_bytes());
+    }
 }

@@ -40,6 +40,8 @@ pub struct SyncStatus {
     pub pending: u64,
     /// The devices this one has heard of.
     pub devices: Vec<DeviceRow>,
+    /// Other devices' records not applied because they cannot be read.
+    pub unreadable: super::unreadable::UnreadableSummary,
 }
 
 fn known_devices(conn: &Connection, me: Option<Uuid>) -> Result<Vec<DeviceRow>> {
@@ -67,6 +69,7 @@ pub fn status(conn: &Connection) -> Result<SyncStatus> {
     Ok(SyncStatus {
         pending: if link.is_some() { pending(conn)? } else { 0 },
         devices: known_devices(conn, link.as_ref().map(|l| l.device_id))?,
+        unreadable: super::unreadable::summary(conn)?,
         link,
     })
 }

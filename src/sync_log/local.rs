@@ -7,14 +7,17 @@
 //! device's.
 //!
 //! The clock is a hybrid logical clock packed in an i64: wall milliseconds << 16 | a counter. It
-//! never goes backwards, moves past every clock seen in a pulled record, and with the device id
-//! breaks ties, so a device whose clock is wrong cannot win forever.
+//! never goes backwards, moves past the clocks seen in pulled records up to a day past its own
+//! wall clock, and with the device id breaks ties. Its rules, and those of who wins, are
+//! [`super::conflict`]'s; the wall time it reads is the store's clock during a write
+//! ([`crate::time::write_now`]), so tests can set a device's clock.
 
 use std::cell::Cell;
 
 use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 use uuid::Uuid;
 
+use super::conflict;
 use super::ops::Op;
 use crate::error::Result;
 use crate::ids::VisitId;
@@ -40,23 +43,10 @@ pub fn is_applying() -> bool {
     APPLYING.with(Cell::get)
 }
 
-/// The next clock value after `last` at wall time `wall_ms`.
-pub fn next_hlc(last: i64, wall_ms: i64) -> i64 {
-    let physical = wall_ms.max(0).saturating_mul(1 << 16);
-    if physical > last {
-        physical
-    } else {
-        last.saturating_add(1)
-    }
-}
-
-/// Wall milliseconds of a clock value.
-pub fn hlc_wall_ms(hlc: i64) -> i64 {
-    hlc >> 16
-}
+pub use super::conflict::{next_hlc, wall_of_stamp as hlc_wall_ms};
 
 fn wall_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+    crate::time::write_now().as_micros().div_euclid(1000)
 }
 
 /// This device's id and clock, if it is linked.
@@ -79,18 +69,58 @@ pub fn is_linked(conn: &Connection) -> Result<bool> {
 /// Queues `op` for the other devices in `tx` (nothing if not linked, or while applying). Returns
 /// the clock it was stamped with and this device's id.
 pub fn queue_in(tx: &Transaction<'_>, op: &Op) -> Result<Option<(i64, Uuid)>> {
+    queue_past_in(tx, op, |_| Ok(None))
+}
+
+/// [`queue_in`] for a change over something stamped `known(tx)` (a register's winner, a
+/// website's forgetting or its visits): the change is stamped past it
+/// ([`conflict::stamp_past`]), this device's clock is not.
+pub fn queue_past_in(
+    tx: &Transaction<'_>,
+    op: &Op,
+    known: impl FnOnce(&Transaction<'_>) -> Result<Option<i64>>,
+) -> Result<Option<(i64, Uuid)>> {
     if is_applying() {
         return Ok(None);
     }
     let Some((device, last)) = link_in(tx)? else {
         return Ok(None);
     };
-    let hlc = next_hlc(last, wall_ms());
+    let clock = next_hlc(last, wall_ms());
     tx.prepare_cached(r#"UPDATE sync_link SET hlc = :hlc"#)?
-        .execute(named_params! { ":hlc": hlc })?;
+        .execute(named_params! { ":hlc": clock })?;
+    let hlc = conflict::stamp_past(clock, known(tx)?);
     tx.prepare_cached(r#"INSERT INTO sync_op (hlc, op) VALUES (:hlc, :op)"#)?
         .execute(named_params! { ":hlc": hlc, ":op": op.to_json() })?;
     Ok(Some((hlc, device)))
+}
+
+/// The stamp of the last forgetting of the website of `domain` here, if it was forgotten (a
+/// visit recorded here after it is stamped past it).
+pub fn website_forgetting_stamp(conn: &Connection, domain: &str) -> Result<Option<i64>> {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(domain.as_bytes()).to_vec();
+    let rows: Vec<(Option<i64>, i64)> = conn
+        .prepare_cached(
+            r#"SELECT sync_hlc, forgotten_at FROM tombstone INDEXED BY tombstone_domain_idx
+               WHERE kind = 'website' AND domain_sha256 = :h"#,
+        )?
+        .query_map(named_params! { ":h": hash }, |r| {
+            Ok((r.get("sync_hlc")?, r.get("forgotten_at")?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(hlc, at)| conflict::tombstone_stamp(hlc, at))
+        .max())
+}
+
+/// The stamp of the last visit of website `website` here (a forgetting of it made here is
+/// stamped past it).
+pub fn website_visits_stamp(conn: &Connection, website: crate::ids::WebsiteId) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(r#"SELECT max(sync_hlc) FROM visit WHERE website_id = :w"#)?
+        .query_row(named_params! { ":w": website }, |r| r.get(0))?)
 }
 
 /// The id every device knows visit `local` by: its `sync_id` if it came from another device,
@@ -122,10 +152,17 @@ pub fn set_visit_hlc_in(tx: &Transaction<'_>, id: VisitId, hlc: i64) -> Result<(
     Ok(())
 }
 
-/// Moves this device's clock past `seen` (a clock read in a pulled record).
+/// Moves this device's clock past `seen` (a clock read in a pulled record), at most a day past
+/// its wall clock ([`conflict::observe`]).
 pub fn observe_in(tx: &Transaction<'_>, seen: i64) -> Result<()> {
-    tx.prepare_cached(r#"UPDATE sync_link SET hlc = max(hlc, :seen)"#)?
-        .execute(named_params! { ":seen": seen })?;
+    let Some((_, last)) = link_in(tx)? else {
+        return Ok(());
+    };
+    let clock = conflict::observe(last, seen, wall_ms());
+    if clock != last {
+        tx.prepare_cached(r#"UPDATE sync_link SET hlc = :h"#)?
+            .execute(named_params! { ":h": clock })?;
+    }
     Ok(())
 }
 
@@ -155,8 +192,8 @@ pub fn get_register(conn: &Connection, key: &str) -> Result<Option<Register>> {
         .optional()?)
 }
 
-/// Offers a write to the register `key`: stored, and true, if it is newer than the winner so
-/// far (by clock, then device id).
+/// Offers a write to the register `key`: stored, and true, if it wins over the winner so far
+/// ([`conflict::wins`]: by clock, then device id).
 pub fn offer_register_in(
     tx: &Transaction<'_>,
     key: &str,
@@ -165,7 +202,7 @@ pub fn offer_register_in(
     value: Option<&str>,
 ) -> Result<bool> {
     if let Some(old) = get_register(tx, key)? {
-        if (hlc, device) <= (old.hlc, old.device) {
+        if !conflict::wins((hlc, device), (old.hlc, old.device)) {
             return Ok(false);
         }
     }
@@ -178,10 +215,12 @@ pub fn offer_register_in(
     Ok(true)
 }
 
-/// Queues `op` and records it as the winner of register `key` (a local change is the newest
-/// write this device knows of).
+/// Queues `op` and records it as the winner of register `key`: a local change is the newest
+/// write this device knows of, stamped past the winner so far even when that one's clock runs
+/// ahead of this device's.
 pub fn queue_register_in(tx: &Transaction<'_>, key: &str, value: Option<&str>, op: &Op) -> Result<()> {
-    if let Some((hlc, device)) = queue_in(tx, op)? {
+    let known = |tx: &Transaction<'_>| Ok(get_register(tx, key)?.map(|r| r.hlc));
+    if let Some((hlc, device)) = queue_past_in(tx, op, known)? {
         offer_register_in(tx, key, hlc, device, value)?;
     }
     Ok(())
@@ -224,18 +263,6 @@ pub fn exclude_key(pattern: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_clock_never_goes_back_and_counts_within_a_millisecond() {
-        let a = next_hlc(0, 1_000);
-        assert_eq!(hlc_wall_ms(a), 1_000);
-        let b = next_hlc(a, 1_000);
-        assert_eq!(b, a + 1);
-        // A wall clock set back does not move the clock back.
-        let c = next_hlc(b, 10);
-        assert_eq!(c, b + 1);
-        assert!(next_hlc(c, 2_000) > c);
-    }
 
     #[test]
     fn applying_turns_queueing_off_for_its_duration_only() {

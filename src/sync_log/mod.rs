@@ -8,7 +8,10 @@
 //!
 //! - [`local`]: every change is queued as an operation in the transaction of the change itself;
 //!   the hybrid logical clock; the last-writer registers; the global ids of visits;
-//! - [`ops`]: the operations and how a record carries them.
+//! - [`ops`]: the operations and how a record carries them;
+//! - [`conflict`]: who wins when devices disagree (the hybrid clock, last writer wins,
+//!   deletions win), each rule a pure function with a property test.
 
+pub mod conflict;
 pub mod local;
 pub mod ops;

@@ -168,33 +168,73 @@ pub fn pack(ops: &[(i64, String)]) -> Vec<u8> {
     enc.finish().unwrap_or_default()
 }
 
+/// Most operations a record may carry (a device seals at most 1,000; a newer one may seal more):
+/// with [`MAX_INFLATED_BYTES`], what bounds the memory one record takes once read.
+pub const MAX_OPS_PER_RECORD: usize = 10_000;
+
 /// Why a record's plaintext was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum UnpackError {
-    /// Not deflate data, or more than [`MAX_INFLATED_BYTES`].
-    #[error("a record's contents are damaged or too large")]
+    /// Not deflate data, or not a list of operations.
+    #[error("a record's contents are damaged")]
     Damaged,
+    /// More than [`MAX_INFLATED_BYTES`] inflated, or more than [`MAX_OPS_PER_RECORD`] operations.
+    #[error("a record's contents are larger than a record may be")]
+    TooLarge,
 }
 
-/// Reads what [`pack`] made. Operations of unknown kinds, or known kinds with fields this build
-/// cannot read, come back as [`Op::Unknown`].
-pub fn unpack(bytes: &[u8]) -> Result<Vec<Stamped>, UnpackError> {
+/// Inflates a record's plaintext: at most [`MAX_INFLATED_BYTES`], read no further.
+pub fn inflate(bytes: &[u8]) -> Result<Vec<u8>, UnpackError> {
     let mut json = Vec::new();
     DeflateDecoder::new(bytes)
         .take(MAX_INFLATED_BYTES + 1)
         .read_to_end(&mut json)
         .map_err(|_| UnpackError::Damaged)?;
     if json.len() as u64 > MAX_INFLATED_BYTES {
-        return Err(UnpackError::Damaged);
+        return Err(UnpackError::TooLarge);
     }
-    let entries: Vec<Entry> = serde_json::from_slice(&json).map_err(|_| UnpackError::Damaged)?;
-    Ok(entries
-        .into_iter()
-        .map(|e| Stamped {
-            hlc: e.h,
-            op: serde_json::from_value(e.o).unwrap_or(Op::Unknown),
-        })
-        .collect())
+    Ok(json)
+}
+
+/// The operations in an inflated record, read one at a time (never the whole list as JSON
+/// values first): at most [`MAX_OPS_PER_RECORD`].
+pub fn parse(json: &[u8]) -> Result<Vec<Stamped>, UnpackError> {
+    struct Entries<'a>(&'a std::cell::Cell<bool>);
+    impl<'de> serde::de::Visitor<'de> for Entries<'_> {
+        type Value = Vec<Stamped>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of operations")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(e) = seq.next_element::<Entry>()? {
+                if out.len() == MAX_OPS_PER_RECORD {
+                    self.0.set(true);
+                    return Err(serde::de::Error::custom("too many operations"));
+                }
+                out.push(Stamped {
+                    hlc: e.h,
+                    op: serde_json::from_value(e.o).unwrap_or(Op::Unknown),
+                });
+            }
+            Ok(out)
+        }
+    }
+    let too_many = std::cell::Cell::new(false);
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let parsed =
+        serde::Deserializer::deserialize_seq(&mut de, Entries(&too_many)).and_then(|v| de.end().map(|()| v));
+    match parsed {
+        Ok(v) => Ok(v),
+        Err(_) if too_many.get() => Err(UnpackError::TooLarge),
+        Err(_) => Err(UnpackError::Damaged),
+    }
+}
+
+/// Reads what [`pack`] made. Operations of unknown kinds, or known kinds with fields this build
+/// cannot read, come back as [`Op::Unknown`].
+pub fn unpack(bytes: &[u8]) -> Result<Vec<Stamped>, UnpackError> {
+    parse(&inflate(bytes)?)
 }
 
 #[cfg(test)]
@@ -232,6 +272,14 @@ mod tests {
         let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
         enc.write_all(&vec![b' '; usize::try_from(MAX_INFLATED_BYTES + 10).unwrap()])
             .unwrap();
+        assert_eq!(unpack(&enc.finish().unwrap()), Err(UnpackError::TooLarge));
+        let many: Vec<(i64, String)> = (0..=MAX_OPS_PER_RECORD as i64)
+            .map(|h| (h, "{}".to_owned()))
+            .collect();
+        assert_eq!(unpack(&pack(&many)), Err(UnpackError::TooLarge));
+        assert_eq!(unpack(&pack(&many[1..])).map(|v| v.len()), Ok(MAX_OPS_PER_RECORD));
+        let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(b"[{\"h\": 1, \"o\": {}}] trailing").unwrap();
         assert_eq!(unpack(&enc.finish().unwrap()), Err(UnpackError::Damaged));
         let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
         enc.write_all(b"{\"not\": \"a list\"}").unwrap();

@@ -167,6 +167,9 @@ function drawLinked(container, v) {
     l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
     l.notice ? el('p', { class: 'note', id: 'sync-notice', text: `${l.notice_at ? `${fmtTime(l.notice_at)}: ` : ''}${l.notice}` }) : null,
     el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
+    v.unreadable && v.unreadable.count
+      ? el('p', { class: 'note warn', id: 'sync-unreadable', text: `${v.unreadable.count} record(s) from other devices could not be read (damaged, too large, or not sealed with this account's key) and were skipped; everything else synced.` })
+      : null,
     el('p', { id: 'sync-key-store', class: v.key_store === 'missing' ? 'note warn' : 'small', text: KEY_STORES[v.key_store] || '' }),
     el('p', {}, 'Devices:'),
     devices,

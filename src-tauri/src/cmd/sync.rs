@@ -7,6 +7,7 @@
 use serde::Serialize;
 use sitetrail::sync::engine::{self, DeviceRow, Link, SyncReport};
 use sitetrail::sync::keystore::KeyPlace;
+use sitetrail::sync::unreadable::UnreadableSummary;
 use tauri::State;
 
 use super::lib;
@@ -37,6 +38,8 @@ pub struct SyncView {
     /// Where this device's sync key is kept, as `sync status --json` says it: `keyring`, `file`,
     /// `missing` (linked, but no key found), or `None` when not linked.
     pub key_store: Option<&'static str>,
+    /// Other devices' records skipped because they cannot be read: how many, and the latest.
+    pub unreadable: UnreadableSummary,
 }
 
 /// A new account: the recovery key, to show once.
@@ -72,6 +75,7 @@ pub async fn get_sync_status(state: State<'_, AppState>) -> CmdResult<SyncView> 
         pending: s.pending,
         devices: s.devices,
         key_store,
+        unreadable: s.unreadable,
     })
 }
 
