@@ -85,6 +85,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "excluded_hosts",
         include_str!("../migrations/0014_excluded_hosts.sql"),
     ),
+    (15, "limits", include_str!("../migrations/0015_limits.sql")),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

@@ -33,7 +33,8 @@ fn the_write_paths_log_spans_and_never_what_was_browsed() {
     let history = copy_fixture("chromium-History", dir.path(), "History");
     {
         let conn = Connection::open(&history).unwrap();
-        conn.execute_batch("DELETE FROM visits; DELETE FROM urls;").unwrap();
+        conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
+            .unwrap();
         let t = CHROMIUM_EPOCH_OFFSET + 1_780_000_000_000_000;
         for i in 0..5 {
             let url = format!("https://imported-{i}.example{SECRET_PATH}?n={i}");

@@ -26,6 +26,8 @@ mod history_forget;
 mod history_import;
 mod history_search;
 
+mod limits_cli;
+
 mod fake_ai;
 mod raw_http;
 

@@ -240,6 +240,24 @@ fn apply_one(
             }
             Ok(true)
         }
+        Op::Limit {
+            target_type,
+            target,
+            period,
+            kind,
+            minutes,
+            created,
+        } => {
+            let op = crate::limits::Synced {
+                target_type,
+                target,
+                period,
+                kind,
+                minutes: *minutes,
+                created: *created,
+            };
+            crate::limits::apply_synced_in(tx, device, s.hlc, op, now)
+        }
         Op::ForgetVisits { ids } => {
             let mut here = Vec::with_capacity(ids.len());
             for &g in ids {

@@ -274,6 +274,7 @@ fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
             },
         )?;
     }
+    crate::limits::queue_all_in(tx)?;
     let ranges: Vec<(i64, i64)> = tx
         .prepare(r#"SELECT since, until FROM tombstone WHERE kind = 'range'"#)?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
