@@ -108,6 +108,9 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // The hosts kept from remote providers on all devices (migration 0014): they change which
     // jobs a provider sees.
     ("excluded_host", Some(Change::Outbox)),
+    // Limits and goals (migration 0015): no view of the app shows them yet; `sitetrail limits`
+    // reads them when run. A view that shows them will need a kind of its own.
+    ("time_limit", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

@@ -8,6 +8,8 @@
 //!   tombstone's time, by domain hash) is dropped: deletions win, whenever the visit arrives. (A
 //!   blocked domain's visit from a device that had not heard of the block is kept, as it is
 //!   there: blocking stops recording, forgetting removes.)
+//! - **Limits and goals** are registers too, where a removal wins over the edits of the limit it
+//!   removed ([`crate::limits::Version::beats`]).
 //! - **Categories, blocking and exclusions** are last-writer-wins registers (clock, then device id). A user's
 //!   category or an AI's for a website this device has not seen yet waits in its register and is
 //!   applied when the website appears ([`crate::websites::apply_synced_categories_in`]).
