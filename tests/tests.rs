@@ -67,6 +67,7 @@ mod capture_link;
 mod extension_unit;
 mod time_spent;
 
+mod limits_sync;
 mod sync_claims;
 mod sync_devices;
 mod sync_faults;
