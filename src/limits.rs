@@ -485,6 +485,8 @@ pub fn apply_synced_in(
 
 impl Store {
     /// Sets a limit or goal (minutes checked against the period); true if it is new.
+    // The target's type only: a domain is never in a span.
+    #[tracing::instrument(level = "debug", skip_all, fields(target_type = target.type_str(), period = period.as_str(), kind = kind.as_str()))]
     pub fn set_limit(&self, target: &Target, period: Period, kind: Kind, minutes: u32) -> Result<bool> {
         check_minutes(kind, period, minutes)?;
         let now = self.now();
@@ -492,6 +494,7 @@ impl Store {
     }
 
     /// Removes the limits and goals of `target` (of `period` only, if given); returns them.
+    #[tracing::instrument(level = "debug", skip_all, fields(target_type = target.type_str()))]
     pub fn remove_limits(&self, target: &Target, period: Option<Period>) -> Result<Vec<Limit>> {
         self.write(None, |tx| remove_in(tx, target, period))
     }

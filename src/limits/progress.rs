@@ -298,12 +298,14 @@ pub fn week_report<Tz: TimeZone>(conn: &Connection, now: Timestamp, tz: &Tz) -> 
 
 impl Store {
     /// Every limit and goal with its progress now (local calendar).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub fn limit_progress(&self) -> Result<Vec<Progress>> {
         let now = self.now();
         self.with_conn(|c| list_progress(c, now, &chrono::Local))
     }
 
     /// The weekly report now (local calendar).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub fn week_report(&self) -> Result<WeekReport> {
         let now = self.now();
         self.with_conn(|c| week_report(c, now, &chrono::Local))
