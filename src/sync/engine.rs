@@ -219,7 +219,8 @@ async fn link(
 }
 
 /// What this device knew before it was linked, other than its visits (queued in batches by
-/// [`backfill_step`]): the user's and the AI's categories, the never-record list, the exclusions, the forgotten
+/// [`backfill_step`]): the user's and the AI's categories, the never-record list, the exclusions, the
+/// limits and goals, the forgotten
 /// time ranges and the forgotten websites (known here only by their domain's SHA-256, which is
 /// what is sent: the other devices forget the website whose domain has it).
 fn queue_state_in(tx: &rusqlite::Transaction<'_>) -> Result<()> {
