@@ -108,9 +108,12 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // The hosts kept from remote providers on all devices (migration 0014): they change which
     // jobs a provider sees.
     ("excluded_host", Some(Change::Outbox)),
-    // Other devices' records that could not be read (migration 0015): sync status reads them
+    // Other devices' records that could not be read (migration 0017): sync status reads them
     // when shown, as it reads the link.
     ("sync_unreadable", None),
+    // Limits and goals (migration 0018): no view of the app shows them yet; `sitetrail limits`
+    // reads them when run. A view that shows them will need a kind of its own.
+    ("time_limit", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

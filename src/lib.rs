@@ -27,6 +27,7 @@ pub mod history;
 pub mod history_page;
 pub mod ids;
 pub mod import;
+pub mod limits;
 mod names;
 pub mod outbox;
 pub mod page_url;

@@ -96,6 +96,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "sync_unreadable",
         include_str!("../migrations/0017_sync_unreadable.sql"),
     ),
+    (18, "limits", include_str!("../migrations/0018_limits.sql")),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

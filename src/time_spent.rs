@@ -176,10 +176,13 @@ impl TimeRow {
     }
 }
 
+/// A visit's known times, as [`for_each_visit`] gives them.
 #[derive(Clone, Copy)]
-struct VisitTimes {
-    active: Option<i64>,
-    estimated: Option<i64>,
+pub(crate) struct VisitTimes {
+    /// Measured active time (ms).
+    pub(crate) active: Option<i64>,
+    /// Estimated time (ms).
+    pub(crate) estimated: Option<i64>,
 }
 
 /// The id range `[low, below)` of the visits made in `[since, until)`.
@@ -194,7 +197,7 @@ fn id_range(since: Option<Timestamp>, until: Option<Timestamp>) -> (VisitId, Vis
 }
 
 /// Calls `f` with every visit made in `[since, until)`: its time, domain, category and times.
-fn for_each_visit(
+pub(crate) fn for_each_visit(
     conn: &Connection,
     since: Option<Timestamp>,
     until: Option<Timestamp>,
@@ -351,7 +354,7 @@ pub fn list_days<Tz: TimeZone>(
 }
 
 /// The first instant of `day` in `tz` (the earliest, where a time change skips midnight).
-fn start_of_day<Tz: TimeZone>(day: NaiveDate, tz: &Tz) -> Result<Timestamp> {
+pub(crate) fn start_of_day<Tz: TimeZone>(day: NaiveDate, tz: &Tz) -> Result<Timestamp> {
     let midnight = day.and_time(chrono::NaiveTime::MIN);
     // A day that starts in a DST gap has no midnight: its first hour that exists starts it.
     (0..=3)

@@ -1,7 +1,7 @@
 //! A model-based test of sync: random operations on three devices (visits, titles, categories,
-//! blocking, forgetting a website or a time range) interleaved with random syncs and the events
-//! of a device's life (leaving and joining again, a backup taken and, after the device synced,
-//! restored: it goes on as a new device); afterwards,
+//! blocking, limits set, changed and removed, forgetting a website or a time range) interleaved
+//! with random syncs and the events of a device's life (leaving and joining again, a backup taken
+//! and, after the device synced, restored: it goes on as a new device); afterwards,
 //! once every device synced, all three hold the same state, and that state keeps every
 //! deletion: no visit of a website recorded (on any device) before that website was forgotten,
 //! none in a forgotten range. Each device's clock may be off, from the year 1970 to the year
@@ -38,6 +38,12 @@ enum Step {
         dev: usize,
         domain: usize,
         on: bool,
+    },
+    /// Sets a daily limit on a website (`Some` minutes) or removes it.
+    Limit {
+        dev: usize,
+        domain: usize,
+        minutes: Option<u32>,
     },
     ForgetWebsite {
         dev: usize,
@@ -106,6 +112,8 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (dev.clone(), domain.clone(), 0..CATEGORIES.len())
             .prop_map(|(dev, domain, category)| Step::Categorize { dev, domain, category }),
         1 => (dev.clone(), domain.clone(), any::<bool>()).prop_map(|(dev, domain, on)| Step::Block { dev, domain, on }),
+        2 => (dev.clone(), domain.clone(), proptest::option::of(1..3u32))
+            .prop_map(|(dev, domain, minutes)| Step::Limit { dev, domain, minutes }),
         1 => (dev.clone(), domain.clone()).prop_map(|(dev, domain)| Step::ForgetWebsite { dev, domain }),
         1 => (dev.clone(), 0..100i64, 0..20i64).prop_map(|(dev, from, len)| Step::ForgetRange { dev, from, len }),
         4 => dev.clone().prop_map(|dev| Step::Sync { dev }),
@@ -120,6 +128,7 @@ type State = (
     Vec<(String, Option<String>, Option<String>)>,
     Vec<String>,
     Vec<(String, Option<i64>, Option<i64>)>,
+    Vec<(String, u32)>,
 );
 
 fn state(d: &Device) -> State {
@@ -134,7 +143,14 @@ fn state(d: &Device) -> State {
             }
         })
         .collect();
-    (d.visits(), users, d.blocked(), d.times())
+    let limits = d
+        .store
+        .limits()
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.target, l.minutes))
+        .collect();
+    (d.visits(), users, d.blocked(), d.times(), limits)
 }
 
 /// Returns once the wall clock's millisecond has moved on (a millisecond at most).
@@ -203,6 +219,19 @@ fn run(hub: &TestHub, steps: &[Step], skews: [Skew; 3]) {
                     devices[*dev].store.block_domain(DOMAINS[*domain]).unwrap();
                 } else {
                     devices[*dev].store.unblock_domain(DOMAINS[*domain]).unwrap();
+                }
+            }
+            Step::Limit { dev, domain, minutes } => {
+                let target = sitetrail::limits::Target::Domain(DOMAINS[*domain].to_owned());
+                let (day, max) = (sitetrail::limits::Period::Day, sitetrail::limits::Kind::Max);
+                let store = &devices[*dev].store;
+                match minutes {
+                    Some(m) => {
+                        store.set_limit(&target, day, max, *m).unwrap();
+                    }
+                    None => {
+                        store.remove_limits(&target, None).unwrap();
+                    }
                 }
             }
             Step::ForgetWebsite { dev, domain } => {

@@ -27,6 +27,8 @@ mod history_forget;
 mod history_import;
 mod history_search;
 
+mod limits_cli;
+
 mod fake_ai;
 mod raw_http;
 
@@ -66,6 +68,7 @@ mod capture_link;
 mod extension_unit;
 mod time_spent;
 
+mod limits_sync;
 mod sync_account;
 mod sync_claims;
 mod sync_clock;

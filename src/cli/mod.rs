@@ -11,9 +11,11 @@ mod forget;
 mod history;
 mod human;
 mod import;
+mod limits;
 mod manpage;
 mod out;
 mod package;
+mod report;
 mod review;
 mod settings;
 mod status;
@@ -46,6 +48,7 @@ The user guide is in docs/ beside Sitetrail's source and README.md, which links 
   docs/classifiers.md      classifiers, settings and privacy: what is sent where
   docs/extension.md        the browser extension, live history, Firefox
   docs/app.md              the desktop app
+  docs/limits.md           limits and goals, the weekly report
   docs/syncing.md          sync across your devices
   docs/hub.md              running a sync hub
   docs/troubleshooting.md  when things go wrong
@@ -84,6 +87,12 @@ enum Command {
     Forget(forget::ForgetArgs),
     /// Lists the domains never recorded, or adds or removes one.
     Blocked(forget::BlockedArgs),
+    /// Lists your limits and goals of active time per category or website with how they stand
+    /// today or this week, or adds or removes one (on all your devices).
+    Limits(limits::LimitsArgs),
+    /// Prints a report: --week, each category this week against last week and how your limits
+    /// and goals were kept.
+    Report(report::ReportArgs),
     /// Imports browsing history from a browser's own database; only visits added since the last
     /// import are read.
     Import(import::ImportArgs),
@@ -240,6 +249,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Blocked(args) => forget::run_blocked(&store()?, args),
         Command::Sync(args) => sync::run_sync(&store()?, cli.settings, args),
         Command::Exclusions(args) => exclusions::run_exclusions(&store()?, cli.settings, args),
+        Command::Limits(args) => limits::run_limits(&store()?, args),
+        Command::Report(args) => report::run_report(&store()?, args),
         Command::Status(args) => status::run_status(&store()?, cli.settings, args),
         Command::Resume => status::run_resume(&store()?),
         Command::Failed(args) => failed::run_failed(&store()?, args),

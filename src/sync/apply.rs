@@ -10,6 +10,8 @@
 //!   tombstone's time, by domain hash) is dropped: deletions win, whenever the visit arrives. (A
 //!   blocked domain's visit from a device that had not heard of the block is kept, as it is
 //!   there: blocking stops recording, forgetting removes.)
+//! - **Limits and goals** are registers too, where a removal wins over the edits of the limit it
+//!   removed ([`crate::limits::Version::beats`]).
 //! - **Categories, blocking and exclusions** are last-writer-wins registers (clock, then device id). A user's
 //!   category or an AI's for a website this device has not seen yet waits in its register and is
 //!   applied when the website appears ([`crate::websites::apply_synced_categories_in`]).
@@ -136,6 +138,7 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
                 | Op::Category { .. }
                 | Op::Block { .. }
                 | Op::Exclude { .. }
+                | Op::Limit { .. }
                 | Op::Device { .. }
                 | Op::Unknown => {}
             }
@@ -314,6 +317,24 @@ fn apply_one(
                 }
             }
             Ok(true)
+        }
+        Op::Limit {
+            target_type,
+            target,
+            period,
+            kind,
+            minutes,
+            created,
+        } => {
+            let op = crate::limits::Synced {
+                target_type,
+                target,
+                period,
+                kind,
+                minutes: *minutes,
+                created: *created,
+            };
+            crate::limits::apply_synced_in(tx, device, s.hlc, op, now)
         }
         Op::ForgetVisits { ids } => {
             let mut here = Vec::with_capacity(ids.len());

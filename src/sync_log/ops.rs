@@ -86,6 +86,24 @@ pub enum Op {
         /// On the list.
         excluded: bool,
     },
+    /// A limit or goal set (or removed): a register per (target, period, kind), see
+    /// `crate::limits` for which write wins.
+    Limit {
+        /// `category` or `domain`.
+        target_type: String,
+        /// The category id or the normalised domain.
+        target: String,
+        /// `day` or `week`.
+        period: String,
+        /// `max` (a limit) or `min` (a goal).
+        kind: String,
+        /// The minutes; absent for a removal.
+        #[serde(default)]
+        minutes: Option<u32>,
+        /// The clock of the write that created this incarnation; absent when this write did.
+        #[serde(default)]
+        created: Option<i64>,
+    },
     /// Visits forgotten by id.
     ForgetVisits {
         /// Their ids.
