@@ -12,7 +12,7 @@ use crate::common::cli;
 use crate::sync_support::{postgres, Device, TestHub};
 
 /// Runs `sitetrail sync ARGS` on `d` with `stdin`: (exit code, stdout, stderr).
-fn sync_cli(d: &Device, args: &[&str], stdin: &str) -> (i32, String, String) {
+pub(crate) fn sync_cli(d: &Device, args: &[&str], stdin: &str) -> (i32, String, String) {
     let mut cmd = cli(&d.db);
     cmd.arg("--settings").arg(d.settings()).arg("sync").args(args);
     cmd.stdin(Stdio::piped())

@@ -77,6 +77,7 @@ mod sync_faults;
 mod sync_keyring;
 mod sync_life;
 mod sync_model;
+mod sync_rotate;
 mod sync_support;
 
 mod docs_links;

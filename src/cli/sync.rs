@@ -96,6 +96,16 @@ struct DeleteAccountArgs {
     json: bool,
 }
 
+#[derive(Args, Debug)]
+struct RotateKeyArgs {
+    /// Rotate without asking (else: type the first 8 characters of the account's id).
+    #[arg(long)]
+    yes: bool,
+    /// Print JSON (with the new recovery key: keep the output safe).
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum SyncCommand {
     /// Creates an account on the hub and links this device to it; prints the recovery key once.
@@ -115,6 +125,11 @@ enum SyncCommand {
     /// Deletes the account on the hub, with everything of it there, for every device (asks
     /// first). The history on each device stays; this device's link and sync key are removed.
     DeleteAccount(DeleteAccountArgs),
+    /// Makes a new recovery key and moves the account to it, so a lost or stolen device (or
+    /// anyone holding the old key) reads nothing more: the account is founded anew from this
+    /// device's history and the old one deleted on the hub (asks first). Prints the new key once;
+    /// the other devices are told to join again with it, and lose nothing meanwhile.
+    RotateKey(RotateKeyArgs),
 }
 
 impl LinkArgs {
@@ -412,6 +427,67 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 out::line(&line)?;
             }
             Ok(())
+        }
+        SyncCommand::RotateKey(a) => {
+            let link = store.with_conn(engine::get_link)?.ok_or_else(|| Error::Sync {
+                kind: ErrorKind::NotFound,
+                message: "this device is not linked to a hub: there is no account whose key to replace"
+                    .into(),
+            })?;
+            if !a.yes {
+                let id = link.account_id.simple().to_string();
+                let short = id.get(..8).unwrap_or(&id);
+                let answer = out::ask(&format!(
+                    "This makes a new recovery key, sends this device's history to a new account on {} and \
+                     deletes the account {} there: the old key, and every device that holds it, reads nothing \
+                     more, and your other devices must join again with the new key (they keep what they \
+                     recorded). Type {short} to go on:",
+                    link.hub, link.account_id
+                ))?;
+                if answer != short {
+                    return Err(Error::Conflict("not confirmed: nothing was changed".into()));
+                }
+            }
+            let r = rt.block_on(sitetrail::sync::account::rotate_key(store, &key_dir))?;
+            if let Some(note) = &r.linked.key_note {
+                out::note(note);
+            }
+            if a.json {
+                return out::json(&json!({
+                    "hub": r.hub,
+                    "old_account_id": r.old_account,
+                    "account_id": r.linked.account_id,
+                    "device_id": r.linked.device_id,
+                    "device_name": r.linked.device_name,
+                    "recovery_key": r.recovery_key,
+                    "first_sync": r.first_sync.as_ref().ok(),
+                    "first_sync_error": r.first_sync.as_ref().err().map(ToString::to_string),
+                }));
+            }
+            out::line(&format!(
+                "The account moved to a new recovery key on {}; the old account was deleted there.",
+                r.hub
+            ))?;
+            out::line("")?;
+            out::line("Your NEW recovery key (write it down and keep it safe; it is shown only this once):")?;
+            out::line("")?;
+            out::line(&format!("    {}", r.recovery_key))?;
+            out::line("")?;
+            out::line(
+                "The old key opens nothing any more. On each of your other devices: `sitetrail sync leave --force`,",
+            )?;
+            out::line(&format!(
+                "then `sitetrail sync join --hub {}` with this key (what they recorded meanwhile is sent then).",
+                r.hub
+            ))?;
+            match &r.first_sync {
+                Ok(_) => Ok(()),
+                Err(e) => out::line(&format!(
+                    "note: this device's history is queued for the new account but was not sent yet ({}); \
+                     the next sync sends it",
+                    out::escape(&e.to_string())
+                )),
+            }
         }
         SyncCommand::DeleteAccount(a) => {
             let link = store.with_conn(engine::get_link)?.ok_or_else(|| Error::Sync {

@@ -199,8 +199,33 @@ async fn link(
         client.create_account().await?;
     }
     client.register_device(device).await?;
+    store_link(
+        store,
+        key_dir,
+        &client,
+        (&hub, keys.account_id, device),
+        name,
+        secret,
+        transport,
+    )
+    .await
+}
+
+/// The local half of a link, once the hub registered `device` in `account`: the key saved (the
+/// OS keyring or a file), then the link written with everything this device holds queued for
+/// the account. On failure nothing stays behind: the key is deleted and the hub forgets the
+/// device (best effort). Used by linking and by rotating the key.
+pub(crate) async fn store_link(
+    store: &Store,
+    key_dir: &Path,
+    client: &HubClient,
+    (hub, account, device): (&str, Uuid, Uuid),
+    name: String,
+    secret: &AccountSecret,
+    transport: Transport,
+) -> Result<Linked> {
     let (st, dir, secret) = (store.clone(), key_dir.to_path_buf(), secret.clone());
-    let account = keys.account_id;
+    let hub = hub.to_owned();
     let device_name = name.clone();
     let linked = blocking::run(move || {
         let saved = keystore::save(&dir, account, device, &secret)?;
