@@ -280,6 +280,8 @@ fn help_lists_what_people_use_before_the_plumbing_and_keeps_every_command() {
         "blocked",
         "sync",
         "exclusions",
+        "limits",
+        "report",
         "help",
     ];
     every.sort_unstable();

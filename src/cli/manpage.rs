@@ -174,6 +174,10 @@ pub(crate) const ENVIRONMENT: &[(&str, &str)] = &[
     ("SITETRAIL_IMPORT_PROFILES", "The browser profiles the daemon imports (a setting)."),
     ("SITETRAIL_SYNC_HUB", "The hub of sync setup and sync join (as --hub)."),
     ("SITETRAIL_SYNC_KEYRING", "off keeps the sync key in a file instead of the OS keyring."),
+    (
+        "SITETRAIL_SYNC_CA_FILE",
+        "A PEM file of certificate authorities trusted for the hub (as --ca-file).",
+    ),
     ("TZ", "The time zone of dates and of the days of time --by day."),
     ("NO_COLOR", "Set: tables are never coloured (nor with TERM=dumb)."),
     ("XDG_DATA_HOME, XDG_CONFIG_HOME", "Where the default database and settings file are."),
