@@ -295,3 +295,101 @@ fn the_library_modules_form_no_import_cycle() {
         assert!(above.is_empty(), "{m} names {above:?}, above the ground floor");
     }
 }
+
+/// The files directly in `dir` that name each other: `prefix` then a sibling's name (`super::`
+/// inside a module's folder, `crate::` in a crate's root folder), also inside `{…}` lists. The
+/// module's own file (`mod.rs`, `lib.rs`, `main.rs`), which declares and re-exports them all,
+/// is left out.
+fn file_graph(
+    dir: &Path,
+    prefix: &str,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let stem = |f: &Path| f.file_stem().unwrap().to_string_lossy().into_owned();
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        .filter(|f| !["mod", "lib", "main"].contains(&stem(f).as_str()))
+        .collect();
+    let siblings: BTreeSet<String> = files.iter().map(|f| stem(f)).collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let from = stem(f);
+        let edges = graph.entry(from.clone()).or_default();
+        for line in code_of(f).lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for part in code.split(prefix).skip(1) {
+                let names: Vec<String> = if let Some(list) = part.strip_prefix('{') {
+                    list.split('}')
+                        .next()
+                        .unwrap_or("")
+                        .split(',')
+                        .map(|n| n.trim().split("::").next().unwrap_or("").to_owned())
+                        .collect()
+                } else {
+                    vec![part
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect()]
+                };
+                for n in names {
+                    if n != from && siblings.contains(&n) {
+                        edges.insert(n);
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_files_of_a_module_form_no_import_cycle() {
+    let mut checked = 0;
+    let mut found = Vec::new();
+    // Every module folder of the library and the app, and the crates' root folders.
+    let mut dirs: Vec<(PathBuf, &str)> = vec![
+        (root().join("src-tauri/src"), "crate::"),
+        (root().join("hub/src"), "crate::"),
+    ];
+    for base in ["src", "src-tauri/src", "hub/src"] {
+        for e in std::fs::read_dir(root().join(base)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push((p, "super::"));
+            }
+        }
+    }
+    for (dir, prefix) in &dirs {
+        let graph = file_graph(dir, prefix);
+        checked += graph.len();
+        for ring in cycles(&graph) {
+            found.push(format!(
+                "{}: {ring:?}",
+                dir.strip_prefix(root()).unwrap().display()
+            ));
+        }
+    }
+    assert!(checked > 80, "the modules' files were found: {checked}");
+    assert!(
+        found.is_empty(),
+        "files that name each other in a ring (move what both need into a file below them): {found:?}"
+    );
+}
+
+#[test]
+fn a_ring_of_files_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.rs"), "use super::{b, c::X};\n").unwrap();
+    std::fs::write(
+        dir.path().join("b.rs"),
+        "// super::a is only a comment\nfn f() { super::a::g() }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("c.rs"), "use super::d;\n").unwrap();
+    let graph = file_graph(dir.path(), "super::");
+    let found = cycles(&graph);
+    assert_eq!(found.len(), 1, "{graph:?}");
+    assert!(found[0].contains("a") && found[0].contains("b") && !found[0].contains("c"));
+}

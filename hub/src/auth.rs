@@ -13,9 +13,9 @@ use sitetrail_sync_wire::{Login, DEVICE_HEADER};
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
+use crate::app::App;
 use crate::error::HubError;
 use crate::request::parse_credentials;
-use crate::server::App;
 
 /// A request whose login opened an account.
 #[derive(Clone, Copy, Debug)]

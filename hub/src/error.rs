@@ -45,8 +45,8 @@ pub enum HubError {
     /// 507: the account is at a quota; nothing of the request was stored.
     #[error(
         "the hub's quota for this account is full: {} ({}); this request would add {}, so nothing of it was stored",
-        crate::quota::describe(.0.quota, .0.used, .0.limit),
-        crate::quota::flag(.0.quota),
+        crate::quota_words::describe(.0.quota, .0.used, .0.limit),
+        crate::quota_words::flag(.0.quota),
         .0.wanted
     )]
     QuotaExceeded(sitetrail_sync_wire::QuotaRefusal),

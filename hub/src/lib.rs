@@ -15,6 +15,7 @@
 
 pub mod accounts;
 pub mod api;
+pub mod app;
 pub mod auth;
 pub mod body;
 pub mod db;
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod migrate;
 pub mod notify;
 pub mod quota;
+pub mod quota_words;
 pub mod request;
 pub mod server;
 pub mod tls;

@@ -484,7 +484,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         header_timeout: Duration::from_secs(args.header_timeout),
     };
     let metrics_task = metrics_listener.map(|(listener, _)| {
-        let router = sitetrail_hub::metrics::router(app.clone());
+        let router = sitetrail_hub::metrics::router(app.pool.clone());
         tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, router).await {
                 tracing::warn!(error = %e, "the metrics listener stopped");

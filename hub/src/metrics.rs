@@ -24,7 +24,7 @@ use axum::routing::get;
 use axum::Router;
 use sitetrail_sync_wire::Quota;
 
-use crate::server::App;
+use deadpool_postgres::Pool;
 
 /// The upper bounds of the request-duration histogram's buckets, in seconds (long-polls end in
 /// the last ones).
@@ -130,7 +130,7 @@ impl Metrics {
             .quota_refusals
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entry(crate::quota::name(quota))
+            .entry(crate::quota_words::name(quota))
             .or_default() += 1;
     }
 
@@ -380,8 +380,8 @@ pub struct Stored {
     pub bytes: i64,
 }
 
-async fn read_stored(app: &App) -> Option<Stored> {
-    let client = app.pool.get().await.ok()?;
+async fn read_stored(pool: &Pool) -> Option<Stored> {
+    let client = pool.get().await.ok()?;
     let row = client
         .query_one(
             r#"SELECT count(*)::int8 AS accounts, coalesce(sum(records_stored), 0)::int8 AS records,
@@ -400,13 +400,13 @@ async fn read_stored(app: &App) -> Option<Stored> {
 
 /// `GET /metrics`. The database's totals are left out while PostgreSQL does not answer; the
 /// process's own figures are always there.
-async fn metrics(State(app): State<App>) -> impl IntoResponse {
-    let stored = read_stored(&app).await;
-    let body = METRICS.render(&app.pool.status(), stored);
+async fn metrics(State(pool): State<Pool>) -> impl IntoResponse {
+    let stored = read_stored(&pool).await;
+    let body = METRICS.render(&pool.status(), stored);
     ([(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body)
 }
 
-/// The metrics listener's router: `GET /metrics` only.
-pub fn router(app: App) -> Router {
-    Router::new().route("/metrics", get(metrics)).with_state(app)
+/// The metrics listener's router: `GET /metrics` only, reading the stored totals through `pool`.
+pub fn router(pool: Pool) -> Router {
+    Router::new().route("/metrics", get(metrics)).with_state(pool)
 }

@@ -18,6 +18,7 @@ use tokio_postgres::GenericClient;
 use uuid::Uuid;
 
 use crate::error::{HubError, HubResult};
+pub use crate::quota_words::{describe, flag, name};
 
 /// The default of `--quota-bytes`: 2 GiB of ciphertext (a person's devices over years hold tens
 /// to hundreds of MiB).
@@ -133,39 +134,6 @@ pub fn header_name(quota: Quota) -> &'static str {
         Quota::Devices => quota_headers::DEVICES,
         Quota::ClaimJobs => quota_headers::CLAIM_JOBS,
         Quota::Leases => quota_headers::LEASES,
-    }
-}
-
-/// `quota`'s name, as the wire and the metrics write it.
-pub fn name(quota: Quota) -> &'static str {
-    match quota {
-        Quota::Bytes => "bytes",
-        Quota::Records => "records",
-        Quota::Devices => "devices",
-        Quota::ClaimJobs => "claim_jobs",
-        Quota::Leases => "leases",
-    }
-}
-
-/// The flag that sets `quota`, for messages.
-pub fn flag(quota: Quota) -> &'static str {
-    match quota {
-        Quota::Bytes => "--quota-bytes",
-        Quota::Records => "--quota-records",
-        Quota::Devices => "--quota-devices",
-        Quota::ClaimJobs => "--quota-claim-jobs",
-        Quota::Leases => "--quota-leases",
-    }
-}
-
-/// What `quota` counts, for messages: `2.0 of 2.0 GiB`, `10 of 10 devices`.
-pub fn describe(quota: Quota, used: u64, limit: u64) -> String {
-    match quota {
-        Quota::Bytes => crate::accounts::human_bytes_of(used, limit),
-        Quota::Records => format!("{used} of {limit} records"),
-        Quota::Devices => format!("{used} of {limit} devices registered (those that left included)"),
-        Quota::ClaimJobs => format!("{used} of {limit} classification jobs"),
-        Quota::Leases => format!("{used} of {limit} claims held at once"),
     }
 }
 

@@ -24,7 +24,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::Router;
-use deadpool_postgres::Pool;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use sitetrail_sync_wire::routes;
 use tokio::net::TcpListener;
@@ -32,21 +31,9 @@ use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
 use crate::api;
+pub use crate::app::App;
 use crate::body::Peer;
 use crate::error::HubError;
-
-/// What every handler shares: the pool, and how to find a client's address behind a proxy.
-#[derive(Clone)]
-pub struct App {
-    /// The PostgreSQL pool.
-    pub pool: Pool,
-    /// The header a trusted proxy puts the client's address in (`--real-ip-header`), if any.
-    pub real_ip_header: Option<String>,
-    /// The long-polls waiting in this process (woken by `crate::notify::listen`).
-    pub notifier: Arc<crate::notify::Notifier>,
-    /// The quotas per account (`--quota-*`, `--max-new-accounts-per-hour`).
-    pub quotas: crate::quota::Quotas,
-}
 
 /// The most header bytes the hub buffers for one request.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;

@@ -47,7 +47,7 @@ pub struct Applied {
 }
 
 /// Records `device`'s name as of clock `hlc` (last writer wins), cut to
-/// [`super::engine::MAX_DEVICE_NAME`] characters.
+/// [`MAX_DEVICE_NAME`] characters.
 pub(crate) fn set_device_name_in(tx: &Transaction<'_>, device: Uuid, name: &str, hlc: i64) -> Result<()> {
     tx.prepare_cached(
         r#"INSERT INTO sync_device (device_id, name, hlc) VALUES (:d, :n, :h)
@@ -56,7 +56,7 @@ pub(crate) fn set_device_name_in(tx: &Transaction<'_>, device: Uuid, name: &str,
     )?
     .execute(named_params! {
         ":d": device.as_bytes().as_slice(),
-        ":n": crate::error::truncate_chars(name.trim(), super::engine::MAX_DEVICE_NAME),
+        ":n": crate::error::truncate_chars(name.trim(), MAX_DEVICE_NAME),
         ":h": hlc,
     })?;
     Ok(())
@@ -103,6 +103,9 @@ impl Known {
             .any(|&(since, until)| since <= at.as_micros() && at.as_micros() <= until)
     }
 }
+
+/// Longest device name.
+pub const MAX_DEVICE_NAME: usize = 64;
 
 /// Applies `ops` of `device` in `tx`.
 pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timestamp) -> Result<Applied> {

@@ -20,15 +20,10 @@ use std::path::Path;
 
 use rusqlite::named_params;
 
-use sitetrail_sync_wire::Series;
-
-use super::client::{HubClient, Transport, Trust};
-use super::crypto::AccountKeys;
-use super::keystore;
-use super::link::not_linked;
-use super::{heal, pull, push, reconcile};
+use super::send::send_waiting;
+use super::{heal, pull, push};
 use crate::blocking;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::store::Store;
 
 pub use super::link::{
@@ -36,73 +31,12 @@ pub use super::link::{
     MAX_DEVICE_NAME,
 };
 pub use super::push::{pending, OPS_PER_RECORD};
+pub(crate) use super::session::{series, session};
+pub use super::session::{SyncReport, SERIES};
 pub use super::status::{
     devices, key_dir, key_place, pick_device, remove_device, status, DeviceRow, SyncStatus,
 };
 pub use super::wait::{Waited, Waiter};
-
-/// The one series each device writes.
-pub const SERIES: &str = "ops";
-
-pub(crate) fn series() -> Series {
-    // A constant valid name.
-    Series::new(SERIES).unwrap_or_else(|_| series())
-}
-
-/// A linked device's link, keys and client, for one sync or one claim.
-pub(crate) struct Session {
-    pub(crate) link: Link,
-    pub(crate) keys: AccountKeys,
-    pub(crate) client: HubClient,
-}
-
-pub(crate) async fn session(store: &Store, key_dir: &Path) -> Result<Session> {
-    let (store, dir) = (store.clone(), key_dir.to_path_buf());
-    let (link, secret, trust) = blocking::run(move || {
-        let link = store.with_conn(get_link)?.ok_or_else(not_linked)?;
-        let secret = keystore::load(&dir, link.account_id, link.device_id)?;
-        let trust = Trust::load(link.ca_file.as_deref().map(Path::new))?;
-        Ok((link, secret, trust))
-    })
-    .await?;
-    let keys = secret.keys();
-    if keys.account_id != link.account_id {
-        return Err(Error::Sync {
-            kind: ErrorKind::NeedsUser,
-            message: "this device's sync key is not the key of its account; run `sitetrail sync leave`, then join again".into(),
-        });
-    }
-    let client = HubClient::with_transport(
-        &link.hub,
-        link.account_id,
-        keys.login.clone(),
-        Some(link.device_id),
-        &Transport {
-            allow_insecure_http: link.insecure_http,
-            trust,
-        },
-    )?;
-    Ok(Session { link, keys, client })
-}
-
-/// What one sync did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct SyncReport {
-    /// Records pushed (acknowledged by the hub).
-    pub pushed: u64,
-    /// Records pulled and applied.
-    pub pulled: u64,
-    /// Visits added from other devices.
-    pub visits: u64,
-    /// Operations still waiting to be pushed.
-    pub pending: u64,
-    /// This device went on as a new device in this sync (its series no longer matched the
-    /// hub's; the link's `notice` says why).
-    pub healed: bool,
-    /// Records of other devices skipped because they cannot be read (counted in
-    /// [`SyncStatus::unreadable`]).
-    pub unreadable: u64,
-}
 
 fn note_result(store: &Store, result: &Result<SyncReport>) -> Result<()> {
     let now = store.now();
@@ -119,51 +53,6 @@ fn note_result(store: &Store, result: &Result<SyncReport>) -> Result<()> {
         };
         Ok(())
     })
-}
-
-/// Queues this device's own visits the account may lack (in batches), to the last one.
-async fn backfill(store: &Store) -> Result<()> {
-    loop {
-        let st = store.clone();
-        if blocking::run(move || reconcile::backfill_step(&st)).await? {
-            return Ok(());
-        }
-    }
-}
-
-/// Sends everything waiting (the backfill, then every sealed and queued operation). A push the
-/// hub refuses as not fitting this device's series heals the device ([`heal`]) and sends again,
-/// as the new device. Returns the session (a new one after a heal), whether it healed, and the
-/// records pushed.
-pub(crate) async fn send_waiting(
-    mut s: Session,
-    store: &Store,
-    key_dir: &Path,
-) -> (Session, bool, Result<u64>) {
-    let mut pushed = 0;
-    let mut healed = false;
-    loop {
-        if let Err(e) = backfill(store).await {
-            return (s, healed, Err(e));
-        }
-        match push::push(&s, store).await {
-            Ok(push::Pushed::All(n)) => return (s, healed, Ok(pushed + n)),
-            Ok(push::Pushed::Mismatch { pushed: n, why }) => {
-                pushed += n;
-                if healed {
-                    return (s, healed, Err(heal::still_mismatched(why)));
-                }
-                match heal::heal(&s, store, key_dir, why).await {
-                    Ok(new) => {
-                        s = new;
-                        healed = true;
-                    }
-                    Err(e) => return (s, healed, Err(e)),
-                }
-            }
-            Err(e) => return (s, healed, Err(e)),
-        }
-    }
 }
 
 /// The index this database had acknowledged and the last index it sealed.

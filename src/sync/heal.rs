@@ -23,7 +23,7 @@ use sitetrail_sync_wire::PushStatus;
 
 use super::client::HubClient;
 use super::crypto::{AccountKeys, Place};
-use super::engine::{series, session, Session, SERIES};
+use super::session::{series, session, Session, SERIES};
 use super::{apply, keystore, reconcile};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};

@@ -3,120 +3,25 @@
 
 use std::path::Path;
 
-use rusqlite::{named_params, Connection, OptionalExtension};
+use rusqlite::named_params;
 use uuid::Uuid;
 
 use super::client::{check_transport, normalise_hub_url, HubClient, Transport};
 use super::crypto::AccountSecret;
-use super::engine::{send_waiting, session};
 use super::push::pending;
 use super::reconcile;
+use super::send::send_waiting;
+use super::session::session;
 use super::{apply, keystore};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::{Change, Store};
 use crate::sync_log::local;
 use crate::sync_log::ops::Op;
-use crate::time::Timestamp;
 
-/// Longest device name.
-pub const MAX_DEVICE_NAME: usize = 64;
+pub use super::apply::MAX_DEVICE_NAME;
 
-/// This device's link to an account.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Link {
-    /// The hub's URL.
-    pub hub: String,
-    /// The account's id.
-    pub account_id: Uuid,
-    /// This device's id.
-    pub device_id: Uuid,
-    /// This device's name.
-    pub device_name: String,
-    /// When it was linked.
-    pub linked_at: Timestamp,
-    /// When it last synced without an error.
-    pub last_sync_at: Option<Timestamp>,
-    /// The last sync's error, if it failed.
-    pub last_error: Option<String>,
-    /// What sync did on its own that the user should know, in a sentence (it went on as a new
-    /// device after a restore: [`super::heal`]).
-    pub notice: Option<String>,
-    /// When it did.
-    pub notice_at: Option<Timestamp>,
-    /// The user allowed a plain `http://` hub on another machine (`--allow-insecure-http`).
-    pub insecure_http: bool,
-    /// A PEM file of certificate authorities trusted for the hub (`--ca-file`).
-    pub ca_file: Option<String>,
-}
-
-/// The link, if this database has one.
-pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
-    let row = conn
-        .prepare_cached(
-            r#"SELECT hub, account_id, device_id, device_name, linked_at, last_sync_at, last_error,
-                      notice, notice_at, insecure_http, ca_file
-               FROM sync_link"#,
-        )?
-        .query_row([], |r| {
-            Ok((
-                r.get::<_, String>("hub")?,
-                r.get::<_, Vec<u8>>("account_id")?,
-                r.get::<_, Vec<u8>>("device_id")?,
-                r.get::<_, String>("device_name")?,
-                r.get::<_, Timestamp>("linked_at")?,
-                r.get::<_, Option<Timestamp>>("last_sync_at")?,
-                r.get::<_, Option<String>>("last_error")?,
-                r.get::<_, Option<String>>("notice")?,
-                r.get::<_, Option<Timestamp>>("notice_at")?,
-                r.get::<_, bool>("insecure_http")?,
-                r.get::<_, Option<String>>("ca_file")?,
-            ))
-        })
-        .optional()?;
-    let Some((
-        hub,
-        a,
-        d,
-        device_name,
-        linked_at,
-        last_sync_at,
-        last_error,
-        notice,
-        notice_at,
-        insecure_http,
-        ca_file,
-    )) = row
-    else {
-        return Ok(None);
-    };
-    let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
-        return Err(Error::Sync {
-            kind: ErrorKind::Database,
-            message: "the sync link in this database is damaged; run `sitetrail sync leave`".into(),
-        });
-    };
-    Ok(Some(Link {
-        hub,
-        account_id,
-        device_id,
-        device_name,
-        linked_at,
-        last_sync_at,
-        last_error,
-        notice,
-        notice_at,
-        insecure_http,
-        ca_file,
-    }))
-}
-
-pub(crate) fn not_linked() -> Error {
-    Error::Sync {
-        kind: ErrorKind::NotFound,
-        message: "this device is not linked to a hub; run `sitetrail sync setup --hub URL` (first device) or `sitetrail sync join --hub URL`".into(),
-    }
-}
+pub use super::session::{get_link, Link};
 
 /// The name this machine goes by (its host name), for a device name not given.
 pub fn default_device_name() -> String {

@@ -28,6 +28,8 @@ pub mod link;
 pub mod pull;
 pub mod push;
 pub mod reconcile;
+mod send;
+mod session;
 pub mod status;
 pub mod unreadable;
 pub mod wait;

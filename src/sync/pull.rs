@@ -29,7 +29,7 @@ use sitetrail_sync_wire as wire;
 
 use super::apply;
 use super::crypto::{AccountKeys, Place};
-use super::engine::{series, Session, SyncReport, SERIES};
+use super::session::{series, Session, SyncReport, SERIES};
 use super::unreadable::{self, Reason};
 use crate::blocking;
 use crate::error::Result;

@@ -7,8 +7,8 @@ use uuid::Uuid;
 use sitetrail_sync_wire as wire;
 
 use super::crypto::{AccountKeys, Place};
-use super::engine::{series, Session};
 use super::heal;
+use super::session::{series, Session};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use super::engine::{session, Session};
 use super::keystore;
 use super::link::{get_link, Link};
 use super::push::pending;
+use super::session::{session, Session};
 use crate::blocking;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;

@@ -8,8 +8,8 @@ use uuid::Uuid;
 
 use sitetrail_sync_wire as wire;
 
-use super::engine::{series, session, Session, SERIES};
 use super::link::get_link;
+use super::session::{series, session, Session, SERIES};
 use crate::blocking;
 use crate::error::Result;
 use crate::store::Store;

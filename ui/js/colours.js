@@ -7,7 +7,7 @@
 // Paul Tol's "muted" and "light" sets; no two neighbours in the list share a hue family. With 23
 // categories no palette keeps every pair apart for everyone, so every chart also names each colour
 // in its legend and in the hover text, and slices and bars are separated by a gap.
-import { categoryName } from './dom.js';
+import { categoryName } from './categories.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 

@@ -77,15 +77,9 @@ export function fmtDuration(seconds) {
   return `about ${fmtSpent(seconds * 1000)}`;
 }
 
-let categoryNames = new Map();
-/** Remembers the category list (id -> readable name). */
-export function setCategories(list) {
-  categoryNames = new Map(list.map((c) => [c.id, c.name]));
-}
-export function categoryName(id) {
-  if (!id || id === 'uncategorized') return 'Not classified yet';
-  return categoryNames.get(id) || id;
-}
+// The categories' names live in categories.js, below this file and colours.js (which needs them
+// too); re-exported here, where the views have always found them.
+export { categoryName, setCategories } from './categories.js';
 
 /** Who set a category, as users say it. */
 export function sourceLabel(src) {

@@ -11,11 +11,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
 use sitetrail_sync_wire::{limits, AccountCreated};
 
+use crate::app::App;
 use crate::auth::{login_hash, login_matches, Authed};
 use crate::body::{client_address, Body, Peer};
 use crate::error::{HubError, HubResult};
 use crate::request::parse_create_account;
-use crate::server::App;
 
 /// The advisory lock creations take turns under ("ST", then "AC").
 const RATE_LOCK: (i32, i32) = (0x5354, 0x4143);

@@ -28,12 +28,12 @@ use axum::Json;
 use sitetrail_sync_wire::{ClaimAnswer, ClaimResponse, ClaimState, Quota, SettleResponse, Token};
 use uuid::Uuid;
 
+use crate::app::App;
 use crate::auth::Authed;
 use crate::body::Body;
 use crate::error::{HubError, HubResult};
 use crate::quota;
 use crate::request::{parse_claims, parse_settle};
-use crate::server::App;
 
 /// The shortest `retry_after_ms` of a `held` answer.
 const MIN_RETRY_AFTER_MS: u64 = 1_000;

@@ -17,11 +17,11 @@ use sitetrail_sync_wire::{limits, DeviceInfo, DevicesResponse, Quota};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use crate::app::App;
 use crate::auth::Authed;
 use crate::error::{HubError, HubResult};
 use crate::quota;
 use crate::request::parse_device_path;
-use crate::server::App;
 
 const DEVICE_COLUMNS: &str = r#"device_id,
     floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms,

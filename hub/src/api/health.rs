@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::Json;
 use sitetrail_sync_wire::Health;
 
+use crate::app::App;
 use crate::error::HubResult;
 use crate::migrate::MIGRATIONS_TABLE;
-use crate::server::App;
 
 /// The hub's health.
 pub async fn health(State(app): State<App>) -> HubResult<Json<Health>> {

@@ -29,12 +29,12 @@ use axum::Json;
 use sitetrail_sync_wire::{limits, PushResponse, PushResult, PushStatus, Quota, Record};
 use uuid::Uuid;
 
+use crate::app::App;
 use crate::auth::Authed;
 use crate::body::Body;
 use crate::error::{HubError, HubResult};
 use crate::quota::{self, Quotas};
 use crate::request::{parse_push, series_limit};
-use crate::server::App;
 
 /// A series: its device and name.
 type SeriesKey = (Uuid, String);

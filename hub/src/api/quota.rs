@@ -6,10 +6,10 @@ use axum::http::HeaderMap;
 use axum::Json;
 use sitetrail_sync_wire::{Quota, QuotaResponse};
 
+use crate::app::App;
 use crate::auth::Authed;
 use crate::error::HubResult;
 use crate::quota;
-use crate::server::App;
 
 /// `GET /v1/quota`: the account's usage of every quota.
 pub async fn quota(State(app): State<App>, authed: Authed) -> HubResult<(HeaderMap, Json<QuotaResponse>)> {

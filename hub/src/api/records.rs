@@ -12,10 +12,10 @@ use axum::http::{HeaderMap, HeaderValue, Uri};
 use axum::{Extension, Json};
 use sitetrail_sync_wire::{limits, IndexResponse, PageResponse, Payload, Record, SeriesHead, StoredRecord};
 
+use crate::app::App;
 use crate::auth::Authed;
 use crate::error::HubResult;
 use crate::request::{parse_page_query, parse_wait_query};
-use crate::server::App;
 
 /// The last index of every series the account holds.
 pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<IndexResponse>> {
