@@ -72,6 +72,10 @@ fn the_man_pages_have_examples_exit_codes_environment_and_files() {
     assert_eq!(
         names,
         [
+            "sitetrail-hub-accounts-delete.1",
+            "sitetrail-hub-accounts-list.1",
+            "sitetrail-hub-accounts-show.1",
+            "sitetrail-hub-accounts.1",
             "sitetrail-hub-migrate.1",
             "sitetrail-hub-serve.1",
             "sitetrail-hub.1"
