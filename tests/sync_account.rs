@@ -3,32 +3,9 @@
 //! its link and key removed; another device of the account told in plain words on its next sync,
 //! its history kept too.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use sitetrail::ErrorKind;
 
-use crate::common::cli;
-use crate::sync_support::{postgres, Device, TestHub};
-
-/// Runs `sitetrail sync ARGS` on `d` with `stdin`: (exit code, stdout, stderr).
-pub(crate) fn sync_cli(d: &Device, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut cmd = cli(&d.db);
-    cmd.arg("--settings").arg(d.settings()).arg("sync").args(args);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.as_bytes()).unwrap();
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::sync_support::{postgres, sync_cli, Device, TestHub};
 
 fn key_files(d: &Device) -> usize {
     std::fs::read_dir(&d.key_dir).map_or(0, Iterator::count)

@@ -4,14 +4,12 @@
 //! 127.0.0.0/8, ::1) is fine over http. Tested against a real hub reached through this machine's
 //! own network address (a relay on it), so the allowed link really syncs.
 
-use std::io::Write;
 use std::net::{IpAddr, TcpListener, TcpStream, UdpSocket};
-use std::process::Stdio;
 
 use sitetrail::ErrorKind;
 
 use crate::common::cli;
-use crate::sync_support::{Device, TestHub};
+use crate::sync_support::{sync_cli, Device, TestHub};
 
 /// This machine's address on its network (not a loopback one): the source address of a route
 /// to a documentation network (a UDP "connect" sends nothing).
@@ -54,25 +52,6 @@ fn relay_to(hub: &TestHub) -> String {
         }
     });
     url
-}
-
-/// Runs `sitetrail sync ARGS` on `d` with `stdin`: (exit code, stdout, stderr).
-fn sync_cli(d: &Device, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut cmd = cli(&d.db);
-    cmd.arg("--settings").arg(d.settings()).arg("sync").args(args);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.as_bytes()).unwrap();
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn status(d: &Device) -> serde_json::Value {
