@@ -69,3 +69,37 @@ fn the_write_paths_log_spans_and_never_what_was_browsed() {
         assert!(!log.contains(secret), "the log holds {secret:?}:\n{log}");
     }
 }
+
+#[test]
+fn a_sync_logs_its_spans_and_never_what_was_browsed() {
+    use crate::sync_support::{Device, TestHub};
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "alpha");
+    b.join(&hub, "beta", &key);
+    let url = format!("https://synced.example{SECRET_PATH}?s=1");
+    a.visit_at(&url, SECRET_TITLE, 100);
+    let sync = |d: &Device| {
+        let out = cli(&d.db)
+            .arg("--settings")
+            .arg(d.settings())
+            .args(["sync", "now"])
+            .env("SITETRAIL_LOG", "trace")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "sync now failed: {stderr}");
+        stderr
+    };
+    let log = sync(&a) + &sync(&b);
+    assert_eq!(b.visits().len(), 1, "the visit arrived");
+    for span in ["sync_now", "push", "pull"] {
+        assert!(
+            log.contains(&format!("{span}{{")) || log.contains(&format!("{span}:")),
+            "no span {span}:\n{log}"
+        );
+    }
+    for secret in [SECRET_PATH, "Title-Marker-91c2", "diagnosis", "synced.example"] {
+        assert!(!log.contains(secret), "the log holds {secret:?}:\n{log}");
+    }
+}

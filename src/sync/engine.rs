@@ -73,6 +73,7 @@ fn own_series(store: &Store) -> Result<(u64, u64)> {
 /// ([`heal::check_index`]), send everything waiting ([`send_waiting`]), pull and apply what the
 /// other devices pushed. A push that fails does not stop the pull, nor the reverse: both run,
 /// and the first error is returned. The outcome is noted for `sync status`.
+#[tracing::instrument(level = "info", skip_all)]
 pub async fn sync_now(store: &Store, key_dir: &Path) -> Result<SyncReport> {
     let mut s = session(store, key_dir).await?;
     let mut report = SyncReport::default();

@@ -109,6 +109,7 @@ impl Mismatch {
 
 /// Heals this device (see the module's doc) and returns its new session. Another process of
 /// this device that healed it first is fine: its heal stands, and this one's new id is given up.
+#[tracing::instrument(level = "info", skip_all, fields(device = %s.link.device_id))]
 pub(crate) async fn heal(s: &Session, store: &Store, key_dir: &Path, why: Mismatch) -> Result<Session> {
     let (account, old) = (s.link.account_id, s.link.device_id);
     tracing::warn!(

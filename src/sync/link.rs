@@ -75,6 +75,7 @@ fn already_linked(store: &Store) -> Result<()> {
     Ok(())
 }
 
+#[tracing::instrument(level = "info", skip_all, fields(create))]
 async fn link(
     store: &Store,
     key_dir: &Path,
@@ -307,6 +308,7 @@ pub(crate) async fn unlink(store: &Store, key_dir: &Path, link: &Link) -> Result
 /// applied and the key (its keyring entry and file) are deleted. The history stays, and so do
 /// the registers' clocks (`sync_register`): a later link sends every setting again with the
 /// clock it had, so it never overrides a newer change made elsewhere meanwhile.
+#[tracing::instrument(level = "info", skip_all, fields(force))]
 pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
     let pending_now = || {
         let st = store.clone();

@@ -326,6 +326,7 @@ fn note_misplaced(store: &Store, device: Uuid, idx: u64) -> Result<()> {
 }
 
 /// Pulls and applies the records of every other device's series in `heads` (the hub's index).
+#[tracing::instrument(level = "debug", skip_all, fields(series = heads.len()))]
 pub(crate) async fn pull(
     s: &Session,
     store: &Store,

@@ -131,6 +131,7 @@ pub(crate) enum Pushed {
 /// Seals everything waiting and pushes it, in order; a record is deleted here (and the
 /// acknowledged index moved) only once the hub holds it, and only up to the first one it
 /// refuses, so "acknowledged up to" always means every record up to there.
+#[tracing::instrument(level = "debug", skip_all, fields(device = %s.link.device_id))]
 pub(crate) async fn push(s: &Session, store: &Store) -> Result<Pushed> {
     let mut pushed = 0;
     loop {

@@ -22,6 +22,7 @@ const RATE_LOCK: (i32, i32) = (0x5354, 0x4143);
 
 /// Creates the account: 201; 200 if it exists with this very login (a repeated request whose
 /// answer was lost); 409 if the id is another login's; 429 past the per-address limit.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn create(
     State(app): State<App>,
     peer: Option<Extension<Peer>>,
@@ -134,6 +135,7 @@ pub async fn create(
 
 /// Deletes the account the login opens, and every record, device and claim of it, in one
 /// transaction: 204. Afterwards its login opens nothing (401), and its id can be created again.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn delete(State(app): State<App>, authed: Authed) -> HubResult<StatusCode> {
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;

@@ -81,6 +81,7 @@ pub const LOCK_JOBS: &str = r#"
 
 /// Asks for claims: one answer per item, in the request's order; the account's jobs and live
 /// leases in the quota headers.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn claim(
     State(app): State<App>,
     authed: Authed,
@@ -265,6 +266,7 @@ pub async fn release(
     settle(app, authed, body, Settlement::Release).await
 }
 
+#[tracing::instrument(level = "debug", skip_all)]
 async fn settle(
     app: App,
     authed: Authed,

@@ -44,6 +44,7 @@ fn device_in_path(uri: &Uri) -> HubResult<Uuid> {
 
 /// Registers the device, or touches it: 200 with what the hub knows of it; 403 if it left; 409
 /// past the device limit; 507 past the devices quota.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn register(
     State(app): State<App>,
     authed: Authed,
@@ -113,6 +114,7 @@ pub async fn register(
 
 /// The device leaves: 204 (also if it had left before); 404 if the account has no such device.
 /// It still counts against the devices quota (the header says the account's count).
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<(StatusCode, HeaderMap)> {
     let device_id = device_in_path(&uri)?;
     let mut client = app.pool.get().await?;

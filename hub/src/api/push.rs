@@ -41,6 +41,7 @@ type SeriesKey = (Uuid, String);
 
 /// Stores a push: one result per record, in the request's order; the account's bytes and records
 /// stored in the quota headers.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn push(
     State(app): State<App>,
     authed: Authed,

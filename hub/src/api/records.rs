@@ -18,6 +18,7 @@ use crate::error::HubResult;
 use crate::request::{parse_page_query, parse_wait_query};
 
 /// The last index of every series the account holds.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<IndexResponse>> {
     Ok(Json(IndexResponse {
         series: read_index(&app, authed.account_id).await?,
@@ -29,6 +30,7 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
 /// connection and no request turn while it waits (`crate::notify`). Past a cap of waits (per
 /// account, per address, in all) it answers the index at once with `Retry-After`: the wait's
 /// time, which a device spends before asking again.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn wait(
     State(app): State<App>,
     authed: Authed,
@@ -131,6 +133,7 @@ pub const PAGE_QUERY: &str = r#"
     ORDER BY idx"#;
 
 /// A page of one series: consecutive records after `after`, and whether more follow.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn page(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<PageResponse>> {
     let page = parse_page_query(uri.query())?;
     let client = app.pool.get().await?;
