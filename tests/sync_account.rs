@@ -5,7 +5,28 @@
 
 use sitetrail::ErrorKind;
 
-use crate::sync_support::{postgres, sync_cli, Device, TestHub};
+use crate::sync_support::{postgres, Device, TestHub};
+
+/// Runs the CLI's `sitetrail sync ARGS` on `d` with `stdin`: (exit code, stdout, stderr). For
+/// every test that drives the sync commands as a person would (not in sync_support: the benches
+/// share that file without the CLI's test helpers).
+pub(crate) fn sync_cli(d: &Device, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut cmd = crate::common::cli(&d.db);
+    cmd.arg("--settings").arg(d.settings()).arg("sync").args(args);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut input, stdin.as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
 
 fn key_files(d: &Device) -> usize {
     std::fs::read_dir(&d.key_dir).map_or(0, Iterator::count)

@@ -6,7 +6,7 @@
 
 use sitetrail::ErrorKind;
 
-use crate::sync_support::sync_cli;
+use crate::sync_account::sync_cli;
 use crate::sync_support::{converge, postgres, Device, TestHub};
 
 fn urls(d: &Device) -> Vec<String> {

@@ -450,22 +450,3 @@ pub fn time_to_arrive(from: &Device, to: &Device, url: &str, limit: Duration) ->
         std::thread::sleep(Duration::from_millis(20));
     }
 }
-
-/// Runs the CLI's `sitetrail sync ARGS` on `d` with `stdin`: (exit code, stdout, stderr).
-pub(crate) fn sync_cli(d: &Device, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut cmd = crate::common::cli(&d.db);
-    cmd.arg("--settings").arg(d.settings()).arg("sync").args(args);
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut input, stdin.as_bytes()).unwrap();
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}

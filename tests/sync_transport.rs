@@ -9,7 +9,8 @@ use std::net::{IpAddr, TcpListener, TcpStream, UdpSocket};
 use sitetrail::ErrorKind;
 
 use crate::common::cli;
-use crate::sync_support::{sync_cli, Device, TestHub};
+use crate::sync_account::sync_cli;
+use crate::sync_support::{Device, TestHub};
 
 /// This machine's address on its network (not a loopback one): the source address of a route
 /// to a documentation network (a UDP "connect" sends nothing).
