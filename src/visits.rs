@@ -250,7 +250,9 @@ pub fn insert_visit_batched_in(
 
 /// Inserts another device's visit under its own id (or, when its search key is taken here by a
 /// visit of the same millisecond, the next free one), recording which device made it and its id
-/// there (`sync_id`: the visit's id on every device). Returns the local id.
+/// there (`sync_id`: the visit's id on every device). Returns the local id. Its search index row
+/// goes into `index`, which the caller adds ([`crate::search::IndexBatch::flush_in`]) before
+/// anything reads or changes the index and before the transaction commits.
 pub fn insert_synced_visit_in(
     tx: &Transaction<'_>,
     id: VisitId,
@@ -258,6 +260,7 @@ pub fn insert_synced_visit_in(
     website_id: WebsiteId,
     domain: &Domain,
     (device, hlc): (uuid::Uuid, i64),
+    index: &mut crate::search::IndexBatch,
 ) -> Result<VisitId> {
     let url = crate::page_url::normalise(visit.url)?;
     let visit_id = crate::search::free_id_from(tx, id)?;
@@ -278,8 +281,10 @@ pub fn insert_synced_visit_in(
         ":source": visit.source,
         ":device": device.as_bytes().as_slice(),
     })?;
-    let text = crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref());
-    crate::search::index_visit_in(tx, visit_id, &text)?;
+    index.add(
+        visit_id,
+        crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref()),
+    );
     Ok(visit_id)
 }
 

@@ -113,6 +113,9 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
         let mut applied = Applied::default();
         let mut seen = 0;
         let mut known = Known::load(tx)?;
+        // The visits' search index rows, added in one statement (`IndexBatch`), before any
+        // operation that reads or changes the index (a title, a forgetting) and at the end.
+        let mut index = crate::search::IndexBatch::default();
         for s in ops {
             // Applied with the stamp it carries (the same on every device), at most MAX_STAMP.
             let s = if conflict::received(s.hlc) == s.hlc {
@@ -125,7 +128,17 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
             };
             let s = s.as_ref();
             seen = seen.max(s.hlc);
-            match apply_one(tx, device, s, now, &known, &mut applied)? {
+            if matches!(
+                s.op,
+                Op::Title { .. }
+                    | Op::ForgetVisits { .. }
+                    | Op::ForgetWebsite { .. }
+                    | Op::ForgetWebsiteHash { .. }
+                    | Op::ForgetRange { .. }
+            ) {
+                index.flush_in(tx)?;
+            }
+            match apply_one(tx, device, s, now, &known, &mut applied, &mut index)? {
                 true => applied.ops += 1,
                 false => applied.dropped += 1,
             }
@@ -146,6 +159,7 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
                 | Op::Unknown => {}
             }
         }
+        index.flush_in(tx)?;
         local::observe_in(tx, seen)?;
         Ok(applied)
     })
@@ -185,6 +199,7 @@ fn apply_one(
     now: Timestamp,
     known: &Known,
     applied: &mut Applied,
+    index: &mut crate::search::IndexBatch,
 ) -> Result<bool> {
     match &s.op {
         Op::Visit {
@@ -223,7 +238,8 @@ fn apply_one(
                 source,
                 source_visit_id: None,
             };
-            let stored = visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc))?;
+            let stored =
+                visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc), index)?;
             // A device that retitled this visit may have been heard from first.
             if let Some(newer) = known
                 .any_titles
