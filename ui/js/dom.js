@@ -1,4 +1,5 @@
 // Small DOM and formatting helpers shared by the views.
+import { categoryName, setCategories } from './categories.js';
 import { swatch } from './colours.js';
 import { dateFormat, numberFormat } from './locale.js';
 
@@ -79,7 +80,7 @@ export function fmtDuration(seconds) {
 
 // The categories' names live in categories.js, below this file and colours.js (which needs them
 // too); re-exported here, where the views have always found them.
-export { categoryName, setCategories } from './categories.js';
+export { categoryName, setCategories };
 
 /** Who set a category, as users say it. */
 export function sourceLabel(src) {
