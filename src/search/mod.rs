@@ -152,11 +152,16 @@ fn url_text(url: &str) -> &str {
 
 /// Adds the visit `id` to the index, in the caller's transaction (the one that inserted it).
 pub fn index_visit_in(tx: &Transaction<'_>, id: VisitId, text: &IndexedText) -> Result<()> {
+    insert_row_in(tx, key_of(id), text)
+}
+
+/// The index row of key `key`.
+fn insert_row_in(tx: &Transaction<'_>, key: i64, text: &IndexedText) -> Result<()> {
     tx.prepare_cached(
         r#"INSERT INTO visit_fts (rowid, domain, title, url) VALUES (:key, :domain, :title, :url)"#,
     )?
     .execute(named_params! {
-        ":key": key_of(id), ":domain": text.domain, ":title": text.title, ":url": text.url,
+        ":key": key, ":domain": text.domain, ":title": text.title, ":url": text.url,
     })?;
     Ok(())
 }
@@ -182,6 +187,12 @@ impl IndexBatch {
     /// Adds every queued row to the index in the caller's transaction (the one that inserted the
     /// visits), in one statement, and empties the batch.
     pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        if let [(key, text)] = self.rows.as_slice() {
+            // One visit (a live one, recorded on its own): the plain insert, no JSON.
+            insert_row_in(tx, *key, text)?;
+            self.rows.clear();
+            return Ok(());
+        }
         if self.rows.is_empty() {
             return Ok(());
         }
