@@ -54,35 +54,28 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
                FROM sync_link"#,
         )?
         .query_row([], |r| {
-            Ok((
-                r.get::<_, String>("hub")?,
+            // The ids are checked below, where a damaged one is said as such.
+            let ids = (
                 r.get::<_, Vec<u8>>("account_id")?,
                 r.get::<_, Vec<u8>>("device_id")?,
-                r.get::<_, String>("device_name")?,
-                r.get::<_, Timestamp>("linked_at")?,
-                r.get::<_, Option<Timestamp>>("last_sync_at")?,
-                r.get::<_, Option<String>>("last_error")?,
-                r.get::<_, Option<String>>("notice")?,
-                r.get::<_, Option<Timestamp>>("notice_at")?,
-                r.get::<_, bool>("insecure_http")?,
-                r.get::<_, Option<String>>("ca_file")?,
-            ))
+            );
+            let link = Link {
+                hub: r.get("hub")?,
+                account_id: Uuid::nil(),
+                device_id: Uuid::nil(),
+                device_name: r.get("device_name")?,
+                linked_at: r.get("linked_at")?,
+                last_sync_at: r.get("last_sync_at")?,
+                last_error: r.get("last_error")?,
+                notice: r.get("notice")?,
+                notice_at: r.get("notice_at")?,
+                insecure_http: r.get("insecure_http")?,
+                ca_file: r.get("ca_file")?,
+            };
+            Ok((ids, link))
         })
         .optional()?;
-    let Some((
-        hub,
-        a,
-        d,
-        device_name,
-        linked_at,
-        last_sync_at,
-        last_error,
-        notice,
-        notice_at,
-        insecure_http,
-        ca_file,
-    )) = row
-    else {
+    let Some(((a, d), link)) = row else {
         return Ok(None);
     };
     let (Ok(account_id), Ok(device_id)) = (Uuid::from_slice(&a), Uuid::from_slice(&d)) else {
@@ -92,17 +85,9 @@ pub fn get_link(conn: &Connection) -> Result<Option<Link>> {
         });
     };
     Ok(Some(Link {
-        hub,
         account_id,
         device_id,
-        device_name,
-        linked_at,
-        last_sync_at,
-        last_error,
-        notice,
-        notice_at,
-        insecure_http,
-        ca_file,
+        ..link
     }))
 }
 
