@@ -29,15 +29,7 @@ fn same_state(devices: &[&Device]) {
         assert_eq!(categories(first), categories(d), "categories");
         let domains = |d: &Device| d.websites().into_iter().map(|w| w.0).collect::<Vec<_>>();
         assert_eq!(domains(first), domains(d), "websites");
-        let patterns = |d: &Device| {
-            d.store
-                .excluded_hosts()
-                .unwrap()
-                .into_iter()
-                .map(|e| e.pattern)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(patterns(first), patterns(d), "exclusions");
+        assert_eq!(first.exclusions(), d.exclusions(), "exclusions");
     }
     let visits = first.visits();
     let mut ids: Vec<_> = visits.iter().map(|v| &v.0).collect();

@@ -330,6 +330,16 @@ impl Device {
             .collect()
     }
 
+    /// The shared list of hosts never sent to a remote provider, as stored.
+    pub fn exclusions(&self) -> Vec<String> {
+        self.store
+            .excluded_hosts()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.pattern)
+            .collect()
+    }
+
     /// Active time per visit id.
     pub fn times(&self) -> Vec<(String, Option<i64>, Option<i64>)> {
         self.store
