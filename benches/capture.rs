@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sitetrail::{NewVisit, Store, Timestamp};
 
-#[path = "../tests/chromium_harness.rs"]
+#[path = "../tests/support/chromium_harness.rs"]
 mod chromium_harness;
 
 const SITETRAIL: &str = env!("CARGO_BIN_EXE_sitetrail");

@@ -26,7 +26,7 @@
 mod args;
 #[path = "support/history_db.rs"]
 mod history_db;
-#[path = "../tests/sync_support.rs"]
+#[path = "../tests/support/sync.rs"]
 mod sync_support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

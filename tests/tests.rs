@@ -1,85 +1,91 @@
-//! The one integration-test binary; each module tests one area against real SQLite files.
+//! The one integration-test binary; each folder tests one area against real SQLite files, real
+//! processes, a real PostgreSQL and real browsers; `support/` holds what the tests share.
 
 // Test helpers may panic: a panic is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
 
-mod chromium_harness;
-mod common;
+mod support;
 
-mod core_architecture;
-mod core_architecture_names;
-mod core_changes;
-mod core_cli;
-mod core_history;
-mod core_outbox;
-mod core_processes;
-mod core_spans;
-mod core_store;
-mod core_worker;
+mod core {
+    pub mod architecture;
+    pub mod architecture_names;
+    pub mod changes;
+    pub mod cli;
+    pub mod docs_links;
+    pub mod hardening_files;
+    pub mod hardening_workers;
+    pub mod history;
+    pub mod outbox;
+    pub mod outbox_model;
+    pub mod processes;
+    pub mod spans;
+    pub mod store;
+    pub mod worker;
+}
 
-mod cli_edges;
-mod cli_human;
-mod cli_worker;
-mod history_blocked;
-mod history_cli;
-mod history_favicons;
-mod history_forget;
-mod history_import;
-mod history_search;
+mod cli {
+    pub mod edges;
+    pub mod human;
+    pub mod worker;
+}
 
-mod limits_cli;
+mod history {
+    pub mod blocked;
+    pub mod cli;
+    pub mod favicons;
+    pub mod forget;
+    pub mod import;
+    pub mod search;
+}
 
-mod fake_ai;
-mod raw_http;
+mod classify {
+    pub mod builtin_answers;
+    pub mod cli;
+    pub mod local_first;
+    pub mod local_first_user;
+    pub mod local_titles;
+    pub mod privacy_exclusions;
+    pub mod provider_answers;
+    pub mod provider_leaks;
+    pub mod provider_tls;
+    pub mod providers;
+    pub mod review;
+    pub mod worker_failures;
+}
 
-mod classify_cli;
-mod classify_providers;
-mod worker_failures;
+mod import {
+    pub mod bad_input;
+    pub mod cli;
+    pub mod cost;
+    pub mod detect;
+    pub mod fixtures;
+}
 
-mod builtin_answers;
-mod local_first;
-mod local_first_user;
-mod local_titles;
-mod review;
+mod capture {
+    pub mod browser;
+    pub mod extension_unit;
+    pub mod firefox;
+    pub mod host;
+    pub mod hostile;
+    pub mod link;
+    pub mod time_spent;
+}
 
-mod hardening_files;
-mod hardening_workers;
-mod outbox_model;
+mod limits {
+    pub mod cli;
+    pub mod sync;
+}
 
-mod privacy_exclusions;
-mod provider_answers;
-mod provider_leaks;
-mod provider_tls;
-
-#[path = "support/builtin_answer.rs"]
-mod builtin_answer;
-mod import_bad_input;
-mod import_cli;
-mod import_cost;
-mod import_detect;
-mod import_fixtures;
-mod import_support;
-
-mod capture_browser;
-mod capture_firefox;
-mod capture_host;
-mod capture_hostile;
-mod capture_link;
-mod extension_unit;
-mod time_spent;
-
-mod limits_sync;
-mod sync_account;
-mod sync_claims;
-mod sync_clock;
-mod sync_devices;
-mod sync_faults;
-mod sync_keyring;
-mod sync_life;
-mod sync_model;
-mod sync_rotate;
-mod sync_support;
-
-mod docs_links;
-mod sync_transport;
-mod sync_unreadable;
+mod sync {
+    pub mod account;
+    pub mod claims;
+    pub mod clock;
+    pub mod devices;
+    pub mod faults;
+    pub mod keyring;
+    pub mod life;
+    pub mod model;
+    pub mod rotate;
+    pub mod transport;
+    pub mod unreadable;
+}

@@ -30,7 +30,7 @@ mod screenshots;
 mod settings;
 #[path = "e2e/sync.rs"]
 mod sync;
-#[path = "../../tests/sync_support.rs"]
+#[path = "../../tests/support/sync.rs"]
 mod sync_support;
 #[path = "e2e/time_spent.rs"]
 mod time_spent;

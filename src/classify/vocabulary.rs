@@ -8,7 +8,7 @@
 //! per word. The answer is defined by the rules, not by the automaton: of the rules whose word
 //! is found at its place, the longest word wins, and between words of equal length the earlier
 //! line; masks are applied one after the other in the file's order. A fixture of ~25,000 answers
-//! recorded from the plain one-scan-per-word implementation (`tests/builtin_answers.rs`) checks
+//! recorded from the plain one-scan-per-word implementation (`tests/classify/builtin_answers.rs`) checks
 //! that the automata answer exactly the same.
 
 use std::sync::LazyLock;

@@ -1,6 +1,6 @@
 //! One line of `tests/fixtures/builtin_answers.tsv.gz`: what the built-in classifier answers for
 //! a domain. The recorder (`examples/record_builtin_answers.rs`) and the test that compares
-//! (`tests/builtin_answers.rs`) both include this file, so they write and check the same thing.
+//! (`tests/classify/builtin_answers.rs`) both include this file, so they write and check the same thing.
 
 use sitetrail::classify::builtin::judge_domain;
 use sitetrail::classify::hints;

@@ -1,6 +1,6 @@
 // The extension's own queue and host link (extension/lib/) driven by node against the real
 // `sitetrail native-host`, spoken to as a browser does (native-byte-order length, JSON written by
-// JSON.stringify). Used by tests/capture_hostile.rs.
+// JSON.stringify). Used by tests/capture/hostile.rs.
 //
 //   node extension_real_host.mjs <repo> <sitetrail binary> <db> <events.json>
 //

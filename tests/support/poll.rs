@@ -1,4 +1,4 @@
-//! The one polling helper of every test crate: the integration tests (`tests/common`), the app's
+//! The one polling helper of every test crate: the integration tests (`tests/support`), the app's
 //! command tests (`src-tauri/src/tests`) and its end-to-end tests and benchmark
 //! (`src-tauri/tests/e2e/harness.rs`) include this file. Tests wait for a condition, never for a
 //! guessed time.

@@ -1,0 +1,119 @@
+//! What an import costs, counted in SQL statements rather than seconds, so that the next slowdown
+//! of the write paths is caught when it lands, deterministically: SQLite's statement trace
+//! (`trace_v2`, statements and the triggers they fire, and the search index's own statements) on
+//! the one pooled connection that the import writes on.
+//!
+//! The bound per visit is what the import runs after the batch work of issue 31; a change that
+//! adds a statement per visit fails here with the statements listed by count. Raise the bound
+//! only with the import benchmark's figures (docs/BENCHMARKS.md) showing the cost is worth it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use rusqlite::trace::{TraceEvent, TraceEventCodes};
+use rusqlite::Connection;
+use sitetrail::import::Browser;
+use sitetrail::{Store, StoreOptions};
+
+use crate::support::import::{
+    add_chromium_visit, copy_fixture, import, CHROMIUM_EPOCH_OFFSET, CHROMIUM_LINK,
+};
+use crate::support::TempDb;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static STATEMENTS: AtomicU64 = AtomicU64::new(0);
+static BY_TEXT: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
+
+fn on_statement(event: TraceEvent<'_>) {
+    if !COUNTING.load(Ordering::SeqCst) {
+        return;
+    }
+    if let TraceEvent::Stmt(_, sql) = event {
+        STATEMENTS.fetch_add(1, Ordering::SeqCst);
+        let text: String = sql
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(90)
+            .collect();
+        *BY_TEXT.lock().unwrap().entry(text).or_default() += 1;
+    }
+}
+
+/// A Chromium history of `visits` visits over `sites` websites, a second apart, with titles.
+fn history(dir: &std::path::Path, visits: usize, sites: usize) -> std::path::PathBuf {
+    let path = copy_fixture("chromium-History", dir, "History");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
+        .unwrap();
+    let start = CHROMIUM_EPOCH_OFFSET + 1_780_000_000_000_000; // 2026, in Chromium's time.
+    let tx = conn.unchecked_transaction().unwrap();
+    for i in 0..visits {
+        let url = format!("https://site{}.example/page/{i}?q={}", i % sites, i * 7);
+        let title = format!("Page {i} of site {}", i % sites);
+        add_chromium_visit(&tx, &url, &title, start + i as i64 * 1_000_000, CHROMIUM_LINK);
+    }
+    tx.commit().unwrap();
+    path
+}
+
+#[test]
+fn an_import_runs_a_bounded_number_of_statements_per_visit() {
+    const VISITS: usize = 1_000;
+    const SITES: usize = 20;
+    // What the import runs per visit (a fresh database, no forgetting, not linked): 6.16 after the
+    // search index rows were added once per batch (14.49 before: FTS5 wrote a segment for every
+    // visit), with a little room for the per-batch and per-website statements, which shrink per
+    // visit as an import grows.
+    const MAX_PER_VISIT: f64 = 6.3;
+    let dir = tempfile::tempdir().unwrap();
+    let file = history(dir.path(), VISITS, SITES);
+    let db = TempDb::new();
+    // One pooled connection, so the traced one is the one the import writes on.
+    let store = Store::open_with(
+        &db.path,
+        StoreOptions {
+            pool_size: 1,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    store
+        .with_conn(|c| {
+            c.trace_v2(TraceEventCodes::SQLITE_TRACE_STMT, Some(on_statement));
+            Ok(())
+        })
+        .unwrap();
+    COUNTING.store(true, Ordering::SeqCst);
+    let report = import(&store, Browser::Chrome, &file).unwrap();
+    COUNTING.store(false, Ordering::SeqCst);
+    assert_eq!(report.imported, VISITS as u64, "{report:?}");
+    let total = STATEMENTS.load(Ordering::SeqCst);
+    let per_visit = total as f64 / VISITS as f64;
+    let mut by_count: Vec<(String, u64)> = BY_TEXT.lock().unwrap().clone().into_iter().collect();
+    by_count.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let listing: Vec<String> = by_count.iter().map(|(sql, n)| format!("{n:>6}  {sql}")).collect();
+    println!(
+        "{total} statements for {VISITS} visits ({per_visit:.2} a visit):\n{}",
+        listing.join("\n")
+    );
+    assert!(
+        per_visit <= MAX_PER_VISIT,
+        "an import of {VISITS} visits ran {total} statements, {per_visit:.2} a visit (at most {MAX_PER_VISIT}); \
+         by count:\n{}",
+        listing.join("\n")
+    );
+    // The search finds what was imported, right after the import.
+    let found = store
+        .with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM visit_fts WHERE visit_fts MATCH 'site7'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(found, (VISITS / SITES) as i64);
+}

@@ -1,0 +1,169 @@
+//! Limits and goals on two devices through a real hub (PostgreSQL and the hub's process): a limit
+//! set on one device (before and after it linked) reaches the other, the time spent on either
+//! counts toward it on both, and a removal wins over an edit made later on a device that had not
+//! seen it, while adding it again afterwards wins over the removal.
+
+use sitetrail::limits::{Kind, Period, Target};
+use sitetrail::{time_spent, Category, NewVisit, Timestamp};
+
+use crate::support::sync::{converge, Device, TestHub};
+
+/// A visit to `url` a few seconds ago with `active_ms` measured, on `d`.
+fn spend(d: &Device, url: &str, active_ms: i64) {
+    let rec = d
+        .store
+        .record_visit(&NewVisit {
+            url,
+            title: None,
+            visited_at: Timestamp(Timestamp::now().0 - 2_000_000),
+            source: "extension",
+            source_visit_id: None,
+        })
+        .unwrap();
+    let id = rec.visit_id.unwrap();
+    d.store
+        .write(None, |tx| {
+            time_spent::set_active_ms_in(tx, id, active_ms, d.store.now())
+        })
+        .unwrap();
+}
+
+/// (target, period, kind, minutes) of every limit on `d`.
+fn limits(d: &Device) -> Vec<(String, &'static str, &'static str, u32)> {
+    d.store
+        .limits()
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.target, l.period.as_str(), l.kind.as_str(), l.minutes))
+        .collect()
+}
+
+fn active_ms(d: &Device, target: &str) -> (i64, &'static str) {
+    let p = d
+        .store
+        .limit_progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.limit.target == target)
+        .unwrap();
+    (p.active_ms, p.state.as_str())
+}
+
+#[test]
+fn a_limit_set_on_one_device_holds_on_the_other_and_counts_both_devices_time() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let social = Target::Category(Category::Social);
+    // Set before the device was linked: sent when it links.
+    a.store.set_limit(&social, Period::Day, Kind::Max, 30).unwrap();
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    let video = Target::Domain("video.example".into());
+    a.store.set_limit(&video, Period::Week, Kind::Min, 90).unwrap();
+    converge(&[&a, &b]);
+    assert_eq!(
+        limits(&b),
+        [
+            ("social".to_owned(), "day", "max", 30),
+            ("video.example".to_owned(), "week", "min", 90)
+        ]
+    );
+    assert_eq!(limits(&a), limits(&b));
+
+    // Time on each device counts toward the limit on both.
+    spend(&b, "https://chat.example/room", 20 * 60_000);
+    b.store
+        .set_user_category("chat.example", Category::Social)
+        .unwrap();
+    spend(&b, "https://m.video.example/v", 50 * 60_000);
+    converge(&[&a, &b]);
+    spend(&a, "https://chat.example/other", 15 * 60_000);
+    spend(&a, "https://video.example/w", 45 * 60_000);
+    converge(&[&a, &b]);
+    for d in [&a, &b] {
+        assert_eq!(
+            active_ms(d, "social"),
+            (35 * 60_000, "over"),
+            "20 min on b, 15 on a"
+        );
+        assert_eq!(active_ms(d, "video.example"), (95 * 60_000, "met"));
+    }
+}
+
+#[test]
+fn a_removal_wins_over_a_later_edit_that_had_not_seen_it_and_a_new_limit_wins_over_the_removal() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    let site = Target::Domain("news.example".into());
+    a.store.set_limit(&site, Period::Day, Kind::Max, 30).unwrap();
+    converge(&[&a, &b]);
+    assert_eq!(limits(&b), [("news.example".to_owned(), "day", "max", 30)]);
+
+    // a removes it; then b, not synced since, changes it: b's change is the later by the clock,
+    // but the removal wins on both.
+    assert_eq!(a.store.remove_limits(&site, None).unwrap().len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert!(!b.store.set_limit(&site, Period::Day, Kind::Max, 45).unwrap());
+    converge(&[&b, &a]);
+    assert_eq!(limits(&a), []);
+    assert_eq!(limits(&b), []);
+
+    // Set again after the removal was seen: a new limit, which wins, on both.
+    assert!(b.store.set_limit(&site, Period::Day, Kind::Max, 20).unwrap());
+    converge(&[&a, &b]);
+    assert_eq!(limits(&a), [("news.example".to_owned(), "day", "max", 20)]);
+    assert_eq!(limits(&a), limits(&b));
+
+    // An edit after that, on either device: the last writer wins.
+    a.store.set_limit(&site, Period::Day, Kind::Max, 25).unwrap();
+    converge(&[&a, &b]);
+    assert_eq!(limits(&b), [("news.example".to_owned(), "day", "max", 25)]);
+}
+
+#[test]
+fn a_limit_from_another_device_that_names_nothing_valid_is_dropped_and_changes_nothing() {
+    use sitetrail::sync::apply::apply_in;
+    use sitetrail::sync_log::ops::{Op, Stamped};
+
+    let db = crate::support::TempDb::new();
+    let store = db.open();
+    let op = |target_type: &str, target: &str, period: &str, kind: &str, minutes: Option<u32>| Stamped {
+        hlc: 1 << 40,
+        op: Op::Limit {
+            target_type: target_type.into(),
+            target: target.into(),
+            period: period.into(),
+            kind: kind.into(),
+            minutes,
+            created: None,
+        },
+    };
+    let bad = [
+        op("category", "weather", "day", "max", Some(30)),
+        op("domain", "WWW.Example.com", "day", "max", Some(30)),
+        op("domain", "a..b", "day", "max", Some(30)),
+        op("url", "example.com", "day", "max", Some(30)),
+        op("domain", "example.com", "month", "max", Some(30)),
+        op("domain", "example.com", "day", "most", Some(30)),
+        op("domain", "example.com", "day", "max", Some(24 * 60 + 1)),
+        op("domain", "example.com", "day", "min", Some(0)),
+    ];
+    let good = op("domain", "example.com", "week", "max", Some(24 * 60 + 1));
+    let device = uuid::Uuid::now_v7();
+    let applied = store
+        .write(None, |tx| {
+            let mut ops = bad.to_vec();
+            ops.push(good.clone());
+            apply_in(tx, device, &ops, store.now())
+        })
+        .unwrap();
+    assert_eq!((applied.dropped, applied.ops), (bad.len() as u64, 1));
+    let all = store.limits().unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(
+        (all[0].target.as_str(), all[0].minutes),
+        ("example.com", 24 * 60 + 1)
+    );
+}
