@@ -12,12 +12,16 @@ import { Queue } from './lib/queue.js';
 import { Tracker, emptyState, NO_WINDOW, PRESENCE_POLL_MS } from './lib/tracker.js';
 import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
+import { CONTINUE_MS, FAIL_OPEN_NOTE, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
 
 const storage = chrome.storage.local;
 /** 'firefox' in Firefox (the name `browser-link --browser` takes); unknown in the Chromium family. */
 const BROWSER = typeof browser !== 'undefined' && browser.runtime && typeof browser.runtime.getBrowserInfo === 'function' ? 'firefox' : null;
 const STATE = 't:state';
 const TICK = 'sitetrail-tick';
+/** storage.session: the used-up limits the rules were made from, and the sites "Continue" let
+ * through until when ({limits, allowed}); gone when the browser quits, like the rules. */
+const LIMITS = 'l:limits';
 
 let chain = Promise.resolve();
 /** Runs `fn` after everything queued before it; errors are logged, never break the chain. */
@@ -105,6 +109,7 @@ async function start() {
     setStatus: (status) => storage.set({ status }),
     timers: { setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (t) => clearTimeout(t), now },
     version: chrome.runtime.getManifest().version,
+    changed: () => refreshLimits(),
   });
   chrome.idle.setDetectionInterval(settings.idleSeconds);
   // storage.session is emptied when the browser quits, not when this worker stops: its marker
@@ -130,6 +135,74 @@ function pollPresence() {
 }
 
 run(start);
+
+let limitsChain = Promise.resolve();
+/** Runs `fn` after every rule change queued before it (rule updates must not interleave). */
+function serialLimits(fn) {
+  const p = limitsChain.then(fn);
+  limitsChain = p.catch((e) => console.error('sitetrail: limits:', e));
+  return limitsChain;
+}
+
+async function savedLimits() {
+  const got = await chrome.storage.session.get(LIMITS);
+  const saved = got[LIMITS] || {};
+  return { limits: Array.isArray(saved.limits) ? saved.limits : [], allowed: saved.allowed || {} };
+}
+
+/** Sets the redirect rules for `limits` (null: the host could not say, so none: fail open) and the
+ * sites "Continue" let through; writes nothing when nothing changed. */
+function applyLimits(limits) {
+  return serialLimits(async () => {
+    const saved = await savedLimits();
+    const t = now();
+    const held = limits || [];
+    const allowed = liveAllowed(saved.allowed, t);
+    const update = ruleUpdate(
+      await chrome.declarativeNetRequest.getSessionRules(),
+      rulesFor(held, allowed, chrome.runtime.getURL('paused.html'), t),
+    );
+    if (update) await chrome.declarativeNetRequest.updateSessionRules(update);
+    await chrome.storage.session.set({ [LIMITS]: { limits: held, allowed } });
+    const note = limits ? null : FAIL_OPEN_NOTE;
+    if (((await storage.get('limitsNote')).limitsNote || null) !== note) await storage.set({ limitsNote: note });
+  });
+}
+
+let limitsAsking = null;
+let limitsAgain = false;
+/** Asks the host which limits are used up and keeps the rules in step. Not on the serial chain:
+ * the answer arrives through it. A call while one is asking asks once more after it. */
+function refreshLimits() {
+  if (limitsAsking) {
+    limitsAgain = true;
+    return limitsAsking;
+  }
+  limitsAsking = (async () => {
+    do {
+      limitsAgain = false;
+      await applyLimits(link ? await link.askLimits() : null);
+    } while (limitsAgain);
+  })().finally(() => {
+    limitsAsking = null;
+  });
+  return limitsAsking;
+}
+
+/** "Continue for 5 minutes" on the paused page: `url`'s site opens until then. */
+async function continueTo(url) {
+  const site = siteOfPage(url);
+  if (!site || settings.strictLimits) return false;
+  await serialLimits(async () => {
+    const saved = await savedLimits();
+    saved.allowed = { ...liveAllowed(saved.allowed, now()), [site]: now() + CONTINUE_MS };
+    await chrome.storage.session.set({ [LIMITS]: saved });
+  });
+  await applyLimits((await savedLimits()).limits);
+  // Taken back when it runs out (the alarm's tick does it too, should this worker stop meanwhile).
+  setTimeout(() => refreshLimits(), CONTINUE_MS + 1000);
+  return true;
+}
 
 /** The tab of a main-frame navigation event, or null for frames, prerendering and non-tabs. */
 async function navigatedTab(d) {
@@ -244,6 +317,7 @@ chrome.alarms.onAlarm.addListener((alarm) => {
     tracker.presence(presence, t);
     await commit();
     await link.kick();
+    refreshLimits();
   });
 });
 
@@ -261,6 +335,18 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
   if (msg && msg.type === 'site-info' && typeof msg.url === 'string') {
     // Not on the serial chain: the host's answer comes through it.
     link.askSite(msg.url).then(reply);
+    return true;
+  }
+  if (msg && msg.type === 'limit-for' && typeof msg.url === 'string') {
+    // The paused page: which used-up limit holds this page back, and how it may go on.
+    run(async () => {
+      const { limits } = await savedLimits();
+      reply({ limit: limitFor(limits, msg.url), pauseSeconds: settings.limitPauseSeconds, strict: settings.strictLimits });
+    });
+    return true;
+  }
+  if (msg && msg.type === 'continue' && typeof msg.url === 'string') {
+    run(async () => reply({ ok: await continueTo(msg.url) }));
     return true;
   }
   if (msg && msg.type === 'reconnect') {

@@ -1,4 +1,5 @@
-// Options: idle threshold, audible tabs, and the list of sites never recorded.
+// Options: idle threshold, audible tabs, the pause before continuing past a limit, and the list of
+// sites never recorded.
 import { normalize } from './lib/settings.js';
 
 const $ = (id) => document.getElementById(id);
@@ -15,6 +16,8 @@ async function save(patch) {
 function render() {
   $('idle').value = String(settings.idleSeconds);
   $('audible').checked = settings.countAudible;
+  $('limit-pause').value = String(settings.limitPauseSeconds);
+  $('strict-limits').checked = settings.strictLimits;
   const list = $('excluded');
   list.replaceChildren();
   for (const host of settings.excludedHosts) {
@@ -34,6 +37,8 @@ async function init() {
   settings = normalize((await storage.get('settings')).settings);
   $('idle').addEventListener('change', (e) => save({ idleSeconds: Number(e.target.value) }));
   $('audible').addEventListener('change', (e) => save({ countAudible: e.target.checked }));
+  $('limit-pause').addEventListener('change', (e) => save({ limitPauseSeconds: Number(e.target.value) }));
+  $('strict-limits').addEventListener('change', (e) => save({ strictLimits: e.target.checked }));
   render();
 }
 

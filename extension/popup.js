@@ -16,7 +16,7 @@ function plural(n, one, many) {
 }
 
 async function render() {
-  const got = await storage.get(['status', 'q:meta', 'settings']);
+  const got = await storage.get(['status', 'q:meta', 'settings', 'limitsNote']);
   settings = normalize(got.settings);
   const status = got.status || { connected: false, reason: 'Starting…' };
   const meta = got['q:meta'] || { head: 0, tail: 0, dropped: 0 };
@@ -38,6 +38,10 @@ async function render() {
   $('dropped').textContent = `${plural(meta.dropped || 0, 'event was', 'events were')} dropped: the queue was full (it keeps the newest ${MAX_EVENTS.toLocaleString()}).`;
   $('refused').hidden = !status.rejected;
   $('refused').textContent = `${plural(status.rejected || 0, 'event was', 'events were')} refused by Sitetrail (see the browser's extension errors).`;
+
+  // Limits fail open: while the host cannot be asked, nothing is held back, and this says so.
+  $('limits-note').hidden = !got.limitsNote;
+  $('limits-note').textContent = got.limitsNote || '';
 
   $('paused').checked = settings.paused;
   const excluded = excludedBy(site, settings.excludedHosts).length > 0;

@@ -72,6 +72,7 @@ mod capture {
 }
 
 mod limits {
+    pub mod browser;
     pub mod cli;
     pub mod sync;
 }

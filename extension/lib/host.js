@@ -90,9 +90,11 @@ export class HostLink {
    * @param setStatus   (status) => persists the status the popup shows
    * @param timers      {setTimeout, clearTimeout, now}
    * @param browser     the browser's name for `browser-link --browser`, if known (Firefox)
+   * @param changed     () => called (not awaited) when the link connects or fails and after each
+   *                    batch stored: what the host knows may have changed (the limits)
    */
-  constructor({ queue, connect, lastError, run, setStatus, timers, version = '0', browser = null }) {
-    Object.assign(this, { queue, connectFn: connect, lastError, run, setStatusFn: setStatus, timers, version, browser });
+  constructor({ queue, connect, lastError, run, setStatus, timers, version = '0', browser = null, changed = () => {} }) {
+    Object.assign(this, { queue, connectFn: connect, lastError, run, setStatusFn: setStatus, timers, version, browser, changed });
     this.port = null;
     this.state = 'disconnected';
     this.failures = 0;
@@ -120,6 +122,20 @@ export class HostLink {
    * serial chain (the answer arrives through it).
    */
   askSite(url) {
+    return this.ask({ type: 'site', url }, (msg) => msg.site || null);
+  }
+
+  /**
+   * The limits used up now, each with its domains (`sitetrail limits`; the host's `limits`
+   * answer), or null: not connected, the database unreadable, or no answer within
+   * SITE_TIMEOUT_MS. Never waits on the worker's serial chain.
+   */
+  askLimits() {
+    return this.ask({ type: 'limits' }, (msg) => (msg.ok && Array.isArray(msg.limits) ? msg.limits : null));
+  }
+
+  /** Sends a question numbered `query` and resolves with `read(answer)`, or null as above. */
+  ask(message, read) {
     if (this.state !== 'connected' || !this.port) return Promise.resolve(null);
     this.siteNo += 1;
     const query = this.siteNo;
@@ -128,12 +144,12 @@ export class HostLink {
         this.siteAsked.delete(query);
         resolve(null);
       }, SITE_TIMEOUT_MS);
-      this.siteAsked.set(query, (site) => {
+      this.siteAsked.set(query, (msg) => {
         this.timers.clearTimeout(timer);
-        resolve(site || null);
+        resolve(read(msg));
       });
       try {
-        this.port.postMessage({ type: 'site', query, url });
+        this.port.postMessage({ ...message, query });
       } catch {
         this.siteAsked.delete(query);
         resolve(null);
@@ -188,6 +204,7 @@ export class HostLink {
     this.failures += 1;
     this.timers.clearTimeout(this.retryTimer);
     this.retryTimer = this.timers.setTimeout(() => this.run(() => this.ensure()), delay);
+    this.changed();
     return this.setStatus({ connected: false, reason: advice, detail: reason || 'closed without a reason' });
   }
 
@@ -242,13 +259,14 @@ export class HostLink {
       this.state = 'connected';
       this.failures = 0;
       await this.setStatus({ connected: true, reason: null, detail: null, host: { version: msg.host_version, db: msg.db, browser: msg.browser } });
+      this.changed();
       await this.flush();
       return;
     }
-    if (msg.type === 'site') {
+    if (msg.type === 'site' || msg.type === 'limits') {
       const answer = this.siteAsked.get(msg.query);
       this.siteAsked.delete(msg.query);
-      if (answer) answer(msg.site);
+      if (answer) answer(msg);
       return;
     }
     if (!this.sent || msg.batch !== this.sent) return; // an answer to a batch we gave up on
@@ -263,6 +281,7 @@ export class HostLink {
       this.batchBytes = BATCH_BYTES;
       this.batchEvents = BATCH_EVENTS;
       await this.setStatus({ rejected: this.status.rejected + rejected.length, lastStoredAt: n ? this.timers.now() : this.status.lastStoredAt });
+      if (n) this.changed();
       await this.flush();
       return;
     }

@@ -11,7 +11,14 @@ export const DEFAULTS = Object.freeze({
   paused: false,
   /** Hosts never recorded (each also covers its subdomains), lower case, without `www.`. */
   excludedHosts: [],
+  /** Seconds the page shown instead of a site over its limit waits before offering "Continue". */
+  limitPauseSeconds: 10,
+  /** No "Continue" on that page at all. */
+  strictLimits: false,
 });
+
+/** The longest pause before "Continue" (a pause is a moment to think, not a lock). */
+export const MAX_LIMIT_PAUSE_SECONDS = 120;
 
 /** chrome.idle accepts 15 s at least; more than an hour would make idle meaningless. */
 export const MIN_IDLE_SECONDS = 15;
@@ -29,6 +36,11 @@ export function normalize(stored) {
     : DEFAULTS.idleSeconds;
   s.countAudible = s.countAudible === true;
   s.paused = s.paused === true;
+  const pause = Number(s.limitPauseSeconds);
+  s.limitPauseSeconds = Number.isFinite(pause)
+    ? Math.min(MAX_LIMIT_PAUSE_SECONDS, Math.max(0, Math.round(pause)))
+    : DEFAULTS.limitPauseSeconds;
+  s.strictLimits = s.strictLimits === true;
   s.excludedHosts = Array.isArray(s.excludedHosts)
     ? [...new Set(s.excludedHosts.filter((h) => typeof h === 'string').map(siteOf).filter(Boolean))]
     : [];

@@ -13,6 +13,7 @@ async function setup({ browser = 'chromium' } = {}) {
   let clock = 0;
   let chain = Promise.resolve();
   const statuses = [];
+  const changes = [];
   const runtime = { lastError: undefined };
   const link = new HostLink({
     queue,
@@ -32,6 +33,7 @@ async function setup({ browser = 'chromium' } = {}) {
       now: () => clock,
     },
     version: 'test',
+    changed: () => changes.push(clock),
   });
   const settle = async () => {
     for (let i = 0; i < 5; i += 1) await chain;
@@ -42,7 +44,7 @@ async function setup({ browser = 'chromium' } = {}) {
     await settle();
   };
   const visit = (id) => ({ id, kind: 'visit', visit: id, url: `https://${id}.test/`, at: 1 });
-  return { link, queue, ports, statuses, settle, advance, visit, setLastError: (e) => (runtime.lastError = e) };
+  return { link, queue, ports, statuses, changes, settle, advance, visit, setLastError: (e) => (runtime.lastError = e) };
 }
 
 test('events are sent after hello and deleted only when acknowledged', async () => {
@@ -293,4 +295,34 @@ test("the popup's site question is answered by its number, and not at all when n
   const late = t.link.askSite('https://slow.test/');
   await t.advance(3_000);
   assert.equal(await late, null);
+});
+
+test('the used-up limits are asked by number; an unreadable database or no link answers null; changes are told', async () => {
+  const t = await setup();
+  assert.equal(await t.link.askLimits(), null, 'not connected: nothing held back');
+  t.link.connect();
+  const port = t.ports[0];
+  port.answer({ type: 'hello', ok: true, db: '/x.db', host_version: '1', browser: 'chromium' });
+  await t.settle();
+  assert.equal(t.changes.length, 1, 'connecting is a change');
+  const limits = [{ target: 'social', domains: ['social.test'] }];
+  const first = t.link.askLimits();
+  const second = t.link.askLimits();
+  const asked = port.sent.filter((m) => m.type === 'limits');
+  assert.equal(asked.length, 2);
+  port.answer({ type: 'limits', query: asked[0].query, ok: true, limits });
+  port.answer({ type: 'limits', query: asked[1].query, ok: false, limits: [] });
+  await t.settle();
+  assert.deepEqual(await first, limits);
+  assert.equal(await second, null, 'the host could not read them: hold nothing back');
+  // A batch stored is a change (the time toward a limit grew); a lost link is one too.
+  await t.queue.pushAll([t.visit('a')]);
+  await t.link.kick();
+  const batch = port.sent.find((m) => m.type === 'events');
+  port.answer({ type: 'ack', batch: batch.batch, stored: ['a'], rejected: [] });
+  await t.settle();
+  assert.equal(t.changes.length, 2);
+  port.die('Native host has exited.');
+  await t.settle();
+  assert.equal(t.changes.length, 3);
 });

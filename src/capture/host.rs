@@ -171,6 +171,21 @@ impl Host {
                     }),
                 }
             }
+            Request::Limits { query } => match self.store().and_then(Store::limits_reached) {
+                Ok(limits) => Reply::Limits {
+                    query,
+                    ok: true,
+                    limits,
+                },
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read the limits");
+                    Reply::Limits {
+                        query,
+                        ok: false,
+                        limits: Vec::new(),
+                    }
+                }
+            },
             Request::Hello {
                 protocol,
                 extension_version,
@@ -491,6 +506,69 @@ mod tests {
         );
         assert_eq!((r[1]["query"].as_u64(), r[1]["site"].is_null()), (Some(8), true));
         assert_eq!((r[2]["query"].as_u64(), r[2]["site"].is_null()), (Some(9), true));
+    }
+
+    #[test]
+    fn the_limits_used_up_are_answered_with_the_websites_they_cover() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db.sqlite");
+        let day = chrono::Local::now().date_naive();
+        {
+            let store = Store::open(&db).unwrap();
+            for (url, ms) in [
+                ("https://www.news.test/a", 90_000),
+                ("https://other.test/", 1_000),
+            ] {
+                let rec = store
+                    .record_visit(&crate::NewVisit {
+                        url,
+                        title: None,
+                        visited_at: store.now(),
+                        source: "test",
+                        source_visit_id: None,
+                    })
+                    .unwrap();
+                let id = rec.visit_id.unwrap();
+                store
+                    .write(None, |tx| {
+                        crate::time_spent::set_active_ms_in(tx, id, ms, store.now())
+                    })
+                    .unwrap();
+            }
+            store
+                .set_user_category("news.test", crate::Category::News)
+                .unwrap();
+            store
+                .set_user_category("other.test", crate::Category::Shopping)
+                .unwrap();
+            use crate::limits::{Kind, Period, Target};
+            // News: 90 s of 1 min, used up; shopping: 1 s of 1 min, not yet.
+            for c in [crate::Category::News, crate::Category::Shopping] {
+                store
+                    .set_limit(&Target::Category(c), Period::Day, Kind::Max, 1)
+                    .unwrap();
+            }
+        }
+        let mut h = host(dir.path());
+        let mut out = Vec::new();
+        serve(&mut h, &framed(br#"{"type":"limits","query":3}"#)[..], &mut out).unwrap();
+        let r = replies(&out);
+        assert_eq!(
+            (
+                r[0]["type"].as_str(),
+                r[0]["query"].as_u64(),
+                r[0]["ok"].as_bool()
+            ),
+            (Some("limits"), Some(3), Some(true))
+        );
+        let limits = r[0]["limits"].as_array().unwrap();
+        // Midnight between the visit and the question would leave nothing used up.
+        if chrono::Local::now().date_naive() == day {
+            assert_eq!(limits.len(), 1, "{limits:?}");
+            assert_eq!(limits[0]["target"], "news");
+            assert_eq!(limits[0]["domains"], serde_json::json!(["news.test"]));
+            assert_eq!(limits[0]["limit_ms"], 60_000);
+        }
     }
 
     #[test]

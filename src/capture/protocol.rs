@@ -302,6 +302,12 @@ pub enum Request {
         /// The page's URL (only its site is looked up).
         url: String,
     },
+    /// The limits used up now, with the websites each covers (what the extension holds back);
+    /// answered by [`Reply::Limits`] with the same `query`.
+    Limits {
+        /// The extension's number for this question, echoed in the answer.
+        query: u64,
+    },
 }
 
 /// What an event is.
@@ -408,6 +414,16 @@ pub enum Reply {
         query: u64,
         /// What is known of the site.
         site: Option<SiteInfo>,
+    },
+    /// The answer to [`Request::Limits`]: `ok` false (and no limits) if the database could not be
+    /// read, so the extension holds nothing back rather than something stale.
+    Limits {
+        /// The question's number.
+        query: u64,
+        /// True if the limits could be read.
+        ok: bool,
+        /// The limits used up now (`limits::enforce`), at most `MAX_DOMAINS` domains in all.
+        limits: Vec<crate::limits::enforce::Reached>,
     },
 }
 

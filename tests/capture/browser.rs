@@ -17,13 +17,13 @@ use crate::support::{cli, run_ok, wait_for};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// One browser at a time: each is several processes on a 2-core machine.
-fn serial() -> MutexGuard<'static, ()> {
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A stored visit with its time.
 #[derive(Clone, Debug)]
-struct Stored {
+pub(crate) struct Stored {
     url: String,
     title: Option<String>,
     source: String,
@@ -53,13 +53,14 @@ fn stored(db: &Path) -> Vec<Stored> {
         .unwrap_or_default()
 }
 
-struct Session {
+/// A browser with the extension, linked to a database of its own, and a page server.
+pub(crate) struct Session {
     _dir: tempfile::TempDir,
-    db: PathBuf,
-    profile: PathBuf,
+    pub(crate) db: PathBuf,
+    pub(crate) profile: PathBuf,
     log: PathBuf,
-    pages: PageServer,
-    browser: Chromium,
+    pub(crate) pages: PageServer,
+    pub(crate) browser: Chromium,
 }
 
 fn link(db: &Path, profile: &Path) {
@@ -76,7 +77,7 @@ fn link(db: &Path, profile: &Path) {
     );
 }
 
-fn unlink(db: &Path, profile: &Path) {
+pub(crate) fn unlink(db: &Path, profile: &Path) {
     run_ok(
         cli(db)
             .args([
@@ -91,7 +92,7 @@ fn unlink(db: &Path, profile: &Path) {
 }
 
 impl Session {
-    fn start(env: &[(&str, &str)]) -> Session {
+    pub(crate) fn start(env: &[(&str, &str)]) -> Session {
         Session::start_with(env, None)
     }
 
@@ -121,12 +122,12 @@ impl Session {
         s
     }
 
-    fn url(&self, host: &str, path: &str) -> String {
+    pub(crate) fn url(&self, host: &str, path: &str) -> String {
         self.pages.url(host, path)
     }
 
     /// Waits for `cond`, or fails with the browser's log and what is stored.
-    fn expect(&self, timeout: Duration, what: &str, cond: impl FnMut() -> bool) {
+    pub(crate) fn expect(&self, timeout: Duration, what: &str, cond: impl FnMut() -> bool) {
         if !wait_for(timeout, cond) {
             let log = std::fs::read_to_string(&self.log).unwrap_or_default();
             let tail: Vec<&str> = log
@@ -144,7 +145,7 @@ impl Session {
     }
 
     /// The stored visits of `url`.
-    fn visits_of(&self, url: &str) -> Vec<Stored> {
+    pub(crate) fn visits_of(&self, url: &str) -> Vec<Stored> {
         stored(&self.db).into_iter().filter(|v| v.url == url).collect()
     }
 }

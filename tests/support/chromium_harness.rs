@@ -124,6 +124,12 @@ impl PageServer {
     pub fn served_at(&self, host: &str, path: &str) -> Option<Instant> {
         self.served.lock().unwrap().get(&format!("{host}{path}")).copied()
     }
+
+    /// Whether any request for `host` whose path (with its query) starts with `prefix` came in.
+    pub fn was_asked(&self, host: &str, prefix: &str) -> bool {
+        let key = format!("{host}{prefix}");
+        self.served.lock().unwrap().keys().any(|k| k.starts_with(&key))
+    }
 }
 
 fn serve_one(stream: TcpStream, log: &Mutex<HashMap<String, Instant>>) {

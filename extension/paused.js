@@ -1,0 +1,58 @@
+// The page shown instead of a site over its limit: the time and the limit, "Close tab", and after
+// a deliberate pause (the options' seconds; none when strict) "Continue for 5 minutes". The
+// blocked URL is after the `#` (the redirect rule puts it there).
+import { continueState, pausedLine, siteOfPage } from './lib/limits.js';
+import { fmtSpent } from './lib/format.js';
+
+const $ = (id) => document.getElementById(id);
+const url = location.hash.slice(1);
+const shownAt = Date.now();
+
+function ask(message) {
+  return new Promise((resolve) => {
+    chrome.runtime.sendMessage(message, (answer) => resolve(chrome.runtime.lastError ? null : answer));
+  });
+}
+
+async function closeTab() {
+  const tab = await chrome.tabs.getCurrent();
+  if (tab) await chrome.tabs.remove(tab.id);
+}
+
+function showContinue({ pauseSeconds, strict }) {
+  const button = $('continue');
+  const tick = () => {
+    const s = continueState({ pauseSeconds, strict, elapsedMs: Date.now() - shownAt });
+    button.hidden = !s.offered;
+    $('strict').hidden = s.offered;
+    button.disabled = !s.ready;
+    button.textContent = s.ready ? 'Continue for 5 minutes' : `Continue in ${s.secondsLeft} s`;
+    if (s.offered && !s.ready) setTimeout(tick, 250);
+  };
+  tick();
+}
+
+async function init() {
+  $('close').addEventListener('click', closeTab);
+  $('continue').addEventListener('click', async () => {
+    const answer = await ask({ type: 'continue', url });
+    if (answer && answer.ok) location.replace(url);
+  });
+  $('close').focus();
+  if (!siteOfPage(url)) {
+    $('line').textContent = 'There is no page to go on to.';
+    return;
+  }
+  $('address').textContent = url;
+  const answer = await ask({ type: 'limit-for', url });
+  if (!answer || !answer.limit) {
+    // Not over a limit any more (a new day, a limit removed): nothing to hold back.
+    location.replace(url);
+    return;
+  }
+  document.title = `Paused: ${answer.limit.target_name || answer.limit.target} · Sitetrail`;
+  $('line').textContent = pausedLine(answer.limit, fmtSpent);
+  showContinue(answer);
+}
+
+init();

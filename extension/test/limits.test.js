@@ -1,0 +1,72 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { ALLOW_BASE, CONTINUE_MS, REDIRECT_BASE, continueState, limitFor, liveAllowed, pausedLine, ruleUpdate, rulesFor } from '../lib/limits.js';
+import { fmtSpent } from '../lib/format.js';
+
+const PAGE = 'chrome-extension://abc/paused.html';
+const social = { target_type: 'category', target: 'social', target_name: 'Social networks', period: 'day', limit_ms: 1_800_000, active_ms: 1_920_000, domains: ['social.test', 'chat.test'] };
+const video = { target_type: 'domain', target: 'video.test', target_name: 'video.test', period: 'week', limit_ms: 0, active_ms: 0, domains: ['video.test'] };
+
+test('a used-up limit covers its domains and their subdomains, nothing else', () => {
+  assert.equal(limitFor([social, video], 'https://www.social.test/feed'), social);
+  assert.equal(limitFor([social, video], 'http://m.video.test:8080/watch?v=1'), video);
+  assert.equal(limitFor([social, video], 'https://notsocial.test/'), null);
+  assert.equal(limitFor([social, video], 'https://social.test.example/'), null);
+  assert.equal(limitFor([social], 'chrome://settings'), null);
+  assert.equal(limitFor([social], 'not a url'), null);
+});
+
+test('one redirect rule per used-up limit for the main frame, the blocked URL after the page\'s #', () => {
+  const rules = rulesFor([social, video], {}, PAGE, 0);
+  assert.equal(rules.length, 2);
+  assert.deepEqual(rules[0], {
+    id: REDIRECT_BASE,
+    priority: 1,
+    action: { type: 'redirect', redirect: { regexSubstitution: `${PAGE}#\\0` } },
+    condition: { regexFilter: '^https?://.*$', requestDomains: ['social.test', 'chat.test'], resourceTypes: ['main_frame'] },
+  });
+  assert.deepEqual(rules[1].condition.requestDomains, ['video.test']);
+  assert.deepEqual(rulesFor([{ ...social, domains: [] }], {}, PAGE, 0), [], 'a category with no website recorded yet has no rule');
+});
+
+test('"Continue" allows one site over the redirect until it runs out', () => {
+  const now = 1_000_000;
+  const allowed = { 'social.test': now + CONTINUE_MS, 'old.test': now - 1 };
+  assert.deepEqual(liveAllowed(allowed, now), { 'social.test': now + CONTINUE_MS });
+  const rules = rulesFor([social], allowed, PAGE, now);
+  assert.deepEqual(rules[1], { id: ALLOW_BASE, priority: 2, action: { type: 'allow' }, condition: { requestDomains: ['social.test'], resourceTypes: ['main_frame'] } });
+  assert.ok(rules[1].priority > rules[0].priority);
+  assert.equal(rulesFor([social], allowed, PAGE, now + CONTINUE_MS).length, 1, 'gone once it ran out');
+});
+
+test('rules are replaced only when they change', () => {
+  const a = rulesFor([social], {}, PAGE, 0);
+  assert.equal(ruleUpdate(a, rulesFor([social], {}, PAGE, 0)), null);
+  assert.equal(ruleUpdate([...a].reverse(), a), null, 'order does not matter');
+  assert.deepEqual(ruleUpdate(a, []), { removeRuleIds: [REDIRECT_BASE], addRules: [] }, 'failing open removes every rule');
+  assert.deepEqual(ruleUpdate([], a), { removeRuleIds: [], addRules: a });
+});
+
+test('"Continue" is offered after the pause, never when strict', () => {
+  assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 0 }), { offered: true, ready: false, secondsLeft: 10 });
+  assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 9_001 }), { offered: true, ready: false, secondsLeft: 1 });
+  assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 10_000 }), { offered: true, ready: true, secondsLeft: 0 });
+  assert.deepEqual(continueState({ pauseSeconds: 0, strict: false, elapsedMs: 0 }), { offered: true, ready: true, secondsLeft: 0 });
+  assert.deepEqual(continueState({ pauseSeconds: 10, strict: true, elapsedMs: 60_000 }), { offered: false, ready: false, secondsLeft: 0 });
+});
+
+test('the paused page says the time and the limit in the app\'s words', () => {
+  assert.equal(pausedLine(social, fmtSpent), 'Social networks: 32 min today; your limit is 30 min a day.');
+  assert.equal(pausedLine(video, fmtSpent), 'video.test: you set a limit of none at all a week.');
+});
+
+test('the pause before "Continue" is kept between none and two minutes; strict only when set', async () => {
+  const { normalize, DEFAULTS } = await import('../lib/settings.js');
+  assert.equal(normalize(undefined).limitPauseSeconds, 10);
+  assert.equal(DEFAULTS.strictLimits, false);
+  assert.equal(normalize({ limitPauseSeconds: 500 }).limitPauseSeconds, 120);
+  assert.equal(normalize({ limitPauseSeconds: -3 }).limitPauseSeconds, 0);
+  assert.equal(normalize({ limitPauseSeconds: 'soon' }).limitPauseSeconds, 10);
+  assert.equal(normalize({ strictLimits: 'yes' }).strictLimits, false);
+  assert.equal(normalize({ strictLimits: true }).strictLimits, true);
+});
