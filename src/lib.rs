@@ -21,6 +21,7 @@ pub mod error;
 pub mod exclusions;
 pub mod export;
 pub mod favicon;
+pub mod focus;
 pub mod forget;
 pub mod fsutil;
 pub mod history;

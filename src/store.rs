@@ -97,6 +97,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0017_sync_unreadable.sql"),
     ),
     (18, "limits", include_str!("../migrations/0018_limits.sql")),
+    (19, "focus", include_str!("../migrations/0019_focus.sql")),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

@@ -171,11 +171,12 @@ impl Host {
                     }),
                 }
             }
-            Request::Limits { query } => match self.store().and_then(Store::limits_reached) {
-                Ok(limits) => Reply::Limits {
+            Request::Limits { query } => match self.store().and_then(Store::holds) {
+                Ok(holds) => Reply::Limits {
                     query,
                     ok: true,
-                    limits,
+                    limits: holds.limits,
+                    focus: holds.focus,
                 },
                 Err(e) => {
                     tracing::warn!(error = %e, "could not read the limits");
@@ -183,6 +184,7 @@ impl Host {
                         query,
                         ok: false,
                         limits: Vec::new(),
+                        focus: None,
                     }
                 }
             },

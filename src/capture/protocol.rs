@@ -302,7 +302,8 @@ pub enum Request {
         /// The page's URL (only its site is looked up).
         url: String,
     },
-    /// The limits used up now, with the websites each covers (what the extension holds back);
+    /// The limits used up now and the focus session, with the websites each covers (what the
+    /// extension holds back);
     /// answered by [`Reply::Limits`] with the same `query`.
     Limits {
         /// The extension's number for this question, echoed in the answer.
@@ -424,6 +425,8 @@ pub enum Reply {
         ok: bool,
         /// The limits used up now (`limits::enforce`), at most `MAX_DOMAINS` domains in all.
         limits: Vec<crate::limits::enforce::Reached>,
+        /// The focus session running, if any.
+        focus: Option<crate::limits::enforce::FocusHold>,
     },
 }
 

@@ -7,6 +7,7 @@ mod classify;
 mod exclusions;
 mod export;
 mod failed;
+mod focus;
 mod forget;
 mod history;
 mod human;
@@ -93,6 +94,9 @@ enum Command {
     /// Prints a report: --week, each category this week against last week and how your limits
     /// and goals were kept.
     Report(report::ReportArgs),
+    /// Starts, stops or shows a focus session: pages of the categories and websites it blocks
+    /// are held back in the browser, on all your devices, until it ends.
+    Focus(focus::FocusArgs),
     /// Imports browsing history from a browser's own database; only visits added since the last
     /// import are read.
     Import(import::ImportArgs),
@@ -251,6 +255,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Exclusions(args) => exclusions::run_exclusions(&store()?, cli.settings, args),
         Command::Limits(args) => limits::run_limits(&store()?, args),
         Command::Report(args) => report::run_report(&store()?, args),
+        Command::Focus(args) => focus::run_focus(&store()?, args),
         Command::Status(args) => status::run_status(&store()?, cli.settings, args),
         Command::Resume => status::run_resume(&store()?),
         Command::Failed(args) => failed::run_failed(&store()?, args),

@@ -1,5 +1,5 @@
-//! Which limits are used up now, and the websites each covers: what the browser extension turns
-//! into its redirect rules (the page it shows instead of a site over its limit).
+//! Which limits are used up now (and the focus session running), and the websites each covers: what
+//! the browser extension turns into its redirect rules (the page it shows in their place).
 //!
 //! Invariants:
 //! - Only limits (`max`) are enforced, never goals; a limit is used up once its measured active
@@ -8,6 +8,8 @@
 //!   subdomains too); a category target covers the websites recorded in that category now (a site
 //!   never recorded has no category yet, so it opens until it has one).
 //! - The answer is bounded: at most [`MAX_DOMAINS`] domains in all, so it fits one native message.
+//! - A focus session (`crate::focus`) running holds back its categories and websites the same way,
+//!   until it ends.
 
 use rusqlite::Connection;
 
@@ -38,40 +40,93 @@ pub fn used_up(p: &Progress) -> bool {
     p.limit.kind == Kind::Max && p.active_ms >= p.limit_ms
 }
 
-/// The limits used up at `now` on `tz`'s calendar, each with the domains it covers.
-pub fn reached_in<Tz: chrono::TimeZone>(conn: &Connection, now: Timestamp, tz: &Tz) -> Result<Vec<Reached>> {
+/// The focus session running, with the websites it holds back.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FocusHold {
+    /// When it ends on its own (RFC 3339).
+    pub ends_at: String,
+    /// The same in milliseconds since the epoch (for the browser's timers).
+    pub ends_at_ms: i64,
+    /// The names of what it holds back, as people read them.
+    pub target_names: Vec<String>,
+    /// The domains it covers, sorted.
+    pub domains: Vec<String>,
+    /// True if more websites are in its categories than the answer could name.
+    pub truncated: bool,
+}
+
+/// What the browser holds back now: the limits used up and the focus session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Holds {
+    /// The limits used up.
+    pub limits: Vec<Reached>,
+    /// The focus session running, if any.
+    pub focus: Option<FocusHold>,
+}
+
+/// The domains `target` covers, at most `left` of them; true if there were more.
+fn domains_of(conn: &Connection, target: Target, left: usize) -> Result<(Vec<String>, bool)> {
+    Ok(match target {
+        Target::Domain(d) if left > 0 => (vec![d], false),
+        Target::Domain(_) => (Vec::new(), true),
+        Target::Category(c) => {
+            let mut stmt = conn
+                .prepare_cached("SELECT domain FROM website WHERE category = ?1 ORDER BY domain LIMIT ?2")?;
+            let domains: Vec<String> = stmt
+                .query_map(rusqlite::params![c.id(), left as i64 + 1], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let truncated = domains.len() > left;
+            (domains.into_iter().take(left).collect(), truncated)
+        }
+    })
+}
+
+/// The focus session running at `now` and the limits used up on `tz`'s calendar, each with the
+/// domains it covers ([`MAX_DOMAINS`] in all, the session's first).
+pub fn holds_in<Tz: chrono::TimeZone>(conn: &Connection, now: Timestamp, tz: &Tz) -> Result<Holds> {
     let mut left = MAX_DOMAINS;
-    let mut out = Vec::new();
-    for progress in list_progress(conn, now, tz)?.into_iter().filter(used_up) {
-        let (domains, truncated) = match progress.limit.target() {
-            Target::Domain(d) => (vec![d], false),
-            Target::Category(c) => {
-                let mut stmt = conn.prepare_cached(
-                    "SELECT domain FROM website WHERE category = ?1 ORDER BY domain LIMIT ?2",
-                )?;
-                let domains: Vec<String> = stmt
-                    .query_map(rusqlite::params![c.id(), left as i64 + 1], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                let truncated = domains.len() > left;
-                (domains.into_iter().take(left).collect(), truncated)
+    let focus = match crate::focus::get_in(conn)?.filter(|f| f.active(now)) {
+        None => None,
+        Some(f) => {
+            let mut domains = Vec::new();
+            let mut truncated = false;
+            for t in &f.blocks {
+                let (d, more) = domains_of(conn, t.clone(), left)?;
+                left -= d.len();
+                truncated |= more;
+                domains.extend(d);
             }
-        };
-        left -= domains.len().min(left);
-        out.push(Reached {
+            domains.sort();
+            domains.dedup();
+            Some(FocusHold {
+                ends_at: f.ends_at.to_rfc3339(),
+                ends_at_ms: f.ends_at.0 / 1000,
+                target_names: f.blocks.iter().map(Target::name).collect(),
+                domains,
+                truncated,
+            })
+        }
+    };
+    let mut limits = Vec::new();
+    for progress in list_progress(conn, now, tz)?.into_iter().filter(used_up) {
+        let (domains, truncated) = domains_of(conn, progress.limit.target(), left)?;
+        left -= domains.len();
+        limits.push(Reached {
             progress,
             domains,
             truncated,
         });
     }
-    Ok(out)
+    Ok(Holds { limits, focus })
 }
 
 impl Store {
-    /// The limits used up now (local calendar), each with the domains it covers.
+    /// What the browser holds back now (local calendar): the focus session and the limits used
+    /// up, each with the domains it covers.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub fn limits_reached(&self) -> Result<Vec<Reached>> {
+    pub fn holds(&self) -> Result<Holds> {
         let now = self.now();
-        self.with_conn(|c| reached_in(c, now, &chrono::Local))
+        self.with_conn(|c| holds_in(c, now, &chrono::Local))
     }
 }
 
@@ -118,12 +173,12 @@ mod tests {
         let names = |r: Vec<Reached>| r.into_iter().map(|r| r.domains).collect::<Vec<_>>();
         // 29 of 30 minutes: not yet; 0m: at once; a goal met: never.
         assert_eq!(
-            names(store.limits_reached().unwrap()),
+            names(store.holds().unwrap().limits),
             vec![vec!["zero.example".to_owned()]]
         );
         visit(&store, "https://video.example/again", 60_000);
         assert_eq!(
-            names(store.limits_reached().unwrap()),
+            names(store.holds().unwrap().limits),
             vec![vec!["video.example".to_owned()], vec!["zero.example".to_owned()]]
         );
     }

@@ -155,6 +155,7 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
                 | Op::Block { .. }
                 | Op::Exclude { .. }
                 | Op::Limit { .. }
+                | Op::Focus { .. }
                 | Op::Device { .. }
                 | Op::Unknown => {}
             }
@@ -354,6 +355,20 @@ fn apply_one(
                 created: *created,
             };
             crate::limits::apply_synced_in(tx, device, s.hlc, op, now)
+        }
+        Op::Focus {
+            started_at,
+            ends_at,
+            blocks,
+            stopped_at,
+        } => {
+            let op = crate::focus::Synced {
+                started_at: *started_at,
+                ends_at: *ends_at,
+                blocks,
+                stopped_at: *stopped_at,
+            };
+            crate::focus::apply_synced_in(tx, device, s.hlc, op, now)
         }
         Op::ForgetVisits { ids } => {
             let mut here = Vec::with_capacity(ids.len());

@@ -57,6 +57,12 @@ pub(crate) fn resend(held: Option<(i64, Option<&str>)>, here: Option<&str>) -> R
 
 /// The operation that sets register `key` to `value` (`None` for a key that is not a setting).
 fn setting_op(key: &str, value: &str) -> Option<Op> {
+    if key == crate::focus::FOCUS_KEY {
+        // Its value is the operation that wrote it.
+        return serde_json::from_str(value)
+            .ok()
+            .filter(|op| matches!(op, Op::Focus { .. }));
+    }
     let (kind, name) = key.split_once(':')?;
     let name = name.to_owned();
     Some(match kind {
@@ -112,7 +118,8 @@ pub(crate) fn queue_everything_in(tx: &Transaction<'_>, before: i64) -> Result<(
     queue_forgetting_in(tx)
 }
 
-/// The user's and the AI's categories, the never-record list and the exclusions.
+/// The user's and the AI's categories, the never-record list, the exclusions and the focus
+/// session.
 fn queue_settings_in(tx: &Transaction<'_>) -> Result<()> {
     let held: HashMap<String, (i64, Option<String>)> = tx
         .prepare(r#"SELECT key, hlc, value FROM sync_register WHERE key NOT LIKE 'title:%'"#)?
@@ -145,6 +152,9 @@ fn queue_settings_in(tx: &Transaction<'_>) -> Result<()> {
     }
     for e in crate::exclusions::list_in(tx)? {
         here.insert(local::exclude_key(&e.pattern), local::flag(true).to_owned());
+    }
+    if let Some(focus) = crate::focus::register_value_in(tx)? {
+        here.insert(crate::focus::FOCUS_KEY.to_owned(), focus);
     }
     for key in held.keys() {
         if key.starts_with("block:") || key.starts_with("exclude:") {

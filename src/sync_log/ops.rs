@@ -104,6 +104,18 @@ pub enum Op {
         #[serde(default)]
         created: Option<i64>,
     },
+    /// A focus session started or stopped: one register, the last write wins (`crate::focus`).
+    Focus {
+        /// When it started (µs).
+        started_at: i64,
+        /// When it ends on its own (µs).
+        ends_at: i64,
+        /// What it holds back: `category:social`, `domain:youtube.com`.
+        blocks: Vec<String>,
+        /// When it was stopped early (µs); absent while it runs.
+        #[serde(default)]
+        stopped_at: Option<i64>,
+    },
     /// Visits forgotten by id.
     ForgetVisits {
         /// Their ids.
