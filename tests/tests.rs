@@ -37,6 +37,7 @@ mod classify_providers;
 mod worker_failures;
 
 mod builtin_answers;
+mod builtin_national;
 mod local_first;
 mod local_first_user;
 mod local_titles;
