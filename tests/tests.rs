@@ -66,6 +66,7 @@ mod capture_firefox;
 mod capture_host;
 mod capture_hostile;
 mod capture_link;
+mod capture_link_system;
 mod extension_unit;
 mod time_spent;
 
