@@ -180,6 +180,8 @@ pub struct LinkTarget {
     pub system_dir: Option<PathBuf>,
     /// [`Roots::system`]: the paths a system-wide manifest and launcher name are read under it.
     pub system_root: PathBuf,
+    /// [`Roots::default_db`]: where a system-wide link's host writes.
+    pub default_db: Option<PathBuf>,
 }
 
 impl LinkTarget {
@@ -202,6 +204,7 @@ impl LinkTarget {
             dir,
             system_dir,
             system_root: roots.system.clone(),
+            default_db: roots.default_db.clone(),
         })
     }
 
@@ -471,7 +474,10 @@ pub fn status(target: &LinkTarget) -> LinkStatus {
             st.db = launcher_field(&script, "db");
             if scope == LinkScope::System && st.db.is_none() {
                 // The package's launcher names no database: the host opens the user's default.
-                st.db = crate::store::default_db_path().ok();
+                st.db = match &target.default_db {
+                    Some(db) => Some(db.clone()),
+                    None => crate::store::default_db_path().ok(),
+                };
             }
             if let Some(exe) = st.exe.as_ref().filter(|e| !installed(e).is_file()) {
                 st.problem = Some(match scope {

@@ -51,6 +51,10 @@ pub struct Roots {
     /// links every user's browsers): `/`, or in a debug build [`SYSTEM_ROOT_ENV`] if set (tests
     /// point it at a temp dir).
     pub system: PathBuf,
+    /// The database a native host opens when its launcher names none (the package's system-wide
+    /// link): `None` for the user's default ([`crate::store::default_db_path`]); the app sets its
+    /// own, which is that default unless a test says otherwise.
+    pub default_db: Option<PathBuf>,
 }
 
 /// A debug build reads the system-wide folders under this directory instead of `/`: for tests,
@@ -73,6 +77,7 @@ impl Roots {
             local_app_data: home.join("AppData").join("Local"),
             roaming_app_data: home.join("AppData").join("Roaming"),
             system: PathBuf::from("/"),
+            default_db: None,
         }
     }
 
