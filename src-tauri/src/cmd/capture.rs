@@ -84,7 +84,7 @@ fn view(mut status: LinkStatus, db: &std::path::Path, contacts: &[Contact]) -> L
             LinkScope::User => false,
         },
         can_unlink: status.scope == LinkScope::User,
-        this_db: serves || status.db.as_deref().is_some_and(|d| link::same_file(d, db)),
+        this_db: status.db.as_deref().is_some_and(|d| link::same_file(d, db)),
         db: status.db.map(|d| d.display().to_string()),
         problem: status.problem,
         manifest: status.manifest.display().to_string(),
