@@ -7,7 +7,12 @@
 //!    measures the fallback rules alone; never used to choose rules;
 //! 3. `dev_domains.tsv`: the development list the fallback rules are tuned against, disjoint from
 //!    the map and the test list. `-- --show-dev-errors` prints each miss on it (and only on it);
-//!    `-- --dev-only` prints only its figures, for tuning without looking at the other two.
+//!    `-- --dev-only` prints only its figures, for tuning without looking at the other two;
+//! 4. `tests/fixtures/national_sites.tsv`: well-known national sites of 30 countries (issue 28),
+//!    whose misses were added to the map, so it shows the map at work, not the rules;
+//! 5. `tests/fixtures/national_sites_heldout.tsv`: 716 more national sites of 32 countries, none in
+//!    the map or another list and never added to it: what a national site the map does not know
+//!    gets. `-- --national` prints only lists 4 and 5, with each miss of list 5.
 //!
 //! Each list is measured twice in this run: with the rules alone and with the open domain table
 //! behind the bundled map (what ships). For the table it also prints how many of a list's domains
@@ -36,6 +41,19 @@ use sitetrail::{Category, Confidence};
 const TYPICAL: &str = include_str!("data/typical_domains.tsv");
 const TEST: &str = include_str!("data/labelled_domains.tsv");
 const DEV: &str = include_str!("data/dev_domains.tsv");
+const NATIONAL: &str = include_str!("../tests/fixtures/national_sites.tsv");
+const HELD_OUT: &str = include_str!("../tests/fixtures/national_sites_heldout.tsv");
+
+/// A list of national sites, `country<TAB>domain<TAB>category` per line, as `(domain, category)`.
+fn parse_national(text: &str) -> Vec<(&str, Category)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[1], f[2].trim().parse().unwrap())
+        })
+        .collect()
+}
 
 /// `domain` and each parent domain with at least two labels.
 fn with_parents(domain: &str) -> impl Iterator<Item = &str> {
@@ -284,6 +302,15 @@ fn main() {
     let typical = parse_domain_map(TYPICAL).expect("typical list");
     let test = parse_domain_map(TEST).expect("test list");
     let dev = parse_domain_map(DEV).expect("dev list");
+    let national = parse_national(NATIONAL);
+    let held_out = parse_national(HELD_OUT);
+    let national_only = args.iter().any(|a| a == "--national");
+    for (domain, _) in &held_out {
+        assert!(
+            !covered(&known, domain),
+            "held-out national list: {domain} is in the bundled map"
+        );
+    }
 
     // The test and dev lists must measure the fallback rules only, and must not share a site.
     let test_sites: HashSet<&str> = test.iter().flat_map(|(d, _)| with_parents(d)).collect();
@@ -313,6 +340,14 @@ fn main() {
     let shipped = RuleOptions::default();
     let lists: Vec<(&str, &[(&str, Category)])> = if dev_only {
         vec![("3. long tail, dev list (benches/data/dev_domains.tsv)", &dev)]
+    } else if national_only {
+        vec![
+            ("4. national sites (tests/fixtures/national_sites.tsv)", &national),
+            (
+                "5. national sites, held out (tests/fixtures/national_sites_heldout.tsv)",
+                &held_out,
+            ),
+        ]
     } else {
         vec![
             ("1. typical browsing (benches/data/typical_domains.tsv)", &typical),
@@ -321,10 +356,15 @@ fn main() {
                 &test,
             ),
             ("3. long tail, dev list (benches/data/dev_domains.tsv)", &dev),
+            ("4. national sites (tests/fixtures/national_sites.tsv)", &national),
+            (
+                "5. national sites, held out (tests/fixtures/national_sites_heldout.tsv)",
+                &held_out,
+            ),
         ]
     };
     for (title, list) in &lists {
-        let show = show_dev_errors && title.starts_with("3.");
+        let show = (show_dev_errors && title.starts_with("3.")) || (national_only && title.starts_with("5."));
         let a = report(&format!("{title}, rules alone"), list, &known, rules_only, false);
         let b = report(
             &format!("{title}, before: rules and the open table"),
@@ -354,7 +394,7 @@ fn main() {
     for (title, list) in &lists {
         overlap(title, list);
     }
-    if !dev_only {
+    if !dev_only && !national_only {
         println!("\nRemote calls saved on the typical-browsing list (certain built-in answers):");
         print!("   rules alone:");
         remote_calls_saved(&typical, rules_only);

@@ -114,6 +114,8 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // Limits and goals (migration 0018): no view of the app shows them yet; `sitetrail limits`
     // reads them when run. A view that shows them will need a kind of its own.
     ("time_limit", None),
+    // Focus sessions (migration 0019): read by the native host and `sitetrail focus` when asked.
+    ("focus_session", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

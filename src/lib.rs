@@ -26,6 +26,7 @@ pub mod forget;
 pub mod fsutil;
 pub mod history;
 pub mod history_page;
+pub mod holds;
 pub mod ids;
 pub mod import;
 pub mod limits;

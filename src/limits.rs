@@ -24,7 +24,6 @@ use crate::sync_log::ops::Op;
 use crate::time::Timestamp;
 
 pub mod duration;
-pub mod enforce;
 pub mod progress;
 
 pub use duration::parse_minutes;

@@ -44,6 +44,7 @@ mod classify {
     pub mod local_first;
     pub mod local_first_user;
     pub mod local_titles;
+    pub mod national;
     pub mod privacy_exclusions;
     pub mod provider_answers;
     pub mod provider_leaks;
@@ -68,6 +69,7 @@ mod capture {
     pub mod host;
     pub mod hostile;
     pub mod link;
+    pub mod link_system;
     pub mod time_spent;
 }
 

@@ -32,6 +32,9 @@ pub struct AppPaths {
     pub home: Option<PathBuf>,
     /// The `sitetrail` command a linked browser starts as its native-messaging host, if found.
     pub cli: Option<PathBuf>,
+    /// The root the system-wide link folders are read under (`/etc/chromium/...`); `None`: the
+    /// real one (tests point it at a temp dir).
+    pub system_root: Option<PathBuf>,
 }
 
 impl AppPaths {
@@ -46,6 +49,7 @@ impl AppPaths {
             settings_file: sitetrail::settings::default_settings_path()?,
             home: None,
             cli: find_cli(),
+            system_root: None,
         })
     }
 
@@ -53,10 +57,16 @@ impl AppPaths {
     /// user's own.
     pub fn roots(&self) -> Option<sitetrail::import::detect::Roots> {
         use sitetrail::import::detect::{Os, Roots};
-        match &self.home {
+        let mut roots = match &self.home {
             Some(h) => Some(Roots::for_home(Os::current(), h)),
             None => Roots::current(),
+        }?;
+        if let Some(root) = &self.system_root {
+            roots.system = root.clone();
         }
+        // The package's link writes to the user's default database, which is the app's.
+        roots.default_db = Some(self.db.clone());
+        Some(roots)
     }
 
     /// The same layout under one directory (for tests), with its own home and no CLI.
@@ -67,6 +77,7 @@ impl AppPaths {
             settings_file: dir.join("config/settings.json"),
             home: Some(dir.join("home")),
             cli: None,
+            system_root: Some(dir.join("system")),
         }
     }
 }

@@ -13,14 +13,22 @@
 //! with `--user-data-dir DIR` reads `DIR/NativeMessagingHosts/` instead. Windows finds hosts through
 //! the registry, which is not written yet: linking there is refused with a clear error.
 //!
+//! A browser reads its per-user folder first and then a system-wide one (on Linux, where the
+//! package links every user: [`super::system_link`]), so a link has a [`LinkScope`]: the user's
+//! own, the system-wide one, or none; [`status`] says which one the browser will read. Whether
+//! the extension really talks to Sitetrail is another matter, which only the database knows (the
+//! host records each contact): [`LinkStatus::hear`].
+//!
 //! Invariants: the launcher is written before the manifest that names it, each atomically (temp
 //! file, then rename), so a browser never finds a manifest pointing at nothing or half a file;
 //! paths that a shell script cannot carry safely (newlines, not UTF-8) are refused.
 
 use std::path::{Path, PathBuf};
 
+use crate::capture::contact::Contact;
 use crate::error::{Error, Result};
 use crate::import::detect::{Os, Roots};
+use crate::time::Timestamp;
 
 /// The host's name, which is also the manifest's file name (without `.json`).
 pub const HOST_NAME: &str = "app.sitetrail.host";
@@ -111,6 +119,21 @@ impl LinkBrowser {
         })
     }
 
+    /// The folder where this browser reads system-wide host manifests on Linux (as installed,
+    /// absolute): Chromium its own, Google Chrome, Brave and Vivaldi Chrome's, Microsoft Edge its
+    /// own, Firefox Mozilla's. The package writes a link into each of these folders
+    /// ([`super::system_link::SYSTEM_HOST_DIRS`]).
+    pub fn system_hosts_dir(self) -> &'static str {
+        match self {
+            LinkBrowser::Chromium => "/etc/chromium/native-messaging-hosts",
+            LinkBrowser::Chrome | LinkBrowser::Brave | LinkBrowser::Vivaldi => {
+                "/etc/opt/chrome/native-messaging-hosts"
+            }
+            LinkBrowser::Edge => "/etc/opt/edge/native-messaging-hosts",
+            LinkBrowser::Firefox => "/usr/lib/mozilla/native-messaging-hosts",
+        }
+    }
+
     /// Where this browser looks for the current user's host manifests under `roots`.
     pub fn hosts_dir(self, roots: &Roots) -> Result<PathBuf> {
         match (roots.os, self) {
@@ -152,6 +175,13 @@ pub struct LinkTarget {
     pub browser: LinkBrowser,
     /// The directory holding `app.sitetrail.host.json`.
     pub dir: PathBuf,
+    /// The system-wide folder the browser reads after `dir` (Linux; under [`Roots::system`]), if
+    /// any.
+    pub system_dir: Option<PathBuf>,
+    /// [`Roots::system`]: the paths a system-wide manifest and launcher name are read under it.
+    pub system_root: PathBuf,
+    /// [`Roots::default_db`]: where a system-wide link's host writes.
+    pub default_db: Option<PathBuf>,
 }
 
 impl LinkTarget {
@@ -167,7 +197,15 @@ impl LinkTarget {
                 Some(d) => absolute(d)?.join("NativeMessagingHosts"),
                 None => browser.hosts_dir(roots)?,
             };
-        Ok(LinkTarget { browser, dir })
+        let system_dir =
+            (roots.os == Os::Linux).then(|| under_root(&roots.system, Path::new(browser.system_hosts_dir())));
+        Ok(LinkTarget {
+            browser,
+            dir,
+            system_dir,
+            system_root: roots.system.clone(),
+            default_db: roots.default_db.clone(),
+        })
     }
 
     /// The manifest file.
@@ -179,6 +217,18 @@ impl LinkTarget {
     pub fn launcher(&self) -> PathBuf {
         self.dir.join(LAUNCHER_NAME)
     }
+
+    /// The system-wide manifest the browser would read after the per-user one (present or not).
+    pub fn system_manifest(&self) -> Option<PathBuf> {
+        self.system_dir
+            .as_ref()
+            .map(|d| d.join(format!("{HOST_NAME}.json")))
+    }
+}
+
+/// The installed (absolute) path `p` as seen under `root` (`/` in a running system).
+fn under_root(root: &Path, p: &Path) -> PathBuf {
+    root.join(p.strip_prefix("/").unwrap_or(p))
 }
 
 /// `p` made absolute against the current directory (without requiring it to exist).
@@ -186,21 +236,86 @@ fn absolute(p: &Path) -> Result<PathBuf> {
     Ok(std::path::absolute(p)?)
 }
 
-/// What a link points at.
+/// Which link a browser reads: its per-user one comes first, then the system-wide one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkScope {
+    /// The user's own (`browser-link install`, or Link in the app).
+    User,
+    /// The system-wide one a package installed for every user.
+    System,
+    /// None: the extension cannot reach Sitetrail.
+    None,
+}
+
+impl LinkScope {
+    /// `user`, `system` or `none`, as in the JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkScope::User => "user",
+            LinkScope::System => "system",
+            LinkScope::None => "none",
+        }
+    }
+}
+
+/// What a link points at. Serialized as `browser-link status --json` prints it: keys are only
+/// ever added.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LinkStatus {
     /// The browser.
     pub browser: LinkBrowser,
-    /// True if the manifest is there.
+    /// True if the browser finds a manifest: the user's own or a system-wide one ([`Self::scope`]).
     pub linked: bool,
-    /// The manifest file (present or not).
+    /// Which manifest the browser reads.
+    pub scope: LinkScope,
+    /// The manifest the browser reads; without a link, where the user's own would go.
     pub manifest: PathBuf,
+    /// The system-wide manifest for this browser, if there is one (also when the user's own
+    /// comes first).
+    pub system_manifest: Option<PathBuf>,
     /// The `sitetrail` binary the launcher runs.
     pub exe: Option<PathBuf>,
-    /// The database the host writes to.
+    /// The database the host writes to (for a system-wide link: the user's default one).
     pub db: Option<PathBuf>,
     /// What is wrong with the link, if something is (the binary is gone, say).
     pub problem: Option<String>,
+    /// When this browser's extension last talked to the host on the database asked about
+    /// (`None` until it has, or when the database was not read).
+    pub heard_at: Option<Timestamp>,
+    /// The extension's version, as it said.
+    pub extension_version: Option<String>,
+    /// True only if the browser reads a working link to the database asked about and its
+    /// extension has talked to the host there: a manifest alone records nothing.
+    pub recording: bool,
+}
+
+impl LinkStatus {
+    /// Fills in what the database `db` knows: when this browser's extension last talked to it
+    /// (`contacts`, the host's record), and so whether the browser is recording into it.
+    pub fn hear(&mut self, contacts: &[Contact], db: &Path) {
+        let contact = contacts.iter().find(|c| c.browser == self.browser.as_str());
+        self.heard_at = contact.map(|c| c.last_seen_at);
+        self.extension_version = contact.and_then(|c| c.extension_version.clone());
+        self.recording = self.linked
+            && self.problem.is_none()
+            && self.heard_at.is_some()
+            && self.db.as_deref().is_some_and(|d| same_file(d, db));
+    }
+
+    /// True if the link serves the database `db`: the browser reads it, it works and it writes
+    /// there.
+    pub fn serves(&self, db: &Path) -> bool {
+        self.linked && self.problem.is_none() && self.db.as_deref().is_some_and(|d| same_file(d, db))
+    }
+}
+
+/// True if `a` and `b` name the same file (or the same path, when either is missing).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
 
 /// The host manifest's JSON for `browser`, naming `launcher`.
@@ -310,17 +425,29 @@ fn launcher_field(script: &str, key: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// What the link of `target` is: there or not, and where it points.
+/// What the link of `target` is: which manifest the browser reads (the user's own first, then the
+/// system-wide one), and where it points. Knows nothing of the database: see [`LinkStatus::hear`].
 pub fn status(target: &LinkTarget) -> LinkStatus {
     crate::blocking::note("browser link");
-    let manifest = target.manifest();
+    let user = target.manifest();
+    let system = target.system_manifest().filter(|m| m.is_file());
+    let (scope, manifest) = match (user.is_file(), &system) {
+        (true, _) => (LinkScope::User, user),
+        (false, Some(m)) => (LinkScope::System, m.clone()),
+        (false, None) => (LinkScope::None, user),
+    };
     let mut st = LinkStatus {
         browser: target.browser,
-        linked: manifest.is_file(),
+        linked: scope != LinkScope::None,
+        scope,
         manifest: manifest.clone(),
+        system_manifest: system,
         exe: None,
         db: None,
         problem: None,
+        heard_at: None,
+        extension_version: None,
+        recording: false,
     };
     if !st.linked {
         return st;
@@ -336,15 +463,33 @@ pub fn status(target: &LinkTarget) -> LinkStatus {
         ));
         return st;
     };
-    match std::fs::read_to_string(&launcher) {
+    // A system-wide manifest names installed paths: read them under the system root.
+    let installed = |p: &Path| match scope {
+        LinkScope::System => under_root(&target.system_root, p),
+        _ => p.to_path_buf(),
+    };
+    match std::fs::read_to_string(installed(&launcher)) {
         Ok(script) => {
             st.exe = launcher_field(&script, "exe");
             st.db = launcher_field(&script, "db");
-            if let Some(exe) = st.exe.as_ref().filter(|e| !e.is_file()) {
-                st.problem = Some(format!(
-                    "the sitetrail binary {} is gone; run the install again",
-                    exe.display()
-                ));
+            if scope == LinkScope::System && st.db.is_none() {
+                // The package's launcher names no database: the host opens the user's default.
+                st.db = match &target.default_db {
+                    Some(db) => Some(db.clone()),
+                    None => crate::store::default_db_path().ok(),
+                };
+            }
+            if let Some(exe) = st.exe.as_ref().filter(|e| !installed(e).is_file()) {
+                st.problem = Some(match scope {
+                    LinkScope::System => format!(
+                        "the sitetrail binary {} of the system-wide link is gone; reinstall the sitetrail package",
+                        exe.display()
+                    ),
+                    _ => format!(
+                        "the sitetrail binary {} is gone; run the install again",
+                        exe.display()
+                    ),
+                });
             }
         }
         Err(e) => {
@@ -357,7 +502,8 @@ pub fn status(target: &LinkTarget) -> LinkStatus {
     st
 }
 
-/// The link status of every browser at its per-user location under `roots`.
+/// The link status of every browser at its default location under `roots`: the per-user link,
+/// else the system-wide one.
 pub fn status_all(roots: &Roots) -> Vec<LinkStatus> {
     LinkBrowser::ALL
         .into_iter()
@@ -368,15 +514,12 @@ pub fn status_all(roots: &Roots) -> Vec<LinkStatus> {
 
 /// The user-data directories of the browsers linked at their per-user location to `db`: history
 /// files under them are recorded live by the extension, so re-importing them would store every
-/// visit twice.
+/// visit twice. A system-wide link does not count: the package links every browser whether or not
+/// its extension is loaded, and a browser without it would then never be imported.
 pub fn live_profile_dirs(roots: &Roots, db: &Path) -> Vec<PathBuf> {
-    let same = |a: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(db)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == db,
-    };
     status_all(roots)
         .into_iter()
-        .filter(|s| s.linked && s.problem.is_none() && s.db.as_deref().is_some_and(same))
+        .filter(|s| s.scope == LinkScope::User && s.serves(db))
         .filter_map(|s| s.browser.user_data_dir(roots))
         .collect()
 }
@@ -561,6 +704,129 @@ mod tests {
         assert_eq!(kept, all);
         uninstall(&target).unwrap();
         assert_eq!(without_live_profiles(all.clone(), &roots, &db).0, all);
+    }
+
+    /// A home and a system root of their own, with a `sitetrail` binary in the system.
+    fn system_home() -> (tempfile::TempDir, Roots, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut roots = Roots::for_home(Os::Linux, &dir.path().join("home"));
+        roots.system = dir.path().join("system");
+        let exe = roots.system.join("usr/bin/sitetrail");
+        std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+        std::fs::write(&exe, b"").unwrap();
+        (dir, roots, exe)
+    }
+
+    #[test]
+    fn a_browser_reads_the_users_link_first_then_the_system_wide_one() {
+        let (_dir, roots, exe) = system_home();
+        let chromium = LinkTarget::new(LinkBrowser::Chromium, None, &roots).unwrap();
+        let none = status(&chromium);
+        assert_eq!((none.linked, none.scope), (false, LinkScope::None));
+        assert_eq!(none.manifest, chromium.manifest());
+        assert_eq!(none.system_manifest, None);
+
+        // The package's links, as it writes them, under the test's system root.
+        crate::capture::system_link::write_system_links(
+            &roots.system,
+            Path::new("/usr/bin/sitetrail"),
+            Path::new("/usr/lib/sitetrail/native-host"),
+        )
+        .unwrap();
+        let system = status(&chromium);
+        assert_eq!((system.linked, system.scope), (true, LinkScope::System));
+        let installed = roots
+            .system
+            .join("etc/chromium/native-messaging-hosts/app.sitetrail.host.json");
+        assert_eq!(system.manifest, installed);
+        assert_eq!(system.system_manifest.as_deref(), Some(installed.as_path()));
+        assert_eq!(system.problem, None, "{system:?}");
+        assert_eq!(
+            system.exe.as_deref(),
+            Some(Path::new("/usr/bin/sitetrail")),
+            "as installed"
+        );
+        assert_eq!(
+            system.db,
+            crate::store::default_db_path().ok(),
+            "the user's default"
+        );
+        // Brave and Vivaldi read Chrome's folder; every browser has the package's link.
+        for s in status_all(&roots) {
+            assert_eq!(s.scope, LinkScope::System, "{s:?}");
+        }
+
+        // The user's own link comes first; the system-wide one is still named.
+        let db = roots.home.join("mine.db");
+        install(&chromium, &exe, &db).unwrap();
+        let user = status(&chromium);
+        assert_eq!(
+            (user.scope, user.manifest.clone()),
+            (LinkScope::User, chromium.manifest())
+        );
+        assert_eq!(user.system_manifest.as_deref(), Some(installed.as_path()));
+        assert_eq!(user.db.as_deref(), Some(db.as_path()));
+        uninstall(&chromium).unwrap();
+        assert_eq!(status(&chromium).scope, LinkScope::System);
+
+        // A system-wide link whose binary is gone says what to do.
+        std::fs::remove_file(&exe).unwrap();
+        let broken = status(&chromium);
+        assert!(
+            broken
+                .problem
+                .as_deref()
+                .unwrap()
+                .contains("reinstall the sitetrail package"),
+            "{broken:?}"
+        );
+        // Not on macOS: the package is Linux's.
+        let mut mac = Roots::for_home(Os::MacOs, &roots.home);
+        mac.system = roots.system.clone();
+        let t = LinkTarget::new(LinkBrowser::Chromium, None, &mac).unwrap();
+        assert_eq!(status(&t).scope, LinkScope::None);
+    }
+
+    #[test]
+    fn recording_needs_a_working_link_to_this_database_and_a_contact() {
+        let (_dir, roots, exe) = system_home();
+        let target = LinkTarget::new(LinkBrowser::Firefox, None, &roots).unwrap();
+        let db = roots.home.join("this.db");
+        let contact = |browser: &str| Contact {
+            browser: browser.into(),
+            first_seen_at: Timestamp(1),
+            last_seen_at: Timestamp(2),
+            extension_version: Some("0.1.0".into()),
+        };
+        let mut st = status(&target);
+        st.hear(&[contact("firefox")], &db);
+        assert!(!st.recording, "not linked: {st:?}");
+        assert_eq!(st.heard_at, Some(Timestamp(2)), "when it last wrote, still told");
+        install(&target, &exe, &db).unwrap();
+        let mut st = status(&target);
+        st.hear(&[contact("chromium")], &db);
+        assert!(
+            !st.recording && st.heard_at.is_none(),
+            "another browser's contact: {st:?}"
+        );
+        st.hear(&[contact("firefox")], &db);
+        assert!(st.recording, "{st:?}");
+        assert_eq!(st.extension_version.as_deref(), Some("0.1.0"));
+        st.hear(&[contact("firefox")], &roots.home.join("other.db"));
+        assert!(!st.recording, "linked to another database");
+    }
+
+    #[test]
+    fn a_system_wide_link_does_not_keep_a_profile_from_being_imported() {
+        let (_dir, roots, _exe) = system_home();
+        crate::capture::system_link::write_system_links(
+            &roots.system,
+            Path::new("/usr/bin/sitetrail"),
+            Path::new("/usr/lib/sitetrail/native-host"),
+        )
+        .unwrap();
+        let db = crate::store::default_db_path().unwrap();
+        assert!(live_profile_dirs(&roots, &db).is_empty());
     }
 
     #[test]

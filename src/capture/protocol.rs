@@ -423,10 +423,10 @@ pub enum Reply {
         query: u64,
         /// True if the limits could be read.
         ok: bool,
-        /// The limits used up now (`limits::enforce`), at most `MAX_DOMAINS` domains in all.
-        limits: Vec<crate::limits::enforce::Reached>,
+        /// The limits used up now (`holds`), at most `MAX_DOMAINS` domains in all.
+        limits: Vec<crate::holds::Reached>,
         /// The focus session running, if any.
-        focus: Option<crate::limits::enforce::FocusHold>,
+        focus: Option<crate::holds::FocusHold>,
     },
 }
 

@@ -135,6 +135,21 @@ mod tests {
     }
 
     #[test]
+    fn every_browser_reads_a_folder_the_package_writes() {
+        for browser in LinkBrowser::ALL {
+            assert!(
+                SYSTEM_HOST_DIRS
+                    .iter()
+                    .any(|(_, dir)| *dir == browser.system_hosts_dir()),
+                "{browser:?}"
+            );
+        }
+        for (browser, dir) in SYSTEM_HOST_DIRS {
+            assert_eq!(browser.system_hosts_dir(), dir, "{browser:?}");
+        }
+    }
+
+    #[test]
     fn the_launcher_tells_brave_and_vivaldi_from_chrome() {
         let dir = tempfile::tempdir().unwrap();
         let script = system_launcher_script(LinkBrowser::Chrome, Path::new("/bin/echo")).unwrap();

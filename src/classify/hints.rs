@@ -94,6 +94,10 @@ const ENDING_HINTS: &[(&str, Category)] = &[
     ("gv.at", Category::GovernmentLaw),
     ("gc.ca", Category::GovernmentLaw),
     ("europa.eu", Category::GovernmentLaw),
+    // Zones only public bodies get: Japan's local governments, Brazil's legislatures and courts.
+    ("lg.jp", Category::GovernmentLaw),
+    ("leg.br", Category::GovernmentLaw),
+    ("jus.br", Category::GovernmentLaw),
 ];
 
 /// Second-level labels under a two-letter country code (`ac.uk`, `gob.es`, `go.jp`).

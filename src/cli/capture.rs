@@ -12,11 +12,12 @@ use clap::builder::PossibleValue;
 use clap::{Args, Subcommand, ValueEnum};
 
 use sitetrail::capture::host::{self, Host, HostConfig};
-use sitetrail::capture::link::{self, LinkBrowser, LinkStatus, LinkTarget};
+use sitetrail::capture::link::{self, LinkBrowser, LinkScope, LinkStatus, LinkTarget};
 use sitetrail::import::detect::Roots;
 use sitetrail::store::StoreOptions;
 use sitetrail::{Error, Result, Store};
 
+use super::human;
 use super::out::{self, Align, Cell, Style, Table};
 
 /// Waits this long after each committed batch before acknowledging it. For tests that kill the
@@ -111,7 +112,10 @@ enum LinkAction {
         #[arg(long, value_name = "DIR")]
         user_data_dir: Option<PathBuf>,
     },
-    /// Says which browsers are linked, and to which database.
+    /// Says which link each browser reads (yours, the system-wide one of the sitetrail package,
+    /// or none), to which database, and whether its extension has talked to Sitetrail there
+    /// ("recording"). JSON keys per browser: browser, linked, scope (user, system or none),
+    /// manifest, system_manifest, exe, db, problem, heard_at, extension_version, recording.
     Status {
         /// Only this browser.
         #[arg(long, value_enum)]
@@ -157,18 +161,31 @@ pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Resu
     Ok(())
 }
 
-/// Where the extension's files are, if this binary was built from a source tree that has them.
+/// Prints the links as a table: which link each browser reads, whether its extension records
+/// into the database, and where.
 fn print_status(list: &[LinkStatus]) -> Result<()> {
     let mut t = Table::new()
         .column("BROWSER", Align::Left)
         .column("STATE", Align::Left)
+        .column("EXTENSION", Align::Left)
         .column("DATABASE", Align::Left)
         .flex("MANIFEST");
     for s in list {
-        let state = match (s.linked, &s.problem) {
-            (false, _) => Cell::styled("not linked", Style::Dim),
-            (true, None) => Cell::styled("linked", Style::Green),
-            (true, Some(_)) => Cell::styled("linked, with a problem", Style::Yellow),
+        let link = match (s.scope, &s.problem) {
+            (LinkScope::None, _) => Cell::styled("not linked", Style::Dim),
+            (LinkScope::User, None) => Cell::styled("linked (yours)", Style::Green),
+            (LinkScope::System, None) => Cell::styled("linked (system-wide)", Style::Green),
+            (LinkScope::User, Some(_)) => Cell::styled("linked (yours), with a problem", Style::Yellow),
+            (LinkScope::System, Some(_)) => {
+                Cell::styled("linked (system-wide), with a problem", Style::Yellow)
+            }
+        };
+        let heard = s.heard_at.map(human::local_time);
+        let extension = match (s.recording, heard) {
+            (true, Some(h)) => Cell::styled(format!("recording (last heard {h})"), Style::Green),
+            (false, Some(h)) => Cell::styled(format!("not recording here (last heard {h})"), Style::Yellow),
+            (_, None) if s.linked => Cell::styled("not heard from yet", Style::Dim),
+            (_, None) => Cell::styled("-", Style::Dim),
         };
         let db = match (&s.db, s.linked) {
             (Some(d), true) => d.display().to_string().into(),
@@ -180,13 +197,26 @@ fn print_status(list: &[LinkStatus]) -> Result<()> {
         } else {
             Cell::styled("-", Style::Dim)
         };
-        t.row(vec![s.browser.as_str().into(), state, db, manifest]);
+        t.row(vec![s.browser.as_str().into(), link, extension, db, manifest]);
     }
     out::table(&t)?;
     for s in list {
         if let Some(p) = s.problem.as_deref().filter(|_| s.linked) {
             out::line(&format!("{}: {p}", s.browser.as_str()))?;
         }
+    }
+    Ok(())
+}
+
+/// Fills in what the database `db` knows of each browser's extension (see [`LinkStatus::hear`]).
+/// A database that does not exist yet has heard from nobody, and is not created for the asking.
+fn hear(list: &mut [LinkStatus], db: &std::path::Path) -> Result<()> {
+    if !db.exists() {
+        return Ok(());
+    }
+    let contacts = Store::open_with(db, StoreOptions::from_env()?)?.extension_contacts()?;
+    for s in list {
+        s.hear(&contacts, db);
     }
     Ok(())
 }
@@ -232,7 +262,9 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
             // nobody sees the error.
             drop(Store::open_with(&db, StoreOptions::from_env()?)?);
             let exe = std::env::current_exe()?;
-            let st = link::install(&target, &exe, &db)?;
+            let before = link::status(&target);
+            let mut st = link::install(&target, &exe, &db)?;
+            hear(std::slice::from_mut(&mut st), &db)?;
             if json {
                 return out::json(&st);
             }
@@ -243,6 +275,18 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
                 exe.display(),
                 db.display()
             )];
+            if before.scope == LinkScope::System {
+                lines.push(format!(
+                    "(the system-wide link {} {}; {} now reads yours first)",
+                    before.manifest.display(),
+                    if before.serves(&db) {
+                        "already served this database"
+                    } else {
+                        "served another database"
+                    },
+                    target.browser.product()
+                ));
+            }
             match (target.browser, link::extension_dir()) {
                 (LinkBrowser::Firefox, _) => lines.extend(firefox_steps()),
                 (_, Some(dir)) => lines.push(format!(
@@ -266,14 +310,23 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
             user_data_dir,
         } => {
             let target = LinkTarget::new(browser.into(), user_data_dir.as_deref(), &roots)?;
-            if link::uninstall(&target)? {
-                out::line(&format!(
-                    "unlinked {} ({} removed)",
-                    target.browser.product(),
-                    target.manifest().display()
-                ))?;
+            let removed = link::uninstall(&target)?;
+            let product = target.browser.product();
+            let mut lines = vec![if removed {
+                format!("unlinked {product} ({} removed)", target.manifest().display())
             } else {
-                out::line(&format!("{} was not linked", target.browser.product()))?;
+                format!("{product} had no link of yours")
+            }];
+            let after = link::status(&target);
+            if after.scope == LinkScope::System {
+                lines.push(format!(
+                    "{product} is still linked for every user by the sitetrail package ({}); only removing \
+                     the package removes that link, or turn the extension off in {product}",
+                    after.manifest.display()
+                ));
+            }
+            for l in &lines {
+                out::line(l)?;
             }
         }
         LinkAction::Status {
@@ -281,7 +334,7 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
             user_data_dir,
             json,
         } => {
-            let list = match browser {
+            let mut list = match browser {
                 Some(b) => vec![link::status(&LinkTarget::new(
                     b.into(),
                     user_data_dir.as_deref(),
@@ -289,6 +342,7 @@ pub(crate) fn run_browser_link(db: Option<PathBuf>, args: BrowserLinkArgs) -> Re
                 )?)],
                 None => link::status_all(&roots),
             };
+            hear(&mut list, &db_path(db)?)?;
             if json {
                 return out::json(&list);
             }

@@ -47,6 +47,24 @@ pub struct Roots {
     pub local_app_data: PathBuf,
     /// `%APPDATA%` (Windows; default `~\AppData\Roaming`).
     pub roaming_app_data: PathBuf,
+    /// The root the system-wide folders are read under (`/etc/chromium/...`, where a package
+    /// links every user's browsers): `/`, or in a debug build [`SYSTEM_ROOT_ENV`] if set (tests
+    /// point it at a temp dir).
+    pub system: PathBuf,
+    /// The database a native host opens when its launcher names none (the package's system-wide
+    /// link): `None` for the user's default ([`crate::store::default_db_path`]); the app sets its
+    /// own, which is that default unless a test says otherwise.
+    pub default_db: Option<PathBuf>,
+}
+
+/// A debug build reads the system-wide folders under this directory instead of `/`: for tests,
+/// which cannot write to `/etc`. A released build ignores it.
+pub const SYSTEM_ROOT_ENV: &str = "SITETRAIL_SYSTEM_ROOT";
+
+/// `/`, or in a debug build [`SYSTEM_ROOT_ENV`] if set and not empty.
+fn system_root() -> PathBuf {
+    let test_root = std::env::var_os(SYSTEM_ROOT_ENV).filter(|v| cfg!(debug_assertions) && !v.is_empty());
+    test_root.map_or_else(|| PathBuf::from("/"), PathBuf::from)
 }
 
 impl Roots {
@@ -58,6 +76,8 @@ impl Roots {
             config: home.join(".config"),
             local_app_data: home.join("AppData").join("Local"),
             roaming_app_data: home.join("AppData").join("Roaming"),
+            system: PathBuf::from("/"),
+            default_db: None,
         }
     }
 
@@ -65,6 +85,7 @@ impl Roots {
     pub fn current() -> Option<Roots> {
         let base = directories::BaseDirs::new()?;
         let mut roots = Roots::for_home(Os::current(), base.home_dir());
+        roots.system = system_root();
         match roots.os {
             Os::Linux => roots.config = base.config_dir().to_path_buf(),
             Os::Windows => {

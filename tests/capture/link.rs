@@ -9,10 +9,13 @@ use serde_json::{json, Value};
 use crate::capture::host::{batch, now_ms, visit_event};
 use crate::support::{cli, count, run_ok, TempDb};
 
-/// The CLI with HOME and XDG_CONFIG_HOME in `home`.
-fn link_cli(db: &Path, home: &Path) -> Command {
+/// The CLI with HOME and XDG_CONFIG_HOME in `home`, and the system-wide folders read under
+/// `home/system` (empty unless a test writes there), never the machine's own `/etc`.
+pub fn link_cli(db: &Path, home: &Path) -> Command {
     let mut c = cli(db);
-    c.env("HOME", home).env("XDG_CONFIG_HOME", home.join(".config"));
+    c.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("SITETRAIL_SYSTEM_ROOT", home.join("system"));
     c
 }
 
@@ -199,13 +202,17 @@ fn each_browser_is_linked_where_it_looks_for_the_current_user_and_status_lists_t
     );
     let text = run_ok(link_cli(&db.path, home.path()).args(["browser-link", "status"]));
     let rows = crate::support::table_rows(&text);
-    assert_eq!(rows[0], ["BROWSER", "STATE", "DATABASE", "MANIFEST"], "{text}");
+    assert_eq!(
+        rows[0],
+        ["BROWSER", "STATE", "EXTENSION", "DATABASE", "MANIFEST"],
+        "{text}"
+    );
     let chrome = crate::support::row_of(&rows, "chrome");
-    assert_eq!(chrome[1], "linked", "{text}");
-    assert!(chrome[3].ends_with("app.sitetrail.host.json"), "{text}");
+    assert_eq!(chrome[1..3], ["linked (yours)", "not heard from yet"], "{text}");
+    assert!(chrome[4].ends_with("app.sitetrail.host.json"), "{text}");
     assert_eq!(
         crate::support::row_of(&rows, "brave")[1..],
-        ["not linked", "-", "-"],
+        ["not linked", "-", "-", "-"],
         "{text}"
     );
 

@@ -4,17 +4,23 @@
 import { call, describe } from './api.js';
 import { el, fmtWhen, toast } from './dom.js';
 
-/** True when this browser's extension has talked to this database (not just a manifest file). */
+/** True when the browser reads a working link here and its extension has talked to this database
+ * (the backend's `recording`; never on the strength of a manifest file alone). */
 function live(l) {
-  return l.linked && l.this_db && !l.problem && Boolean(l.heard_at);
+  return Boolean(l.recording);
+}
+
+/** The link the browser reads: the user's own, the package's (for every user), or none. */
+function linkText(l) {
+  return l.scope === 'system' ? 'linked for every user by the Sitetrail package' : 'linked';
 }
 
 function stateText(l) {
   if (!l.linked) return l.heard_at ? `not linked (its extension last wrote here ${fmtWhen(l.heard_at)})` : 'not linked';
-  if (l.problem) return `linked, but: ${l.problem}`;
-  if (!l.this_db) return `linked to another database (${l.db})`;
-  if (!l.heard_at) return 'set up; the extension has not connected yet (load it in this browser)';
-  return `connected: recording live (last heard from ${fmtWhen(l.heard_at)})`;
+  if (l.problem) return `${linkText(l)}, but: ${l.problem}`;
+  if (!l.this_db) return `${linkText(l)}, to another database (${l.db})`;
+  if (!l.recording) return `${linkText(l)}; the extension has not connected yet (load it in this browser)`;
+  return `connected: recording live (last heard from ${fmtWhen(l.heard_at)})${l.scope === 'system' ? ', through the Sitetrail package\u2019s link' : ''}`;
 }
 
 const names = (list) => list.map((l) => l.product).join(' or ');
@@ -23,7 +29,7 @@ const names = (list) => list.map((l) => l.product).join(' or ');
 function nextStep(v, firstRun) {
   if (v.problem) return null;
   const set = v.links.filter((l) => l.linked && l.this_db && !l.problem);
-  const heard = set.filter((l) => l.heard_at);
+  const heard = set.filter((l) => l.recording);
   if (set.length === 0) return 'Step left: link your browser (Link, below).';
   if (heard.length === 0) return `Step left: load the extension in ${names(set)} (step 2 below). Sitetrail has not heard from it yet.`;
   return firstRun
@@ -57,27 +63,33 @@ export async function renderLinks(container, { firstRun = false } = {}) {
 function draw(container, v, firstRun) {
   const list = el('ul', { class: 'links' });
   for (const l of v.links) {
-    const button = el('button', {
-      type: 'button',
-      class: l.linked ? 'ghost small' : 'small',
-      'data-browser': l.browser,
-      disabled: Boolean(v.problem) && !l.linked,
-    }, l.linked ? 'Unlink' : 'Link');
-    button.addEventListener('click', async () => {
-      button.disabled = true;
-      try {
-        const next = await call(l.linked ? 'unlink_browser' : 'link_browser', { browser: l.browser });
-        toast(l.linked ? `${l.product} unlinked.` : `${l.product} linked. Now load the extension in it (see the steps).`);
-        draw(container, next, firstRun);
-      } catch (e) {
-        toast(`Could not ${l.linked ? 'unlink' : 'link'} ${l.product}: ${describe(e)}`, true);
-        button.disabled = false;
-      }
-    });
-    list.append(el('li', { 'data-browser': l.browser, class: l.linked ? 'linked' : null },
+    // Offered only where it changes something: Unlink for a link of the user's own, Link where
+    // no link serves this database (none, or the package's one is broken or elsewhere).
+    const unlink = l.can_unlink;
+    let button = null;
+    if (unlink || l.can_link) {
+      button = el('button', {
+        type: 'button',
+        class: unlink ? 'ghost small' : 'small',
+        'data-browser': l.browser,
+        disabled: Boolean(v.problem) && !unlink,
+      }, unlink ? 'Unlink' : 'Link');
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          const next = await call(unlink ? 'unlink_browser' : 'link_browser', { browser: l.browser });
+          toast(unlink ? `${l.product} unlinked.` : `${l.product} linked. Now load the extension in it (see the steps).`);
+          draw(container, next, firstRun);
+        } catch (e) {
+          toast(`Could not ${unlink ? 'unlink' : 'link'} ${l.product}: ${describe(e)}`, true);
+          button.disabled = false;
+        }
+      });
+    }
+    list.append(el('li', { 'data-browser': l.browser, 'data-scope': l.scope, class: l.linked ? 'linked' : null },
       el('span', { class: 'd', text: l.product }),
       el('span', { class: `state ${live(l) ? 'done' : l.linked ? 'pending' : ''}`, title: l.extension_version ? `Extension ${l.extension_version}` : null, text: stateText(l) }),
-      button));
+      button || el('span', { class: 'no-action' })));
   }
   const parts = [list, steps(v)];
   const step = nextStep(v, firstRun);

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use sitetrail::capture::contact::Contact;
-use sitetrail::capture::link::{self, LinkBrowser, LinkStatus, LinkTarget, EXTENSION_ID};
+use sitetrail::capture::link::{self, LinkBrowser, LinkScope, LinkStatus, LinkTarget, EXTENSION_ID};
 use sitetrail::ids::VisitId;
 use sitetrail::time_spent::{DayTime, TimeRow, VisitTime};
 use tauri::State;
@@ -20,15 +20,27 @@ pub struct LinkView {
     pub browser: &'static str,
     /// "Google Chrome".
     pub product: &'static str,
-    /// True if the host manifest is there.
+    /// True if the browser finds a host manifest: the user's own or the package's system-wide one.
     pub linked: bool,
+    /// Which one it reads: `user`, `system` or `none`.
+    pub scope: &'static str,
+    /// The package's system-wide manifest for this browser, if there is one.
+    pub system_manifest: Option<String>,
+    /// True if the browser reads a working link to this app's database and its extension has
+    /// talked to the host there.
+    pub recording: bool,
+    /// True if Link would change something: no link, or only a system-wide one that does not
+    /// serve this database (another one, or broken). Not when the package's link already does.
+    pub can_link: bool,
+    /// True if there is a link of the user's own to remove (a system-wide one is the package's).
+    pub can_unlink: bool,
     /// The database the link writes to.
     pub db: Option<String>,
     /// True if that is this app's database.
     pub this_db: bool,
     /// What is wrong with the link, if something is.
     pub problem: Option<String>,
-    /// Where the manifest is (or would be).
+    /// The manifest the browser reads (or where the user's own would go).
     pub manifest: String,
     /// When this browser's extension last talked to this database (RFC 3339); `None` until it
     /// has connected: a manifest alone does not make a browser "recording".
@@ -54,22 +66,25 @@ pub struct LinksView {
     pub extension_id: &'static str,
 }
 
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
-fn view(status: LinkStatus, db: &std::path::Path, contacts: &[Contact]) -> LinkView {
-    let contact = contacts.iter().find(|c| c.browser == status.browser.as_str());
+fn view(mut status: LinkStatus, db: &std::path::Path, contacts: &[Contact]) -> LinkView {
+    status.hear(contacts, db);
+    let serves = status.serves(db);
     LinkView {
-        heard_at: contact.map(|c| c.last_seen_at.to_rfc3339()),
-        extension_version: contact.and_then(|c| c.extension_version.clone()),
+        heard_at: status.heard_at.map(sitetrail::Timestamp::to_rfc3339),
+        extension_version: status.extension_version.clone(),
         browser: status.browser.as_str(),
         product: status.browser.product(),
         linked: status.linked,
-        this_db: status.db.as_deref().is_some_and(|d| same_file(d, db)),
+        scope: status.scope.as_str(),
+        system_manifest: status.system_manifest.as_ref().map(|m| m.display().to_string()),
+        recording: status.recording,
+        can_link: match status.scope {
+            LinkScope::None => true,
+            LinkScope::System => !serves,
+            LinkScope::User => false,
+        },
+        can_unlink: status.scope == LinkScope::User,
+        this_db: status.db.as_deref().is_some_and(|d| link::same_file(d, db)),
         db: status.db.map(|d| d.display().to_string()),
         problem: status.problem,
         manifest: status.manifest.display().to_string(),

@@ -44,10 +44,21 @@ fn browsers_link_to_the_apps_database_and_unlink() {
     );
     assert_eq!(link_of(&v, "chromium")["linked"], false);
 
+    assert_eq!(
+        (
+            &link_of(&v, "chromium")["can_link"],
+            &link_of(&v, "chromium")["scope"]
+        ),
+        (&json!(true), &json!("none"))
+    );
     let v = t.ok("link_browser", json!({"browser": "chromium"}));
     let chromium = link_of(&v, "chromium");
     assert_eq!(chromium["linked"], true);
     assert_eq!(chromium["this_db"], true);
+    assert_eq!(
+        (&chromium["scope"], &chromium["can_unlink"]),
+        (&json!("user"), &json!(true))
+    );
     let manifest = home.join(".config/chromium/NativeMessagingHosts/app.sitetrail.host.json");
     assert_eq!(chromium["manifest"], manifest.display().to_string());
     let launcher =
@@ -65,6 +76,7 @@ fn browsers_link_to_the_apps_database_and_unlink() {
         .unwrap();
     let v = t.ok("get_browser_links", json!({}));
     assert!(link_of(&v, "chromium")["heard_at"].is_string(), "{v}");
+    assert_eq!(link_of(&v, "chromium")["recording"], true, "{v}");
     assert_eq!(link_of(&v, "chromium")["extension_version"], "0.1.0");
     assert_eq!(link_of(&v, "chrome")["heard_at"], Value::Null);
 
@@ -75,6 +87,72 @@ fn browsers_link_to_the_apps_database_and_unlink() {
         t.err_kind("link_browser", json!({"browser": "netscape"})),
         "invalid_input"
     );
+}
+
+#[test]
+fn the_packages_system_wide_link_is_linked_and_link_is_offered_only_where_it_changes_something() {
+    let cli_dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(cli_dir.path());
+    let t = TestApp::start_with(|_| {}, |p| p.cli = Some(cli.clone()));
+    let system = t.paths.system_root.clone().unwrap();
+    // The package's links under the test's system root, running a `sitetrail` that is there.
+    sitetrail::capture::system_link::write_system_links(
+        &system,
+        std::path::Path::new("/usr/bin/sitetrail"),
+        std::path::Path::new("/usr/lib/sitetrail/native-host"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(system.join("usr/bin")).unwrap();
+    std::fs::write(system.join("usr/bin/sitetrail"), b"").unwrap();
+
+    let v = t.ok("get_browser_links", json!({}));
+    for l in v["links"].as_array().unwrap() {
+        assert_eq!(
+            (&l["linked"], &l["scope"]),
+            (&json!(true), &json!("system")),
+            "{l}"
+        );
+        assert_eq!(
+            l["this_db"], true,
+            "the package's link writes to the user's default database"
+        );
+        // Neither button would change anything: the package's link serves this database and is
+        // not the user's to remove.
+        assert_eq!(
+            (&l["can_link"], &l["can_unlink"]),
+            (&json!(false), &json!(false)),
+            "{l}"
+        );
+        assert_eq!(l["recording"], false, "no contact yet: {l}");
+    }
+    t.store()
+        .record_extension_contact("firefox", Some("0.1.0"))
+        .unwrap();
+    let v = t.ok("get_browser_links", json!({}));
+    assert_eq!(link_of(&v, "firefox")["recording"], true, "{v}");
+    assert_eq!(link_of(&v, "chromium")["recording"], false);
+
+    // A broken system-wide link: Link is offered, and the user's own link then comes first.
+    std::fs::remove_file(system.join("usr/bin/sitetrail")).unwrap();
+    let v = t.ok("get_browser_links", json!({}));
+    let chromium = link_of(&v, "chromium");
+    assert!(chromium["problem"].is_string(), "{chromium}");
+    assert_eq!(
+        (&chromium["can_link"], &chromium["recording"]),
+        (&json!(true), &json!(false))
+    );
+    let v = t.ok("link_browser", json!({"browser": "chromium"}));
+    let chromium = link_of(&v, "chromium");
+    assert_eq!(
+        (&chromium["scope"], &chromium["problem"]),
+        (&json!("user"), &Value::Null),
+        "{chromium}"
+    );
+    assert_eq!(
+        (&chromium["can_link"], &chromium["can_unlink"]),
+        (&json!(false), &json!(true))
+    );
+    assert!(chromium["system_manifest"].is_string(), "{chromium}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Which limits are used up now (and the focus session running), and the websites each covers: what
+//! What the browser holds back now: which limits are used up (and the focus session running), and the websites each covers: what
 //! the browser extension turns into its redirect rules (the page it shows in their place).
 //!
 //! Invariants:
@@ -13,9 +13,9 @@
 
 use rusqlite::Connection;
 
-use super::progress::{list_progress, Progress};
-use super::{Kind, Target};
 use crate::error::Result;
+use crate::limits::progress::{list_progress, Progress};
+use crate::limits::{Kind, Target};
 use crate::store::Store;
 use crate::time::Timestamp;
 
@@ -133,7 +133,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limits::{Period, Target};
+    use crate::limits::{Kind, Period, Target};
     use crate::store::Store;
 
     fn visit(store: &Store, url: &str, active_ms: i64) {
