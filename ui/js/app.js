@@ -14,6 +14,7 @@ import * as firstRun from './firstrun.js';
 import * as forget from './forget.js';
 import * as website from './website.js';
 import { onNavigate } from './nav.js';
+import * as tip from './tip.js';
 
 const views = { overview, history, review, failed, settings, website };
 /** The views with a tab (Alt+1..5), in tab order; the website page has none. */
@@ -52,6 +53,7 @@ async function start() {
   // The launch benchmark reads this: the first answers from the backend are in.
   performance.mark('sitetrail-started');
   setCategories(categories);
+  tip.init();
   overview.init();
   forget.init();
   history.init(categories);

@@ -1,0 +1,237 @@
+//! The rough edges of issue 28, each held in the real window: history rows of one line with the
+//! actions behind a menu (a dozen rows at 800×600), the website's page a click away from a row and
+//! from a visit's details, a visit's source named as people say it, a grouped row's time as a
+//! range, a selection that never moves the table, no native tooltip over a modal dialog.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sitetrail::import::{default_source, Browser};
+use sitetrail::{NewVisit, Store};
+
+use super::harness::Harness;
+use super::{serial, visit, AppDirs};
+
+const WAIT: Duration = Duration::from_secs(60);
+/// WebDriver's key codes.
+const ENTER: &str = "\u{E007}";
+const DOWN: &str = "\u{E015}";
+
+fn start(dirs: &AppDirs) -> Harness {
+    let mut env = dirs.env();
+    env.push(("HOME", dirs.dir.path().display().to_string()));
+    let mut h = Harness::start(&env, &dirs.log());
+    h.launch();
+    h
+}
+
+fn visible(h: &Harness, css: &str) -> bool {
+    h.exec(
+        "const e = document.querySelector(arguments[0]); return !!e && e.getClientRects().length > 0 && !e.closest('[hidden]')",
+        json!([css]),
+    ) == true
+}
+
+fn active_id(h: &Harness) -> String {
+    h.exec(
+        "return document.activeElement ? document.activeElement.id : ''",
+        json!([]),
+    )
+    .as_str()
+    .unwrap_or("")
+    .to_owned()
+}
+
+/// Records a visit from `source` `minutes_ago` minutes ago.
+fn visit_from(store: &Store, url: &str, title: &str, source: &str, minutes_ago: u64) {
+    store
+        .record_visit(&NewVisit {
+            url,
+            title: Some(title),
+            visited_at: store.now().minus(Duration::from_secs(60 * minutes_ago)),
+            source,
+            source_visit_id: None,
+        })
+        .expect("record visit");
+}
+
+/// The history rows whose whole box is inside the list's visible part.
+const ROWS_IN_VIEW: &str = r#"
+  const view = document.getElementById('h-scroll').getBoundingClientRect();
+  const head = document.querySelector('#h-table thead').getBoundingClientRect();
+  return [...document.querySelectorAll('#h-rows tr.visit')].filter((r) => {
+    const b = r.getBoundingClientRect();
+    return b.top >= head.bottom - 1 && b.bottom <= Math.min(view.bottom, window.innerHeight) + 1;
+  }).length;
+"#;
+
+fn first_row_top(h: &Harness) -> f64 {
+    h.exec(
+        "return document.querySelector('#h-rows tr.visit').getBoundingClientRect().top",
+        json!([]),
+    )
+    .as_f64()
+    .unwrap()
+}
+
+#[test]
+fn history_rows_are_compact_lead_to_their_website_and_name_their_source() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    // A Chrome profile where the app looks for one (XDG_CONFIG_HOME), whose import id the visits
+    // carry, as `sitetrail import --auto` stores them.
+    let history = dirs.config.join("google-chrome/Default/History");
+    std::fs::create_dir_all(history.parent().unwrap()).unwrap();
+    std::fs::write(&history, b"not read by this test").unwrap();
+    let chrome = default_source(Browser::Chrome, &history);
+    {
+        let store = dirs.store();
+        for i in 0..14 {
+            visit(
+                &store,
+                &format!("site{i:02}.test"),
+                "",
+                &format!("Page {i}"),
+                30 + i,
+            );
+        }
+        visit_from(&store, "https://imported.test/a", "From Chrome", &chrome, 20);
+        visit_from(
+            &store,
+            "https://live.test/",
+            "From the extension",
+            "extension:firefox",
+            15,
+        );
+        // Three reloads of one page: one row for three visits, 2 and 4 minutes apart.
+        for m in [10, 8, 6] {
+            visit_from(&store, "https://reload.test/p", "Reloaded", "e2e", m);
+        }
+    }
+    let mut h = start(&dirs);
+    assert!(h.resize(800, 600), "the driver resizes the window");
+    h.click("#tab-history");
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 17).then_some(()));
+    h.screenshot("history-compact-800x600.png");
+    let in_view = h.exec(ROWS_IN_VIEW, json!([])).as_u64().unwrap();
+    assert!(in_view >= 10, "{in_view} rows in view at 800x600");
+
+    // The grouped row says it stands for a span of visits, and the details say which is shown.
+    let reload = "#h-rows tr.visit[data-domain='reload.test']";
+    assert_eq!(h.text(&format!("{reload} .visits")), "×3");
+    let at = h.text(&format!("{reload} .at"));
+    assert!(at.contains('–'), "a range of times: {at}");
+    h.click(&format!("{reload} .t"));
+    h.wait_for(WAIT, || visible(&h, "#visit-dialog").then_some(()));
+    let details = h.text("#vd-body");
+    assert!(details.contains("the latest of 3 visits in a row"), "{details}");
+    h.click("#vd-close");
+
+    // A visit's source as people say it, never its id.
+    for (domain, said) in [
+        ("imported.test", "Google Chrome, profile Default"),
+        ("live.test", "the Sitetrail extension in Firefox"),
+    ] {
+        h.click(&format!("#h-rows tr.visit[data-domain='{domain}'] .t"));
+        h.wait_for(WAIT, || visible(&h, "#visit-dialog").then_some(()));
+        h.wait_for(WAIT, || (h.text("#vd-source") == said).then_some(()));
+        assert!(!h.text("#vd-body").contains(&chrome));
+        // "Website" in the details opens the website's page.
+        h.click("#vd-website");
+        h.wait_for(WAIT, || {
+            (h.exec(
+                "return document.getElementById('view-website').dataset.domain",
+                json!([]),
+            ) == domain)
+                .then_some(())
+        });
+        assert!(!visible(&h, "#visit-dialog"));
+        h.click("#w-back");
+        h.wait_for(WAIT, || visible(&h, "#view-history").then_some(()));
+    }
+    // The domain in a row opens the website's page too.
+    h.click("#h-rows tr.visit[data-domain='site03.test'] button.dn");
+    h.wait_for(WAIT, || {
+        (h.try_text("#w-title").as_deref() == Some("site03.test") && visible(&h, "#view-website"))
+            .then_some(())
+    });
+    h.click("#w-back");
+    h.wait_for(WAIT, || visible(&h, "#view-history").then_some(()));
+
+    // The actions are behind the row's menu, by keyboard too: Enter on its button opens it with
+    // the focus on the first item, arrows move, Enter acts, Escape closes back to the button.
+    let more = "#h-rows tr.visit[data-domain='site05.test'] button.more";
+    h.exec("document.querySelector(arguments[0]).focus()", json!([more]));
+    h.press_key(ENTER);
+    h.wait_for(WAIT, || {
+        (visible(&h, "#row-menu") && active_id(&h) == "rm-website").then_some(())
+    });
+    h.screenshot("history-row-menu.png");
+    h.press_key("\u{E00C}"); // Escape
+    h.wait_for(WAIT, || (!visible(&h, "#row-menu")).then_some(()));
+    assert_eq!(
+        h.exec(
+            "return document.activeElement.matches(arguments[0])",
+            json!([more])
+        ),
+        true,
+        "the focus is back on the menu's button"
+    );
+    h.press_key(ENTER);
+    h.wait_for(WAIT, || (active_id(&h) == "rm-website").then_some(()));
+    h.press_key(DOWN);
+    assert_eq!(active_id(&h), "rm-edit");
+    h.press_key(ENTER);
+    h.wait_for(WAIT, || visible(&h, "#cat-dialog").then_some(()));
+    assert_eq!(h.text("#cat-domain"), "site05.test");
+    h.click("#cat-cancel");
+
+    // Selecting rows never moves the table under the pointer.
+    let before = first_row_top(&h);
+    h.click("#h-rows tr.visit[data-domain='site01.test'] input.sel");
+    h.wait_for(WAIT, || visible(&h, "#h-selbar").then_some(()));
+    h.screenshot("history-selected-800x600.png");
+    assert_eq!(
+        first_row_top(&h),
+        before,
+        "the first row moved when a row was selected"
+    );
+    h.click("#h-sel-clear");
+    h.wait_for(WAIT, || (!visible(&h, "#h-selbar")).then_some(()));
+    assert_eq!(first_row_top(&h), before);
+    h.assert_no_csp_violations();
+    h.quit();
+}
+
+/// Elements outside open dialogs that carry a native tooltip.
+const TITLES_OUTSIDE: &str =
+    "return [...document.querySelectorAll('[title]')].filter((e) => !e.closest('dialog')).length";
+
+#[test]
+fn no_native_tooltip_outlives_the_opening_of_a_modal() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    visit(&dirs.store(), "docs.test", "guide", "The guide", 5);
+    let mut h = start(&dirs);
+    h.click("#tab-history");
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 1).then_some(()));
+    let before = h.exec(TITLES_OUTSIDE, json!([])).as_u64().unwrap();
+    assert!(before > 0, "the page has titles to lend");
+    // The pointer rests on a row with a tooltip, and a keypress opens the details over it.
+    h.exec("document.querySelector('#h-rows tr.visit').focus()", json!([]));
+    h.press_key(ENTER);
+    h.wait_for(WAIT, || visible(&h, "#visit-dialog").then_some(()));
+    assert_eq!(h.exec(TITLES_OUTSIDE, json!([])), 0, "a title outside the modal");
+    h.click("#vd-forget");
+    h.wait_for(WAIT, || visible(&h, "#forget-dialog").then_some(()));
+    assert_eq!(h.exec(TITLES_OUTSIDE, json!([])), 0, "a title outside the modal");
+    h.click("#fg-cancel");
+    h.wait_for(WAIT, || (!visible(&h, "#forget-dialog")).then_some(()));
+    assert_eq!(
+        h.exec(TITLES_OUTSIDE, json!([])).as_u64().unwrap(),
+        before,
+        "the titles are back"
+    );
+    h.assert_no_csp_violations();
+    h.quit();
+}
