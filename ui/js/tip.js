@@ -47,7 +47,16 @@ export function init() {
   document.addEventListener('focusin', over);
   document.addEventListener('mouseout', out);
   document.addEventListener('focusout', out);
-  document.addEventListener('scroll', hide, { capture: true, passive: true });
+  // A scroll moves the element: the tip follows the one with the focus (focusing scrolls it
+  // into view), and leaves one the pointer was over.
+  document.addEventListener('scroll', () => {
+    if (!shownFor) return;
+    const node = shownFor;
+    if (node === document.activeElement) {
+      shownFor = null;
+      show(node);
+    } else hide();
+  }, { capture: true, passive: true });
   document.addEventListener('sitetrail:modal', hide);
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') hide();

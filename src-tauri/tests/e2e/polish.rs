@@ -235,3 +235,160 @@ fn no_native_tooltip_outlives_the_opening_of_a_modal() {
     h.assert_no_csp_violations();
     h.quit();
 }
+
+/// Moves the pointer onto the element matching `css`, as a mouse would (trusted events).
+fn hover(h: &Harness, css: &str) {
+    let id = h.find(css);
+    h.post(
+        "actions",
+        json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": [
+            {"type": "pointerMove", "duration": 0, "origin": {"element-6066-11e4-a52e-4f735466cecf": id}, "x": 0, "y": 0},
+        ]}]}),
+    );
+}
+
+/// The app's tooltip: its text while shown, else None.
+fn tip(h: &Harness) -> Option<String> {
+    h.exec(
+        "const t = document.getElementById('tip'); return t.hidden ? null : t.textContent",
+        json!([]),
+    )
+    .as_str()
+    .map(str::to_owned)
+}
+
+#[test]
+fn the_overview_shows_cut_names_whole_zooms_the_day_and_keeps_the_donut_clear() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    let long = "a-very-long-subdomain-name-for-testing.with-many-parts.example-of-a-long-domain.test";
+    {
+        let store = dirs.store();
+        // Five visits within twelve minutes today (never before midnight).
+        let first = store
+            .now()
+            .minus(Duration::from_secs(12 * 60))
+            .max(super::overview::midnight().plus(Duration::from_secs(60)));
+        for (i, domain) in [long, "dev.test", long, "dev.test", "news.test"]
+            .iter()
+            .enumerate()
+        {
+            let when = first.plus(Duration::from_secs(120 * i as u64));
+            super::overview::seed(
+                &store,
+                &format!("https://{domain}/{i}"),
+                when,
+                Some(100_000),
+                None,
+            );
+        }
+        store
+            .set_user_category(long, sitetrail::Category::DevTech)
+            .unwrap();
+        store
+            .set_user_category("dev.test", sitetrail::Category::DevTech)
+            .unwrap();
+    }
+    let mut h = start(&dirs);
+    assert!(h.resize(800, 600));
+    h.wait_for(WAIT, || (h.count("#timeline rect.block") == 5).then_some(()));
+    h.wait_for(WAIT, || (h.count("#top-time li[data-domain]") == 3).then_some(()));
+    h.exec(
+        "document.getElementById('timeline-card').scrollIntoView()",
+        json!([]),
+    );
+    h.screenshot("overview-zoomed-timeline-800x600.png");
+
+    // The day's timeline spans its visits: twelve minutes fill most of the width.
+    let share = h
+        .exec(
+            "const svg = document.querySelector('#timeline svg'); const w = svg.width.baseVal.value - 16;\
+             const b = [...svg.querySelectorAll('rect.block')].map((r) => r.getBBox());\
+             return (Math.max(...b.map((r) => r.x + r.width)) - Math.min(...b.map((r) => r.x))) / w",
+            json!([]),
+        )
+        .as_f64()
+        .unwrap();
+    assert!(share > 0.5, "the visits take {share:.2} of the timeline's width");
+
+    // A domain and a category name the window cuts show whole on focus and on hover.
+    let domain = format!("#top-time li[data-domain='{long}'] button.d");
+    let cut = "return (e => e.scrollWidth > e.clientWidth + 1)(document.querySelector(arguments[0]))";
+    assert_eq!(
+        h.exec(cut, json!([domain])),
+        true,
+        "the long domain is cut at 800x600"
+    );
+    h.exec("document.querySelector(arguments[0]).focus()", json!([domain]));
+    h.wait_for(WAIT, || (tip(&h).as_deref() == Some(long)).then_some(()));
+    h.screenshot("overview-tip-800x600.png");
+    h.exec("document.activeElement.blur()", json!([]));
+    h.wait_for(WAIT, || tip(&h).is_none().then_some(()));
+    hover(&h, &domain);
+    h.wait_for(WAIT, || (tip(&h).as_deref() == Some(long)).then_some(()));
+    // Two columns (from 900 px on) leave the top websites' category names little room.
+    assert!(h.resize(1000, 700));
+    let category = format!("#top-time li[data-domain='{long}'] button.cat-link");
+    h.wait_for(WAIT, || (h.exec(cut, json!([category])) == true).then_some(()));
+    h.exec("document.querySelector(arguments[0]).focus()", json!([category]));
+    h.wait_for(WAIT, || {
+        (tip(&h).as_deref() == Some("Development & technology")).then_some(())
+    });
+    // A name that fits shows no tip.
+    h.exec(
+        "document.querySelector(\"#top-time li[data-domain='news.test'] button.d\").focus()",
+        json!([]),
+    );
+    h.wait_for(WAIT, || tip(&h).is_none().then_some(()));
+
+    // Nothing ever failed: no Failed tab. Once a website fails for good, the tab is there.
+    assert!(!visible(&h, "#tab-failed"));
+    h.quit();
+    super::seed_failed(&dirs.store(), "qzbroken.example", "HTTP 503 from the provider", 3);
+    let yesterday_noon = super::overview::midnight().minus(Duration::from_secs(12 * 3600));
+    // Estimates are of at most 10 minutes a visit: fifteen of 9.4 minutes.
+    for i in 0..15u64 {
+        let when = yesterday_noon.plus(Duration::from_secs(600 * i));
+        super::overview::seed(
+            &dirs.store(),
+            &format!("https://long.test/{i}"),
+            when,
+            None,
+            Some(564_000),
+        );
+    }
+    h.launch();
+    h.wait_for(WAIT, || visible(&h, "#tab-failed").then_some(()));
+    assert_eq!(h.text("#failed-badge"), "1");
+    h.click("#tab-failed");
+    h.wait_for(WAIT, || (h.count("#f-rows tr") == 1).then_some(()));
+
+    // The donut's figure sits inside its hole, clear of the ring, however long: yesterday has
+    // ≈ 2 h 21 min of imported time.
+    h.click("#tab-overview");
+    h.click("[data-period='yesterday']");
+    h.wait_for(WAIT, || {
+        (h.try_text("#hl-time").as_deref() == Some("≈ 2 h 21 min")).then_some(())
+    });
+    let clear = h
+        .exec(
+            "const svg = document.querySelector('#split-chart svg'); const t = svg.querySelector('text.centre').getBBox();\
+             const c = svg.width.baseVal.value / 2; const r = Number(svg.dataset.inner);\
+             const far = Math.max(...[[t.x, t.y], [t.x + t.width, t.y], [t.x, t.y + t.height], [t.x + t.width, t.y + t.height]]\
+               .map(([x, y]) => Math.hypot(x - c, y - c)));\
+             return [r - far, svg.querySelector('text.centre').textContent, [...svg.querySelectorAll('.slice')].map((p) => getComputedStyle(p).fill)]",
+            json!([]),
+        );
+    assert!(
+        clear[0].as_f64().unwrap() >= 12.0,
+        "the donut's centre text crowds its ring: {clear}"
+    );
+    // One category: one ring, painted in its colour.
+    let fills = clear[2].as_array().unwrap();
+    assert_eq!(fills.len(), 1, "{clear}");
+    assert_ne!(fills[0], "none", "the one slice is not painted: {clear}");
+
+    h.screenshot("overview-donut-800x600.png");
+    h.assert_no_csp_violations();
+    h.quit();
+}
