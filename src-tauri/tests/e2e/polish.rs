@@ -392,3 +392,123 @@ fn the_overview_shows_cut_names_whole_zooms_the_day_and_keeps_the_donut_clear() 
     h.assert_no_csp_violations();
     h.quit();
 }
+
+/// The element's box against the window: whether all of it is in sight.
+fn in_sight(h: &Harness, css: &str) -> bool {
+    h.exec(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight",
+        json!([css]),
+    ) == true
+}
+
+/// Labels of the settings whose own text wraps, and fields whose placeholder is cut.
+const CRAMPED: &str = r#"
+  const wrapped = [];
+  for (const label of document.querySelectorAll('#view-settings label')) {
+    if (!label.getClientRects().length || label.closest('[hidden]')) continue;
+    const text = [...label.childNodes].find((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!text) continue;
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+    if (lines.size > 1) wrapped.push(text.textContent.trim());
+  }
+  const cut = [];
+  const probe = document.createElement('span');
+  probe.style.position = 'absolute';
+  probe.style.visibility = 'hidden';
+  probe.style.whiteSpace = 'pre';
+  document.body.append(probe);
+  for (const input of document.querySelectorAll('#view-settings input[placeholder]')) {
+    if (!input.placeholder || !input.getClientRects().length || input.closest('[hidden]')) continue;
+    const cs = getComputedStyle(input);
+    probe.style.font = cs.font;
+    probe.textContent = input.placeholder;
+    const room = input.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - (input.type === 'number' ? 18 : 0);
+    if (probe.offsetWidth > room) cut.push(input.id + ': ' + input.placeholder);
+  }
+  probe.remove();
+  return { wrapped, cut };
+"#;
+
+#[test]
+fn settings_save_from_anywhere_take_seconds_and_fit_800x600() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    let mut h = start(&dirs);
+    assert!(h.resize(800, 600));
+    h.click("#tab-settings");
+    h.wait_for(WAIT, || visible(&h, "#s-provider").then_some(()));
+    h.exec("document.getElementById('s-advanced').open = true", json!([]));
+    // The one Save is in sight wherever the page is scrolled.
+    for at in ["s-ext-title", "s-classifier", "s-advanced", "s-about-title"] {
+        h.exec(
+            "document.getElementById(arguments[0]).scrollIntoView()",
+            json!([at]),
+        );
+        assert!(in_sight(&h, "#s-save"), "Save is out of sight at {at}");
+    }
+    h.screenshot("settings-savebar-800x600.png");
+    // No label wraps, no placeholder is cut, with the built-in rules and with a remote provider.
+    assert_eq!(
+        h.exec(CRAMPED, json!([])),
+        json!({"wrapped": [], "cut": []}),
+        "built-in"
+    );
+    h.click("#s-provider option[value='openai']");
+    h.exec(
+        "document.querySelector('#s-provider').dispatchEvent(new Event('change'))",
+        json!([]),
+    );
+    assert_eq!(
+        h.exec(CRAMPED, json!([])),
+        json!({"wrapped": [], "cut": []}),
+        "openai"
+    );
+    h.click("#s-provider option[value='builtin']");
+    h.exec(
+        "document.querySelector('#s-provider').dispatchEvent(new Event('change'))",
+        json!([]),
+    );
+
+    // Delays in seconds; the file keeps milliseconds.
+    let label = h.exec(
+        "return document.getElementById('s-fixed-delay-ms').closest('label').innerText",
+        json!([]),
+    );
+    assert!(label.as_str().unwrap().contains("(seconds)"), "{label}");
+    assert_eq!(
+        h.exec(
+            "return document.getElementById('s-fixed-delay-ms').value",
+            json!([])
+        ),
+        "1",
+        "the default of 1000 ms"
+    );
+    h.type_into("#s-fixed-delay-ms", "2.5");
+    h.type_into("#s-request-timeout-ms", "90");
+    h.click("#s-save");
+    h.wait_for(WAIT, || {
+        h.text("#s-save-status").starts_with("Saved").then_some(())
+    });
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dirs.config.join("sitetrail/settings.json")).expect("settings file"),
+    )
+    .unwrap();
+    assert_eq!(saved["fixed_delay_ms"], 2500, "{saved}");
+    assert_eq!(saved["request_timeout_ms"], 90_000, "{saved}");
+
+    // About: one line per data file; the licence texts behind "Licences".
+    let about = h.text("#s-open-data");
+    assert!(about.contains("CC BY-SA 4.0"), "{about}");
+    assert!(
+        !about.contains("Fabrice Prigent"),
+        "the attributions are collapsed: {about}"
+    );
+    h.click("#s-licences summary");
+    h.wait_for(WAIT, || {
+        h.text("#s-open-data").contains("Fabrice Prigent").then_some(())
+    });
+    h.assert_no_csp_violations();
+    h.quit();
+}
