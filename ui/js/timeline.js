@@ -78,7 +78,7 @@ function draw(box) {
   chart.append(svg('title', {}, `Visits from ${clock(from)} to ${clock(to)}`));
   // A tick every step, labelled while the labels have room (else every second or third).
   const ticks = Math.round(span / step);
-  const every = [1, 2, 3, 4, 6].find((n) => ((W - left - right) / ticks) * n >= 48) || 6;
+  const every = [1, 2, 3, 4, 6].find((n) => ((W - left - right) / ticks) * n >= 72) || 6;
   for (let i = 0; i <= ticks; i += 1) {
     const t = from + i * step;
     const xx = x(dayStart + t);

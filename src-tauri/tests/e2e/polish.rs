@@ -310,6 +310,13 @@ fn the_overview_shows_cut_names_whole_zooms_the_day_and_keeps_the_donut_clear() 
         .as_f64()
         .unwrap();
     assert!(share > 0.5, "the visits take {share:.2} of the timeline's width");
+    // Its time labels never overlap (12-hour labels are wide).
+    let apart = h.exec(
+        "const b = [...document.querySelectorAll('#timeline text.tick')].map((t) => t.getBBox());\
+         return b.length > 1 && b.slice(1).every((r, i) => r.x >= b[i].x + b[i].width + 4)",
+        json!([]),
+    );
+    assert_eq!(apart, true, "the timeline's labels overlap or are missing");
 
     // A domain and a category name the window cuts show whole on focus and on hover.
     let domain = format!("#top-time li[data-domain='{long}'] button.d");
