@@ -38,6 +38,7 @@ pub mod review;
 pub mod search;
 pub mod settings;
 pub mod signal;
+pub mod sources;
 pub mod sql_enum;
 pub mod store;
 pub mod sync;

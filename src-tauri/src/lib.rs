@@ -74,6 +74,7 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::settings::delete_api_key,
             cmd::settings::resume_worker,
             cmd::import::detect_browsers,
+            cmd::import::describe_source,
             cmd::import::import_browsers,
             cmd::import::import_history_file,
             cmd::import::get_import_settings,

@@ -176,6 +176,7 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("resume_worker", json!({})),
         ("export_data", json!({"kind": "history", "format": "csv"})),
         ("detect_browsers", json!({})),
+        ("describe_source", json!({"source": "chrome:0000000000000000"})),
         ("import_browsers", json!({"ids": []})),
         ("import_history_file", json!({})),
         ("get_import_settings", json!({})),

@@ -18,6 +18,8 @@ mod harness;
 mod history;
 #[path = "e2e/overview.rs"]
 mod overview;
+#[path = "e2e/polish.rs"]
+mod polish;
 #[path = "e2e/review.rs"]
 mod review;
 #[path = "e2e/rows.rs"]

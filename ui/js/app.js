@@ -14,10 +14,13 @@ import * as firstRun from './firstrun.js';
 import * as forget from './forget.js';
 import * as website from './website.js';
 import { onNavigate } from './nav.js';
+import * as tip from './tip.js';
 
 const views = { overview, history, review, failed, settings, website };
-/** The views with a tab (Alt+1..5), in tab order; the website page has none. */
+/** The views with a tab, in tab order; the website page has none. Alt+1..5 pick the tabs shown
+ * (Failed is one only while something failed). */
 const TABS = ['overview', 'history', 'review', 'failed', 'settings'];
+const shownTabs = () => TABS.filter((t) => !$(`#tab-${t}`).hidden);
 let current = null;
 
 function showView(name) {
@@ -31,6 +34,8 @@ function showView(name) {
   }
   for (const key of Object.keys(views)) $(`#view-${key}`).hidden = key !== name;
   current = name;
+  // Leaving Failed with nothing failed left: its tab goes (overview.js shows it when a job fails).
+  if (name !== 'failed' && $('#failed-badge').hidden) $('#tab-failed').hidden = true;
   views[name].show();
 }
 
@@ -52,6 +57,7 @@ async function start() {
   // The launch benchmark reads this: the first answers from the backend are in.
   performance.mark('sitetrail-started');
   setCategories(categories);
+  tip.init();
   overview.init();
   forget.init();
   history.init(categories);
@@ -72,9 +78,9 @@ async function start() {
   // Alt+1..5 switch views from anywhere.
   document.addEventListener('keydown', (e) => {
     const n = Number(e.key);
-    if (e.altKey && n >= 1 && n <= TABS.length) {
+    if (e.altKey && n >= 1 && n <= shownTabs().length) {
       e.preventDefault();
-      showView(TABS[n - 1]);
+      showView(shownTabs()[n - 1]);
     }
     // "/" and Ctrl/Cmd+F: the history's search, from any view.
     const typing = e.target.closest && e.target.closest('input, select, textarea');

@@ -116,10 +116,36 @@ export function categoryCell(category, source, confidence) {
   return el(
     'span',
     { class: 'cat' },
-    el('span', { class: category ? 'badge' : 'badge none', 'data-category': category || 'uncategorized' }, swatch(category), categoryName(category)),
+    el('span', { class: category ? 'badge' : 'badge none', 'data-category': category || 'uncategorized', 'data-tip': categoryName(category) }, swatch(category), categoryName(category)),
     source ? el('span', { class: `src ${source}`, text: sourceLabel(source) }) : null,
     conf,
   );
+}
+
+/**
+ * Opens `dialog` as a modal. While it is open, the elements outside it lend their `title` to
+ * `data-modal-title`: a native tooltip shown when the dialog opened (the pointer resting on a
+ * button) would otherwise stay drawn on top of it, and WebKit draws it above everything. The
+ * titles come back when the dialog closes. The app's own tooltip (tip.js) hides by itself.
+ */
+export function showModal(dialog) {
+  for (const node of document.querySelectorAll('[title]')) {
+    if (dialog.contains(node)) continue;
+    node.dataset.modalTitle = node.getAttribute('title');
+    node.removeAttribute('title');
+  }
+  document.dispatchEvent(new CustomEvent('sitetrail:modal'));
+  dialog.addEventListener('close', restoreTitles, { once: true });
+  dialog.showModal();
+}
+
+function restoreTitles() {
+  if (document.querySelector('dialog[open]')) return; // another modal is still up
+  for (const node of document.querySelectorAll('[data-modal-title]')) {
+    // An element whose title was set again meanwhile keeps the new one.
+    if (!node.hasAttribute('title')) node.setAttribute('title', node.dataset.modalTitle);
+    delete node.dataset.modalTitle;
+  }
 }
 
 let toastTimer = null;

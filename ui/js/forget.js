@@ -6,7 +6,7 @@
 // or all the devices of the sync account this one is linked to. When something was forgotten, a
 // `sitetrail:forgotten` event tells the views ({kind, ids, domain, report}).
 import { call, describe } from './api.js';
-import { $, el, fmtNumber, fmtTime, toast } from './dom.js';
+import { $, el, fmtNumber, fmtTime, toast, showModal } from './dom.js';
 
 let confirmAction = null;
 /** Where a forgetting reaches, as the last dialog found it: 'here', 'everywhere' or 'unknown'. */
@@ -52,7 +52,7 @@ async function open(title, body, confirmLabel, action) {
   // buttons already did their work (the blocked list).
   $('#fg-cancel').textContent = action ? 'Cancel' : 'Close';
   confirmAction = action;
-  $('#forget-dialog').showModal();
+  showModal($('#forget-dialog'));
   // Never the destructive button first: the first choice, else Cancel.
   ($('#fg-body input') || $('#fg-cancel')).focus();
 }

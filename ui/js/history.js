@@ -3,7 +3,7 @@
 // from the browser; never fetched), keyset pages appended as you scroll, search and filters, the
 // per-website category dialog, and forgetting (a row, a website, the last hour/day/everything).
 import { call, describe, listen, SEARCH_INDEX_PROGRESS } from './api.js';
-import { $, el, fmtNumber, fmtTime, categoryCell, categoryName, confidenceLabel, toast } from './dom.js';
+import { $, el, fmtNumber, fmtTime, categoryCell, categoryName, confidenceLabel, toast, showModal } from './dom.js';
 import * as forget from './forget.js';
 import { currentProvider } from './overview.js';
 import { annotate } from './timecharts.js';
@@ -135,7 +135,7 @@ function reveal() {
   for (const old of document.querySelectorAll('#h-rows tr.marked')) old.classList.remove('marked');
   tr.classList.add('marked');
   tr.scrollIntoView({ block: 'center' });
-  tr.querySelector('button.edit').focus({ preventScroll: true });
+  tr.querySelector('button.more').focus({ preventScroll: true });
 }
 
 export function hide() {
@@ -309,7 +309,7 @@ function dayLabel(key) {
 
 function heading(key) {
   return el('tr', { class: 'day', 'data-day': key },
-    el('th', { colspan: '4', scope: 'colgroup', text: dayLabel(key) }));
+    el('th', { colspan: '5', scope: 'colgroup', text: dayLabel(key) }));
 }
 
 /** The last visit row in the page, and the day of the last row of any kind. */
@@ -351,7 +351,27 @@ function merge(tr, r) {
   const count = tr.querySelector('.visits');
   count.textContent = `×${n}`;
   count.hidden = false;
-  count.title = `${n} visits to this page in a row, the oldest at ${fmtTime(tr._v.times[n - 1])}`;
+  // The row stands for n visits: its time says from the first to the latest, not one of them.
+  const [latest, first] = [new Date(tr._v.times[0]), new Date(tr._v.times[n - 1])];
+  const range = timeRange(first, latest);
+  tr.querySelector('.at').textContent = range;
+  const cell = tr.querySelector('td.time');
+  cell.title = `${n} visits to this page in a row, from ${fmtTime(tr._v.times[n - 1])} to ${fmtTime(tr._v.times[0])} (the latest)`;
+  cell.setAttribute('aria-label', `${n} visits from ${range}`);
+}
+
+/** "10:47–10:51 AM", "10:47–10:51": two times of one day, the shared AM/PM said once. */
+function timeRange(first, latest) {
+  const a = timeOnly.formatToParts(first);
+  const b = timeOnly.formatToParts(latest);
+  const period = (parts) => (parts.find((p) => p.type === 'dayPeriod') || {}).value;
+  let head = a;
+  if (period(a) && period(a) === period(b)) {
+    const i = a.findIndex((p) => p.type === 'dayPeriod');
+    // The period and the space before it (12-hour English puts it last; other locales first).
+    head = i > 0 && a[i - 1].type === 'literal' ? [...a.slice(0, i - 1), ...a.slice(i + 1)] : [...a.slice(0, i), ...a.slice(i + 2)];
+  }
+  return `${head.map((p) => p.value).join('').trim()}–${timeOnly.format(latest)}`;
 }
 
 /** Drops the rows scrolled furthest past, keeping the view where it was; the first row left is
@@ -397,30 +417,29 @@ function row(r, key, at) {
   else icon.hidden = true;
   const tr = el('tr', { class: 'visit', 'data-domain': r.domain, 'data-day': key, 'data-visit': r.visit_id, tabindex: '-1', 'aria-selected': 'false' });
   const domainTitle = r.display === r.domain ? r.url : `${r.url} (${r.domain})`;
+  // One line per row: the website (a link to its page), the page's title beside it, and the
+  // actions behind one menu button, so a window of 800×600 shows a dozen rows.
   tr.append(
     el('td', {},
       el('div', { class: 'row-sel' },
         rows.checkbox(tr, `Select this visit to ${r.display}`),
         el('div', { class: 'site' },
-          el('span', { class: 'd', title: domainTitle }, icon, el('span', { class: 'dn', text: r.display })),
-          el('span', { class: 't', text: r.title || r.url, title: r.title || r.url }),
+          icon,
+          el('button', {
+            type: 'button', class: 'd dn linkish', 'data-tip': domainTitle, 'aria-label': `${r.display}: open the website's page`,
+            onclick: () => go('website', { domain: r.domain }),
+          }, r.display),
+          el('span', { class: 't', text: r.title || r.url, 'data-tip': r.title || r.url }),
           r.device ? el('span', { class: 'dev muted small', title: 'Recorded on this device', text: r.device }) : null))),
     el('td', { class: 'c' }, categoryCell(r.category, r.category_source, r.category_confidence)),
+    el('td', { class: 'spent-cell' }, el('span', { class: 'spent', 'data-visit': r.visit_id })),
     el('td', { class: 'time', title: fmtTime(r.visited_at) },
       el('span', { class: 'at', text: timeOnly.format(at) }),
-      el('span', { class: 'visits', hidden: true }),
-      el('span', { class: 'spent', 'data-visit': r.visit_id })),
-    el('td', {}, el('div', { class: 'acts' },
-      el('button', {
-        type: 'button', class: 'ghost small edit', 'aria-label': `Change category of ${r.display}`,
-        onclick: () => editCategory(r.domain, tr._cat),
-      }, 'Edit'),
-      el('button', {
-        type: 'button', class: 'ghost small forget', 'aria-label': `Forget this visit to ${r.display}`,
-        onclick: () => forget.forgetRow(tr._v),
-      }, 'Forget'))));
+      el('span', { class: 'visits', hidden: true })),
+    el('td', { class: 'acts' }, rows.menuButton(tr, r.display)));
   tr._v = { ids: [r.visit_id], times: [r.visited_at], url: r.url, domain: r.domain, display: r.display, day: key };
   tr._row = r;
+  tr._edit = () => editCategory(r.domain, tr._cat);
   let list = rowsByDomain.get(r.domain);
   if (!list) rowsByDomain.set(r.domain, (list = []));
   list.push(tr);
@@ -488,7 +507,7 @@ export function editCategory(domain, [category, source, confidence]) {
   const remote = currentProvider() && currentProvider() !== 'builtin';
   $('#cat-reclassify-ai').hidden = !remote;
   $('#cat-select').value = category || 'other';
-  $('#cat-dialog').showModal();
+  showModal($('#cat-dialog'));
   $('#cat-select').focus();
 }
 

@@ -37,7 +37,10 @@ function get(kind, opts) {
 
 /** A date and time formatter with `opts` (as Intl.DateTimeFormat's) in the system's locale and clock. */
 export function dateFormat(opts) {
-  return { format: (d) => get('date', opts).format(d) };
+  return {
+    format: (d) => get('date', opts).format(d),
+    formatToParts: (d) => get('date', opts).formatToParts(d),
+  };
 }
 
 /** A number formatter with `opts` in the system's locale. */

@@ -242,8 +242,9 @@ function drawDevices(o, basis) {
 
 function siteRow(w, figure, titleText) {
   return el('li', { 'data-domain': w.domain },
-    el('button', { type: 'button', class: 'd linkish', title: `${w.display} — open its page`, onclick: () => openWebsite(w.domain) }, w.display),
-    el('button', { type: 'button', class: 'cat-link linkish', title: `Show the history of ${categoryName(w.category)}`, onclick: () => openCategory(w.category || 'uncategorized') }, categoryLabel(w.category)),
+    // A name the window cuts shows whole on hover and on focus (tip.js).
+    el('button', { type: 'button', class: 'd linkish', 'data-tip': w.display, 'aria-label': `${w.display}: open its page`, onclick: () => openWebsite(w.domain) }, w.display),
+    el('button', { type: 'button', class: 'cat-link linkish', 'data-tip': categoryName(w.category), 'aria-label': `${categoryName(w.category)}: show its history`, onclick: () => openCategory(w.category || 'uncategorized') }, categoryLabel(w.category)),
     el('span', { class: 'n', title: titleText, text: figure }));
 }
 
@@ -306,6 +307,9 @@ export async function refreshQueue() {
   const badge = $('#failed-badge');
   badge.hidden = s.failed === 0;
   badge.textContent = String(s.failed);
+  // The Failed tab is there only while something failed (or while it is open: retrying the last
+  // one does not pull the view from under the user).
+  $('#tab-failed').hidden = s.failed === 0 && $('#view-failed').hidden;
 
   const paused = pauseText(q);
   const pill = $('#worker-pill');

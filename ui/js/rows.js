@@ -1,10 +1,14 @@
 // The history list as something to act on: select rows (checkbox, shift-click for a range,
 // Ctrl/Cmd-A for all loaded, Escape to clear) and forget them at once after one confirmation
 // that says how many; open a row (click or Enter) to see the visit's details with "open in
-// browser", "copy URL" and "forget"; move with the arrow keys; Delete forgets.
+// browser", "copy URL" and "forget"; move with the arrow keys; Delete forgets. Each row's actions
+// (its website's page, its category, forgetting it) are behind one menu button (also the
+// context-menu key or Shift+F10 on a row).
 import { call, describe } from './api.js';
-import { $, el, fmtNumber, fmtTime, categoryCell, toast } from './dom.js';
+import { $, el, fmtNumber, fmtTime, categoryCell, toast, showModal } from './dom.js';
 import * as forget from './forget.js';
+import { go } from './nav.js';
+import { dateFormat } from './locale.js';
 
 /** The selected rows (tr elements), in the order they were selected. */
 const selected = new Set();
@@ -19,6 +23,8 @@ function paintBar() {
   const bar = $('#h-selbar');
   const n = selected.size;
   bar.hidden = n === 0;
+  // The bar takes the status line's place (the same slot), so the table never moves.
+  $('#h-status').hidden = n > 0;
   if (n === 0) return;
   const visits = [...selected].reduce((a, tr) => a + tr._v.ids.length, 0);
   $('#h-sel-count').textContent = `${fmtNumber(n)} row${n === 1 ? '' : 's'} selected` +
@@ -66,6 +72,88 @@ export function checkbox(tr, label) {
     anchor = tr;
   });
   return box;
+}
+
+/** The row whose menu is open, and the button that opened it (the focus goes back there). */
+let menuOf = null;
+let menuButtonOf = null;
+
+/** The menu button of a new row. */
+export function menuButton(tr, display) {
+  return el('button', {
+    type: 'button', class: 'ghost small more', 'aria-haspopup': 'menu', 'aria-expanded': 'false',
+    'aria-label': `Actions for this visit to ${display}`,
+    onclick: (e) => openMenu(tr, e.currentTarget),
+  }, '⋯');
+}
+
+function menuItems() {
+  return [...document.querySelectorAll('#row-menu [role=menuitem]')];
+}
+
+/** Opens the row menu of `tr` under `button` (fixed, inside the window); focuses its first item. */
+export function openMenu(tr, button) {
+  const menu = $('#row-menu');
+  if (menuOf === tr && !menu.hidden) return closeMenu(true);
+  closeMenu(false);
+  menuOf = tr;
+  menuButtonOf = button || tr.querySelector('button.more');
+  menuButtonOf.setAttribute('aria-expanded', 'true');
+  $('#rm-edit').textContent = `Change the category of ${tr._v.display}…`;
+  $('#rm-forget').textContent = tr._v.ids.length > 1 ? `Forget these ${tr._v.ids.length} visits…` : 'Forget this visit…';
+  menu.hidden = false;
+  const r = menuButtonOf.getBoundingClientRect();
+  const w = menu.offsetWidth;
+  const h = menu.offsetHeight;
+  // CSSOM, not a style attribute (the CSP forbids inline styles).
+  menu.style.left = `${Math.max(4, Math.min(window.innerWidth - w - 4, r.right - w))}px`;
+  menu.style.top = `${r.bottom + h + 4 > window.innerHeight ? Math.max(4, r.top - h - 2) : r.bottom + 2}px`;
+  menuItems()[0].focus();
+}
+
+/** Closes the row menu; `refocus`: the focus goes back to the button that opened it. */
+function closeMenu(refocus) {
+  const menu = $('#row-menu');
+  if (menu.hidden) return;
+  menu.hidden = true;
+  if (menuButtonOf) {
+    menuButtonOf.setAttribute('aria-expanded', 'false');
+    if (refocus && menuButtonOf.isConnected) menuButtonOf.focus();
+  }
+}
+
+function initMenu() {
+  const menu = $('#row-menu');
+  const act = (f) => () => {
+    const tr = menuOf;
+    closeMenu(true);
+    if (tr) f(tr);
+  };
+  $('#rm-website').addEventListener('click', act((tr) => go('website', { domain: tr._v.domain })));
+  $('#rm-edit').addEventListener('click', act((tr) => tr._edit()));
+  $('#rm-forget').addEventListener('click', act((tr) => forget.forgetRow(tr._v)));
+  menu.addEventListener('keydown', (e) => {
+    const items = menuItems();
+    const i = items.indexOf(document.activeElement);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      items[(i + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length].focus();
+    } else if (e.key === 'Home' || e.key === 'End') {
+      e.preventDefault();
+      items[e.key === 'Home' ? 0 : items.length - 1].focus();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      closeMenu(true);
+    } else if (e.key === 'Tab') {
+      closeMenu(false);
+    }
+  });
+  // A press anywhere else, or the list scrolling away from under it, closes it.
+  document.addEventListener('mousedown', (e) => {
+    if (!menu.hidden && !menu.contains(e.target) && e.target !== menuButtonOf) closeMenu(false);
+  });
+  $('#h-scroll').addEventListener('scroll', () => closeMenu(false), { passive: true });
 }
 
 /** A click on a row itself (not on one of its controls): shift selects a range, else details. */
@@ -118,6 +206,9 @@ function onRowKey(e) {
     e.preventDefault();
     setSelected(tr, !selected.has(tr));
     anchor = tr;
+  } else if (e.key === 'ContextMenu' || (e.key === 'F10' && e.shiftKey)) {
+    e.preventDefault();
+    openMenu(tr);
   } else if (e.key === 'Delete' || e.key === 'Backspace') {
     e.preventDefault();
     if (selected.size > 0) forgetSelected();
@@ -156,9 +247,12 @@ export function init() {
     }
   });
   $('#vd-close').addEventListener('click', () => $('#visit-dialog').close());
+  initMenu();
 }
 
 let detailsOf = null;
+
+const timeOnly = dateFormat({ timeStyle: 'short' });
 
 /** The visit details dialog of a row. */
 export function openDetails(tr) {
@@ -168,24 +262,47 @@ export function openDetails(tr) {
   const n = tr._v.ids.length;
   $('#vd-title').textContent = r.title || r.display;
   const dd = (label, ...value) => [el('dt', { text: label }), el('dd', {}, ...value)];
+  const first = tr._v.times[n - 1];
+  const source = el('span', { id: 'vd-source', text: sourceText(r.source) });
   $('#vd-body').replaceChildren(el('dl', { class: 'details' },
     ...dd('Address', el('span', { class: 'url', id: 'vd-url', text: r.url })),
-    ...dd('Website', r.display === r.domain ? r.display : `${r.display} (${r.domain})`),
-    ...dd('Visited', fmtTime(r.visited_at), n > 1 ? ` (and ${n - 1} more time${n === 2 ? '' : 's'} in a row)` : ''),
-    ...dd('Time spent', spent && spent.textContent ? `${spent.textContent}${spent.classList.contains('est') ? ' (estimated)' : ''}` : 'Not known'),
+    ...dd('Website', el('button', {
+      type: 'button', class: 'linkish link', id: 'vd-website',
+      onclick: () => {
+        $('#visit-dialog').close();
+        go('website', { domain: r.domain });
+      },
+    }, r.display === r.domain ? r.display : `${r.display} (${r.domain})`)),
+    ...dd('Visited', fmtTime(r.visited_at), n > 1 ? `: the latest of ${n} visits in a row (the first at ${timeOnly.format(new Date(first))})` : ''),
+    ...dd('Time spent', spent && spent.textContent ? `${spent.textContent}${spent.classList.contains('est') ? ' (estimated)' : ''}${n > 1 ? ' (the latest visit)' : ''}` : 'Not known'),
     ...dd('Category', categoryCell(...tr._cat)),
-    ...dd('Recorded by', sourceText(r.source)),
+    ...dd('Recorded by', source),
     ...(r.device ? dd('Device', r.device) : []),
   ));
-  $('#visit-dialog').showModal();
+  showModal($('#visit-dialog'));
   $('#vd-open').focus();
+  nameSource(r.source, source);
 }
 
-/** Where a visit came from, as people say it. */
+/** Where a visit came from, as people say it, before the backend has named the profile. */
 function sourceText(source) {
-  if (source.startsWith('extension:')) return `the Sitetrail extension in ${source.slice(10)}`;
   if (source === 'cli') return 'the sitetrail command';
-  return source;
+  return names.get(source) || (source.startsWith('extension:') ? 'the Sitetrail extension' : 'a browser on this computer');
+}
+
+/** source id -> its name as people say it ("Google Chrome, profile Default"), asked once each. */
+const names = new Map();
+
+/** Asks the backend what `source` is (a browser profile found on this computer, an extension) and
+ * writes it into `span`, unless the dialog shows another visit by then. */
+async function nameSource(source, span) {
+  if (names.has(source) || source === 'cli') return;
+  try {
+    names.set(source, await call('describe_source', { source }));
+  } catch (_) {
+    return; // the generic words stay
+  }
+  if (span.isConnected) span.textContent = names.get(source);
 }
 
 export function initDetails() {

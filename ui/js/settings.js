@@ -42,14 +42,21 @@ export function onChange(ch) {
 /** The About section: version, and the open data shipped with its licence and attribution. */
 function renderAbout(info) {
   $('#s-version').textContent = info.version;
-  $('#s-open-data').replaceChildren(...(info.open_data || []).map((d) => el('div', { class: 'open-data' },
-    el('p', {}, el('strong', { text: d.name }), ` — ${fmtNumber(d.entries)} ${d.unit || 'domains'}; ${d.source}.`),
-    el('p', { class: 'muted small attribution', text: d.attribution }),
-    el('p', { class: 'muted small', text: 'A separate data file under its own licence (CC BY-SA 4.0: share alike applies to it and changes to it, not to Sitetrail\'s code).' }))));
+  const data = info.open_data || [];
+  // One line per data file; the attributions and licence terms behind "Licences".
+  $('#s-open-data').replaceChildren(
+    ...data.map((d) => el('p', { class: 'open-data' }, el('strong', { text: d.name }), ` — ${fmtNumber(d.entries)} ${d.unit || 'domains'}; ${d.source}.`)),
+    data.length === 0 ? null : el('details', { id: 's-licences' },
+      el('summary', {}, 'Licences'),
+      ...data.map((d) => el('div', { class: 'licence' },
+        el('p', { class: 'small' }, el('strong', { text: d.name })),
+        el('p', { class: 'muted small attribution', text: d.attribution }))),
+      el('p', { class: 'muted small', text: 'Each is a separate data file under its own licence (CC BY-SA 4.0: share alike applies to it and changes to it, not to Sitetrail\'s code).' })),
+  );
 }
 
-function field(label, input, wide = false) {
-  return el('label', { class: wide ? 'wide' : null }, label, input);
+function field(label, input, wide = false, hint = null) {
+  return el('label', { class: wide ? 'wide' : null }, label, input, hint ? el('span', { class: 'hint small', text: hint }) : null);
 }
 
 function numberInput(id, value, min, max, placeholder = '') {
@@ -88,11 +95,28 @@ const classifierSpecs = (schema) => schema.filter((spec) => spec.scope === 'prov
 /** The form field's id for a setting: `s-` and the name with dashes (`s-fixed-delay-ms`). */
 const fieldId = (name) => `s-${name.replace(/_/g, '-')}`;
 
+/**
+ * Delays and timeouts are kept in milliseconds (the settings file's keys and units are a contract)
+ * and shown and entered in seconds: "1.5", not "1500".
+ */
+const inSeconds = (spec) => spec.unit === 'ms';
+const toShown = (spec, v) => (v === null || v === undefined || !inSeconds(spec) ? v : v / 1000);
+const fromShown = (spec, v) => (v === null || !inSeconds(spec) ? v : Math.round(v * 1000));
+
+/** Placeholders longer than this go under the field as a hint: a narrow field would cut them. */
+const PLACEHOLDER_MAX = 24;
+
+/** What an empty optional field means, when too long for a placeholder. */
+function unsetHint(spec) {
+  return spec.optional && spec.unset && spec.unset.length > PLACEHOLDER_MAX ? `Empty: ${spec.unset}.` : null;
+}
+
 /** One input for a setting, drawn from its spec (kind, limits, unit, what unset means). */
 function input(spec, value, effective) {
   const id = fieldId(spec.name);
   const k = spec.kind;
   const title = spec.help;
+  const placeholder = spec.optional && !unsetHint(spec) ? spec.unset : '';
   switch (k.type) {
     case 'choice': {
       const select = el('select', { id, title },
@@ -102,22 +126,31 @@ function input(spec, value, effective) {
     }
     case 'integer':
     case 'number':
+      if (inSeconds(spec)) {
+        return el('input', {
+          type: 'number', id, title, min: String(k.min / 1000), max: String(k.max / 1000), step: 'any',
+          value: toShown(spec, value) ?? '', placeholder, inputmode: 'decimal',
+        });
+      }
       return el('input', {
         type: 'number', id, title, min: String(k.min), max: String(k.max), step: k.type === 'integer' ? '1' : 'any',
-        value: value ?? '', placeholder: spec.optional ? spec.unset : '', inputmode: k.type === 'integer' ? 'numeric' : 'decimal',
+        value: value ?? '', placeholder, inputmode: k.type === 'integer' ? 'numeric' : 'decimal',
       });
     case 'hosts':
       return el('textarea', { id, title, rows: '3', text: (value || []).join('\n') });
     default: // text, url
       return el('input', {
         type: k.type === 'url' ? 'url' : 'text', id, title, value: value ?? '',
-        placeholder: effective || (spec.optional ? spec.unset : ''),
+        placeholder: effective || placeholder,
       });
   }
 }
 
+/** Units as a label says them. */
+const UNIT_NAMES = { ms: 'seconds', min: 'minutes' };
+
 function labelOf(spec) {
-  const unit = spec.unit ? ` (${spec.unit})` : '';
+  const unit = spec.unit ? ` (${UNIT_NAMES[spec.unit] || spec.unit})` : '';
   const note = spec.kind.type === 'hosts' ? ' (one per line: example.com or *.corp.example; kept on all your devices)' : '';
   return `${spec.label}${unit}${note}`;
 }
@@ -133,7 +166,7 @@ function renderClassifier(s) {
   note.textContent = notes.join(' ');
 
   const effective = { base_url: s.effective.base_url, model: s.effective.model };
-  const fieldFor = (spec) => field(labelOf(spec), input(spec, c[spec.name], effective[spec.name]), spec.kind.type === 'hosts');
+  const fieldFor = (spec) => field(labelOf(spec), input(spec, c[spec.name], effective[spec.name]), spec.kind.type === 'hosts', unsetHint(spec));
   const key = el('input', { type: 'password', id: 's-api-key', autocomplete: 'off', placeholder: keyPlaceholder(s.key) });
   const keyNote = el('p', { class: s.key.keyring_available ? 'muted small' : 'note warn small', id: 's-key-note', text: keyText(s.key) });
   const testOut = el('p', { class: 'line small', id: 's-test-result', role: 'status', 'aria-live': 'polite' });
@@ -164,7 +197,7 @@ function renderClassifier(s) {
   $('#s-provider').addEventListener('change', remoteOnly);
   remoteOnly();
   $('#s-actions').replaceChildren(
-    el('button', { type: 'submit', id: 's-save' }, 'Save settings'),
+    el('button', { type: 'submit', id: 's-save', form: 's-form' }, 'Save settings'),
     el('span', { class: 'muted small', id: 's-save-status', role: 'status', 'aria-live': 'polite' }));
 }
 
@@ -199,7 +232,7 @@ function formSettings() {
     switch (spec.kind.type) {
       case 'integer':
       case 'number': {
-        const v = numberOrNull(`#${fieldId(spec.name)}`);
+        const v = fromShown(spec, numberOrNull(`#${fieldId(spec.name)}`));
         if (v !== null || spec.optional) out[spec.name] = v;
         break;
       }
@@ -276,7 +309,7 @@ function renderImport(imp) {
   interval.title = minutes.help;
   body.replaceChildren(
     el('div', { class: 'fields' },
-      field(`${labelOf(minutes)}, 0 = never`, interval)),
+      field(labelOf(minutes), interval, false, '0: never.')),
     el('p', { class: 'muted small', text: 'Browsers linked to the extension (above) are recorded live, so they are left out of these imports.' }),
     imp.profiles.length === 0
       ? el('p', { class: 'muted', text: 'No browser profiles found on this computer.' })

@@ -187,14 +187,23 @@ export function legendKey(key, onCategory) {
     : el('span', { class: 'key', 'data-category': key }, ...parts);
 }
 
+/** A donut's centre text in lines: a duration breaks after its hours, a count before its word. */
+export function centreLines(text) {
+  const hours = text.match(/^(.* h) (.+)$/);
+  if (hours) return [hours[1], hours[2]];
+  const count = text.match(/^(\S+) (visits?)$/);
+  if (count) return [count[1], count[2]];
+  return [text];
+}
+
 /**
  * The donut of `slices` ([{key, value}], value > 0) into `box`, with `centre` text. Each slice
  * clicks through with `onCategory(key)`. Slices are in the categories' fixed colours.
  */
 export function drawDonut(box, slices, { centre, describe, onCategory }) {
   const size = 168;
-  const r = 76;
-  const inner = 48;
+  const r = 80;
+  const inner = 54;
   const c = size / 2;
   const sum = slices.reduce((a, s) => a + s.value, 0);
   const chart = svg('svg', { width: size, height: size, viewBox: `0 0 ${size} ${size}` });
@@ -207,7 +216,13 @@ export function drawDonut(box, slices, { centre, describe, onCategory }) {
     const a = (s.value / sum) * Math.PI * 2;
     let shape;
     if (slices.length === 1) {
-      shape = svg('circle', { cx: c, cy: c, r: (r + inner) / 2, fill: 'none', stroke: colourOf(s.key), 'stroke-width': r - inner });
+      // The whole ring, filled (a stroked circle would take the slices' outline style instead).
+      shape = svg('path', {
+        d: `M ${c} ${c - r} A ${r} ${r} 0 1 1 ${c} ${c + r} A ${r} ${r} 0 1 1 ${c} ${c - r} Z `
+          + `M ${c} ${c - inner} A ${inner} ${inner} 0 1 0 ${c} ${c + inner} A ${inner} ${inner} 0 1 0 ${c} ${c - inner} Z`,
+        fill: colourOf(s.key),
+        'fill-rule': 'evenodd',
+      });
     } else {
       const [x1, y1] = [c + r * Math.cos(angle), c + r * Math.sin(angle)];
       const [x2, y2] = [c + r * Math.cos(angle + a), c + r * Math.sin(angle + a)];
@@ -226,7 +241,14 @@ export function drawDonut(box, slices, { centre, describe, onCategory }) {
     chart.append(shape);
     angle += a;
   }
-  chart.append(svg('text', { x: c, y: c + 5, class: 'centre', 'text-anchor': 'middle' }, centre));
+  // The centre figure on at most two short lines ("≈ 2 h" over "21 min", "1,234" over "visits"),
+  // so it sits inside the hole with room around it instead of touching the ring.
+  const lines = centreLines(centre || '');
+  const text = svg('text', { x: c, y: c + 5 - (lines.length - 1) * 8, class: 'centre', 'text-anchor': 'middle' });
+  // (A space ends every line but the last, so the text reads whole: "≈ 2 h 21 min".)
+  lines.forEach((line, i) => text.append(svg('tspan', { x: c, dy: i === 0 ? 0 : 16 }, i < lines.length - 1 ? `${line} ` : line)));
+  chart.dataset.inner = String(inner);
+  chart.append(text);
   box.replaceChildren(chart);
 }
 

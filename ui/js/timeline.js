@@ -57,33 +57,34 @@ function draw(box) {
     box.replaceChildren(el('p', { class: 'empty', text: 'No visits on this day.' }));
     return;
   }
-  // The hours that have something, at least four, whole hours.
+  // The axis spans the visits, not the day: from the first start to the last end, rounded out to
+  // the tick step, at least ten minutes. A morning of five minutes fills the width as a whole
+  // day does, instead of a thin stripe on a fixed four-hour axis.
   const starts = visits.map((v) => new Date(v.visited_at).getTime());
   const ends = visits.map((v, i) => starts[i] + durationOf(v)[0]);
-  let from = Math.floor((Math.min(...starts) - dayStart) / 3_600_000);
-  let to = Math.ceil((Math.max(...ends) - dayStart) / 3_600_000);
-  if (to <= from) to = from + 1;
-  while (to - from < 4) {
-    if (from > 0) from -= 1;
-    if (to - from < 4 && to < 24) to += 1;
-    if (from === 0 && to === 24) break;
-  }
   const W = Math.max(280, box.clientWidth || 600);
   const left = 8;
   const right = 8;
   const top = 6;
   const laneH = 40;
   const H = top + laneH + 28;
-  const span = (to - from) * 3_600_000;
-  const x = (t) => left + ((t - dayStart - from * 3_600_000) / span) * (W - left - right);
+  const { from, to, step } = axisSpan(Math.min(...starts) - dayStart, Math.max(...ends) - dayStart, W - left - right);
+  const span = to - from;
+  const x = (t) => left + ((t - dayStart - from) / span) * (W - left - right);
   const chart = svg('svg', { width: W, height: H, role: 'img' });
-  chart.append(svg('title', {}, `Visits from ${String(from).padStart(2, '0')}:00 to ${String(to).padStart(2, '0')}:00`));
-  // Hour ticks: every hour while there is room for the labels, else every 2, 3 or 6.
-  const every = [1, 2, 3, 6].find((n) => ((W - left - right) / (to - from)) * n >= 48) || 6;
-  for (let h = from; h <= to; h += 1) {
-    const xx = x(dayStart + h * 3_600_000);
-    chart.append(svg('line', { x1: xx, x2: xx, y1: top, y2: top + laneH + 4, class: h % every === 0 ? 'grid-line' : 'grid-line faint' }));
-    if (h % every === 0) chart.append(svg('text', { x: xx, y: H - 8, class: 'n tick', 'text-anchor': h === from ? 'start' : h === to ? 'end' : 'middle' }, `${String(h % 24).padStart(2, '0')}:00`));
+  chart.dataset.from = String(from);
+  chart.dataset.to = String(to);
+  const clock = (t) => timeOnly.format(new Date(dayStart + t));
+  chart.append(svg('title', {}, `Visits from ${clock(from)} to ${clock(to)}`));
+  // A tick every step, labelled while the labels have room (else every second or third).
+  const ticks = Math.round(span / step);
+  const every = [1, 2, 3, 4, 6].find((n) => ((W - left - right) / ticks) * n >= 72) || 6;
+  for (let i = 0; i <= ticks; i += 1) {
+    const t = from + i * step;
+    const xx = x(dayStart + t);
+    const labelled = i % every === 0;
+    chart.append(svg('line', { x1: xx, x2: xx, y1: top, y2: top + laneH + 4, class: labelled ? 'grid-line' : 'grid-line faint' }));
+    if (labelled) chart.append(svg('text', { x: xx, y: H - 8, class: 'n tick', 'text-anchor': i === 0 ? 'start' : i === ticks ? 'end' : 'middle' }, clock(t)));
   }
   chart.append(svg('line', { x1: left, x2: W - right, y1: top + laneH, y2: top + laneH, class: 'axis' }));
   visits.forEach((v, i) => {
@@ -119,6 +120,29 @@ function draw(box) {
   if (data.truncated) notes.push(`Only the first ${visits.length} visits of the day are shown.`);
   notes.push('Click a block to open the visit in History.');
   box.replaceChildren(chart, legend, el('p', { class: 'line muted small', text: notes.join(' ') }));
+}
+
+/** Tick steps of the axis (minutes). */
+const STEPS_MIN = [1, 2, 5, 10, 15, 30, 60, 120, 180];
+
+/**
+ * The axis for visits from `first` to `last` (ms after midnight) on `width` pixels: whole steps
+ * of 1 minute to 3 hours, one every 80 px at most, at least 10 minutes, inside the day.
+ */
+export function axisSpan(first, last, width) {
+  const DAY = 24 * 3_600_000;
+  let lo = Math.max(0, first);
+  let hi = Math.min(DAY, Math.max(last, lo + 1));
+  const MIN_SPAN = 10 * 60_000;
+  if (hi - lo < MIN_SPAN) {
+    const mid = (lo + hi) / 2;
+    lo = Math.max(0, mid - MIN_SPAN / 2);
+    hi = Math.min(DAY, lo + MIN_SPAN);
+    lo = Math.max(0, hi - MIN_SPAN);
+  }
+  const most = Math.max(2, Math.floor(width / 80));
+  const step = (STEPS_MIN.find((m) => (hi - lo) / (m * 60_000) <= most) || 180) * 60_000;
+  return { from: Math.floor(lo / step) * step, to: Math.min(DAY, Math.ceil(hi / step) * step), step };
 }
 
 function describeTime(ms, est) {

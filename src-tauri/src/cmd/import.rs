@@ -19,6 +19,17 @@ pub async fn detect_browsers() -> CmdResult<Vec<ProfileView>> {
     Ok(detected().await?.iter().map(ProfileView::from).collect())
 }
 
+/// What a visit's source id is, as people say it ("Google Chrome, profile Default", "the Sitetrail
+/// extension in Firefox"), from the profiles found on this computer.
+#[tauri::command]
+pub async fn describe_source(source: String) -> CmdResult<String> {
+    if source.chars().count() > 200 {
+        return Err(CmdError::invalid("A source id has at most 200 characters."));
+    }
+    let profiles = detected().await?;
+    Ok(sitetrail::blocking::run(move || Ok(sitetrail::sources::describe_source(&source, &profiles))).await?)
+}
+
 /// Imports the named profiles (every detected one if `ids` is empty), sending `import-progress`
 /// events; returns what each profile gave.
 #[tauri::command]

@@ -147,7 +147,10 @@ fn history_groups_visits_by_day_collapses_repeats_shows_icons_and_forgets() {
     h.screenshot("history-days.png");
 
     // Forget the collapsed row: its three visits go, and the website with them.
-    h.click(&format!("{news} button.forget"));
+    // Its menu's "Forget these 3 visits…".
+    h.click(&format!("{news} button.more"));
+    assert_eq!(h.text("#rm-forget"), "Forget these 3 visits…");
+    h.click("#rm-forget");
     h.wait_for(WAIT, || {
         (h.exec("return document.getElementById('forget-dialog').open", json!([])) == true).then_some(())
     });

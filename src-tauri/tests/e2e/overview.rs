@@ -18,7 +18,7 @@ pub const WAIT: Duration = Duration::from_secs(60);
 const MIN: i64 = 60_000;
 
 /// Local midnight today.
-fn midnight() -> Timestamp {
+pub(super) fn midnight() -> Timestamp {
     let start = Local::now().date_naive().and_hms_opt(0, 0, 0).expect("midnight");
     Timestamp(
         Local
@@ -39,7 +39,13 @@ fn today_at(store: &Store, i: i64, n: i64) -> Timestamp {
 
 /// Records a visit at `when` with its measured time (`Some(ms)`), an imported estimate
 /// (`estimate`) or no time; returns its id.
-fn seed(store: &Store, url: &str, when: Timestamp, active: Option<i64>, estimate: Option<i64>) -> String {
+pub(super) fn seed(
+    store: &Store,
+    url: &str,
+    when: Timestamp,
+    active: Option<i64>,
+    estimate: Option<i64>,
+) -> String {
     let rec = store
         .record_visit(&NewVisit {
             url,

@@ -168,7 +168,8 @@ fn history_search_and_category_filter() {
     h.screenshot("history-games.png");
 
     // Edit: set the website's category from the dialog; every row of it follows.
-    h.click("#h-rows tr[data-domain='puzzles.example'] button.edit");
+    h.click("#h-rows tr[data-domain='puzzles.example'] button.more");
+    h.click("#rm-edit");
     h.wait_for(WAIT, || {
         (h.exec("return document.getElementById('cat-dialog').open", json!([])) == true).then_some(())
     });

@@ -70,14 +70,15 @@ fn settings_survive_a_restart_and_the_key_is_in_no_file() {
     );
     h.type_into("#s-base-url", &fake.base_url);
     h.type_into("#s-model", "e2e-model");
-    h.type_into("#s-fixed-delay-ms", "1500");
+    // Delays are entered in seconds (the file keeps milliseconds).
+    h.type_into("#s-fixed-delay-ms", "1.5");
     h.type_into("#s-max-requests-per-minute", "30");
     h.type_into("#s-batch-size", "5");
     h.type_into("#s-max-attempts", "7");
     h.type_into("#s-exclusions", "*.corp.example");
     // The advanced settings are drawn from the same schema, behind a disclosure.
     h.click("#s-advanced summary");
-    h.type_into("#s-retry-base-ms", "45000");
+    h.type_into("#s-retry-base-ms", "45");
     h.type_into("#s-api-key", KEY);
     h.click("#s-key-save");
     h.wait_for(WAIT, || (value(&h, "#s-api-key").is_empty()).then_some(()));
@@ -110,17 +111,21 @@ fn settings_survive_a_restart_and_the_key_is_in_no_file() {
     h.wait_for(WAIT, || (value(&h, "#s-base-url") == fake.base_url).then_some(()));
     assert_eq!(value(&h, "#s-provider"), "openai");
     assert_eq!(value(&h, "#s-model"), "e2e-model");
-    assert_eq!(value(&h, "#s-fixed-delay-ms"), "1500");
+    assert_eq!(value(&h, "#s-fixed-delay-ms"), "1.5");
     assert_eq!(value(&h, "#s-max-requests-per-minute"), "30");
     assert_eq!(value(&h, "#s-batch-size"), "5");
     assert_eq!(value(&h, "#s-max-attempts"), "7");
     assert_eq!(value(&h, "#s-exclusions"), "*.corp.example");
-    assert_eq!(value(&h, "#s-retry-base-ms"), "45000");
+    assert_eq!(value(&h, "#s-retry-base-ms"), "45");
     h.screenshot("settings-after-restart.png");
     h.quit();
 
     let saved = std::fs::read_to_string(dirs.config.join("sitetrail/settings.json")).expect("settings file");
     assert!(saved.contains("e2e-model"), "{saved}");
+    // The file keeps its keys and units: milliseconds.
+    let file: serde_json::Value = serde_json::from_str(&saved).expect("settings JSON");
+    assert_eq!(file["fixed_delay_ms"], 1500, "{saved}");
+    assert_eq!(file["retry_base_ms"], 45_000, "{saved}");
     // The data dir, the config dir, the database with its WAL, and the app's log: no key anywhere.
     let leaks = files_containing(dirs.dir.path(), KEY.as_bytes());
     assert!(leaks.is_empty(), "API key found in {leaks:?}");
