@@ -17,6 +17,7 @@ mod out;
 mod package;
 mod report;
 mod review;
+mod roff;
 mod settings;
 mod status;
 mod sync;
