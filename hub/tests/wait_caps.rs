@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use sitetrail::sync::engine;
 use uuid::Uuid;
 
-use crate::support::{postgres, records, Account, Api, Hub};
+use crate::support::{postgres, records, sample, Account, Api, Hub};
 use crate::sync_support::Device;
 
 /// A wait of `account` from `address` (through the proxy header): (status, Retry-After, time).
@@ -211,14 +211,21 @@ async fn the_waits_of_one_account_share_one_index_read_per_wake() {
             tokio::spawn(async move { wait(&hub, &account, Uuid::new_v4(), "192.0.2.1", 0).await })
         })
         .collect();
-    // Every wait has read the index once on its way in (shared too, or not: that is before).
+    // Every wait has read the index once on its way in (shared too, or not: that is before):
+    // all of them wait, and none holds or asks for a connection.
+    hub.wait_for_waits(WAITS).await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while reads().await == 0 {
-        assert!(Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    loop {
+        let text = hub.metrics().await;
+        let idle = |series| sample(&text, series) == Some(0.0);
+        if idle("sitetrail_hub_pool_connections_in_use") && idle("sitetrail_hub_pool_waiting") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
     let before = reads().await;
+    assert!(before > 0, "the waits read the index on their way in");
     assert!(api
         .push(&account, &records(laptop, "ops", 1, 1, 10))
         .await
