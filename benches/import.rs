@@ -23,6 +23,9 @@
     clippy::cast_possible_truncation
 )]
 
+#[path = "support/chromium.rs"]
+mod chromium;
+use chromium::{CHAIN_START_END, CHROMIUM_EPOCH_OFFSET};
 #[path = "support/no_index.rs"]
 mod no_index;
 #[path = "support/rng.rs"]
@@ -32,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use rusqlite::{params, Connection};
+use rusqlite::params;
 use sitetrail::import::{self, Browser, ImportOptions};
 use sitetrail::Store;
 
@@ -43,10 +46,6 @@ type R<T> = Result<T, Box<dyn std::error::Error>>;
 const HOSTS: u64 = 20_000;
 /// Distinct page URLs per host.
 const PAGES_PER_HOST: u64 = 5;
-/// Microseconds from 1601-01-01 to 1970-01-01.
-const CHROMIUM_EPOCH_OFFSET: i64 = 11_644_473_600_000_000;
-
-const CHAIN_START_END: i64 = 0x3000_0000;
 const SERVER_REDIRECT_END: i64 = 0xA000_0000_u32 as i32 as i64;
 const AUTO_SUBFRAME: i64 = 3 | 0x3000_0000;
 
@@ -255,18 +254,7 @@ fn cpu_secs() -> R<f64> {
 /// are subframes and 5% redirect sources (each followed by its chain end).
 fn build_history(path: &PathBuf, visits: u64) -> R<()> {
     let _ = std::fs::remove_file(path);
-    let mut conn = Connection::open(path)?;
-    conn.execute_batch(
-        r#"PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
-           CREATE TABLE meta(key LONGVARCHAR NOT NULL UNIQUE PRIMARY KEY, value LONGVARCHAR);
-           INSERT INTO meta VALUES ('version', '70'), ('last_compatible_version', '16');
-           CREATE TABLE urls(id INTEGER PRIMARY KEY AUTOINCREMENT,url LONGVARCHAR,title LONGVARCHAR,visit_count INTEGER DEFAULT 0 NOT NULL,typed_count INTEGER DEFAULT 0 NOT NULL,last_visit_time INTEGER NOT NULL,hidden INTEGER DEFAULT 0 NOT NULL);
-           CREATE INDEX urls_url_index ON urls (url);
-           CREATE TABLE visits(id INTEGER PRIMARY KEY AUTOINCREMENT,url INTEGER NOT NULL,visit_time INTEGER NOT NULL,from_visit INTEGER,external_referrer_url TEXT,transition INTEGER DEFAULT 0 NOT NULL,segment_id INTEGER,visit_duration INTEGER DEFAULT 0 NOT NULL,incremented_omnibox_typed_score BOOLEAN DEFAULT FALSE NOT NULL,opener_visit INTEGER,originator_cache_guid TEXT,originator_visit_id INTEGER,originator_from_visit INTEGER,originator_opener_visit INTEGER,is_known_to_sync BOOLEAN DEFAULT FALSE NOT NULL,consider_for_ntp_most_visited BOOLEAN DEFAULT FALSE NOT NULL,visited_link_id INTEGER DEFAULT 0 NOT NULL,app_id TEXT);
-           CREATE INDEX visits_url_index ON visits (url);
-           CREATE INDEX visits_from_index ON visits (from_visit);
-           CREATE INDEX visits_time_index ON visits (visit_time);"#,
-    )?;
+    let mut conn = chromium::create(path)?;
     let tx = conn.transaction()?;
     let start = 1_700_000_000_000_000 + CHROMIUM_EPOCH_OFFSET;
     {

@@ -24,6 +24,8 @@
 
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/chromium.rs"]
+mod chromium;
 #[path = "support/history_db.rs"]
 mod history_db;
 #[path = "../tests/support/sync.rs"]
@@ -196,8 +198,7 @@ fn main() {
 
 /// Writes the visits of `d` (URL, title, time) to a Chromium `History` file at `path`.
 fn chromium_history(d: &Device, path: &std::path::Path) {
-    const CHROMIUM_EPOCH_OFFSET: i64 = 11_644_473_600_000_000;
-    const CHAIN_START_END: i64 = 0x3000_0000;
+    use chromium::{CHAIN_START_END, CHROMIUM_EPOCH_OFFSET};
     let rows: Vec<(String, Option<String>, i64)> = d
         .store
         .with_conn(|c| {
@@ -206,18 +207,7 @@ fn chromium_history(d: &Device, path: &std::path::Path) {
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .unwrap();
-    let mut conn = rusqlite::Connection::open(path).unwrap();
-    conn.execute_batch(
-        r#"PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
-           CREATE TABLE meta(key LONGVARCHAR NOT NULL UNIQUE PRIMARY KEY, value LONGVARCHAR);
-           INSERT INTO meta VALUES ('version', '70'), ('last_compatible_version', '16');
-           CREATE TABLE urls(id INTEGER PRIMARY KEY AUTOINCREMENT,url LONGVARCHAR,title LONGVARCHAR,visit_count INTEGER DEFAULT 0 NOT NULL,typed_count INTEGER DEFAULT 0 NOT NULL,last_visit_time INTEGER NOT NULL,hidden INTEGER DEFAULT 0 NOT NULL);
-           CREATE INDEX urls_url_index ON urls (url);
-           CREATE TABLE visits(id INTEGER PRIMARY KEY AUTOINCREMENT,url INTEGER NOT NULL,visit_time INTEGER NOT NULL,from_visit INTEGER,external_referrer_url TEXT,transition INTEGER DEFAULT 0 NOT NULL,segment_id INTEGER,visit_duration INTEGER DEFAULT 0 NOT NULL,incremented_omnibox_typed_score BOOLEAN DEFAULT FALSE NOT NULL,opener_visit INTEGER,originator_cache_guid TEXT,originator_visit_id INTEGER,originator_from_visit INTEGER,originator_opener_visit INTEGER,is_known_to_sync BOOLEAN DEFAULT FALSE NOT NULL,consider_for_ntp_most_visited BOOLEAN DEFAULT FALSE NOT NULL,visited_link_id INTEGER DEFAULT 0 NOT NULL,app_id TEXT);
-           CREATE INDEX visits_url_index ON visits (url);
-           CREATE INDEX visits_time_index ON visits (visit_time);"#,
-    )
-    .unwrap();
+    let mut conn = chromium::create(path).unwrap();
     let tx = conn.transaction().unwrap();
     {
         let mut url = tx

@@ -20,6 +20,8 @@ use crate::error::{Error, Result};
 use crate::ids::WebsiteId;
 use crate::outbox;
 use crate::store::{Change, Store};
+use crate::sync_log::ops::Op;
+use crate::synced_list::SyncedList;
 use crate::time::Timestamp;
 
 /// An entry of the list.
@@ -134,34 +136,28 @@ fn list_websites_under(conn: &Connection, domain: &str) -> Result<Vec<(WebsiteId
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Queues the (un)blocking of `domain` for the other devices.
-fn queue_block_in(tx: &Transaction<'_>, domain: &Domain, blocked: bool) -> Result<()> {
-    crate::sync_log::local::queue_register_in(
-        tx,
-        &crate::sync_log::local::block_key(domain.as_str()),
-        Some(crate::sync_log::local::flag(blocked)),
-        &crate::sync_log::ops::Op::Block {
-            domain: domain.as_str().to_owned(),
-            blocked,
-        },
-    )
+/// The list as it is synced: a register per domain (`block:<domain>`), [`Op::Block`] on the wire.
+const LIST: SyncedList = SyncedList {
+    insert: r#"INSERT INTO blocked_domain (domain, blocked_at) VALUES (:key, :now)
+               ON CONFLICT (domain) DO NOTHING"#,
+    delete: r#"DELETE FROM blocked_domain WHERE domain = :key"#,
+    register_key: crate::sync_log::local::block_key,
+    op: block_op,
+};
+
+fn block_op(domain: &str, blocked: bool) -> Op {
+    Op::Block {
+        domain: domain.to_owned(),
+        blocked,
+    }
 }
 
 /// Adds `domain` to the list (true if it was not on it) and settles the live jobs of its websites
 /// and their subdomains' in the same transaction, so none is classified from now on.
 pub fn block_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Result<bool> {
-    let added = tx
-        .prepare_cached(
-            r#"INSERT INTO blocked_domain (domain, blocked_at) VALUES (:d, :now)
-               ON CONFLICT (domain) DO NOTHING"#,
-        )?
-        .execute(named_params! { ":d": domain.as_str(), ":now": now })?
-        == 1;
+    let added = LIST.add_in(tx, domain.as_str(), now)?;
     for (id, _, _) in list_websites_under(tx, domain.as_str())? {
         outbox::settle_job_for_website(tx, id)?;
-    }
-    if added {
-        queue_block_in(tx, domain, true)?;
     }
     Ok(added)
 }
@@ -169,12 +165,8 @@ pub fn block_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Result
 /// Removes `domain` from the list (true if it was on it) and queues again the websites it kept
 /// from being classified (not classified yet, and not blocked by another entry).
 pub fn unblock_in(tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Result<bool> {
-    let removed = tx
-        .prepare_cached(r#"DELETE FROM blocked_domain WHERE domain = :d"#)?
-        .execute(named_params! { ":d": domain.as_str() })?
-        == 1;
+    let removed = LIST.remove_in(tx, domain.as_str())?;
     if removed {
-        queue_block_in(tx, domain, false)?;
         for (id, site, uncategorized) in list_websites_under(tx, domain.as_str())? {
             if uncategorized && get_blocking_entry(tx, &site)?.is_none() {
                 outbox::requeue_job_for_website(tx, id, now)?;

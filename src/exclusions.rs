@@ -10,12 +10,14 @@
 //! form they are matched in: `bank.example` (that domain) or `*.corp.example` (the suffix and
 //! everything under it).
 
-use rusqlite::{named_params, Connection, Transaction};
+use rusqlite::{Connection, Transaction};
 
 use crate::classify::privacy::{normalise_pattern, Exclusions};
 use crate::domain::unicode_form;
 use crate::error::Result;
 use crate::store::{Change, Store};
+use crate::sync_log::ops::Op;
+use crate::synced_list::SyncedList;
 use crate::time::Timestamp;
 
 /// An entry of the list.
@@ -72,46 +74,33 @@ pub fn load(conn: &Connection) -> Result<Exclusions> {
     }))
 }
 
-/// Queues the change of `pattern` for the other devices.
-fn queue_in(tx: &Transaction<'_>, pattern: &str, excluded: bool) -> Result<()> {
-    crate::sync_log::local::queue_register_in(
-        tx,
-        &crate::sync_log::local::exclude_key(pattern),
-        Some(crate::sync_log::local::flag(excluded)),
-        &crate::sync_log::ops::Op::Exclude {
-            pattern: pattern.to_owned(),
-            excluded,
-        },
-    )
+/// The list as it is synced: a register per pattern (`exclude:<pattern>`), [`Op::Exclude`] on
+/// the wire.
+const LIST: SyncedList = SyncedList {
+    insert: r#"INSERT INTO excluded_host (pattern, excluded_at) VALUES (:key, :now)
+               ON CONFLICT (pattern) DO NOTHING"#,
+    delete: r#"DELETE FROM excluded_host WHERE pattern = :key"#,
+    register_key: crate::sync_log::local::exclude_key,
+    op: exclude_op,
+};
+
+fn exclude_op(pattern: &str, excluded: bool) -> Op {
+    Op::Exclude {
+        pattern: pattern.to_owned(),
+        excluded,
+    }
 }
 
 /// Adds `pattern` (already [`canonical`]); true if it was not on the list.
 pub fn exclude_in(tx: &Transaction<'_>, pattern: &str, now: Timestamp) -> Result<bool> {
-    let added = tx
-        .prepare_cached(
-            r#"INSERT INTO excluded_host (pattern, excluded_at) VALUES (:p, :now)
-               ON CONFLICT (pattern) DO NOTHING"#,
-        )?
-        .execute(named_params! { ":p": pattern, ":now": now })?
-        == 1;
-    if added {
-        queue_in(tx, pattern, true)?;
-    }
-    Ok(added)
+    LIST.add_in(tx, pattern, now)
 }
 
 /// Takes `pattern` (already [`canonical`]) off the list; true if it was on it. Websites answered
 /// by the built-in rules while it was excluded keep their answer (`sitetrail reclassify` asks
 /// the provider about one).
 pub fn include_in(tx: &Transaction<'_>, pattern: &str) -> Result<bool> {
-    let removed = tx
-        .prepare_cached(r#"DELETE FROM excluded_host WHERE pattern = :p"#)?
-        .execute(named_params! { ":p": pattern })?
-        == 1;
-    if removed {
-        queue_in(tx, pattern, false)?;
-    }
-    Ok(removed)
+    LIST.remove_in(tx, pattern)
 }
 
 impl Store {

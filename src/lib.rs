@@ -43,6 +43,7 @@ pub mod sql_enum;
 pub mod store;
 pub mod sync;
 pub mod sync_log;
+mod synced_list;
 pub mod time;
 pub mod time_spent;
 pub mod title_judging;

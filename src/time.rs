@@ -127,6 +127,18 @@ impl Clock for SystemClock {
     }
 }
 
+/// The real clock, `.0` microseconds off: a device whose clock is wrong (the sync tests), or a
+/// command given a "now" of its own (the CLI's `SITETRAIL_NOW` test hook). It moves at the real
+/// clock's pace.
+#[derive(Debug, Clone, Copy)]
+pub struct OffsetClock(pub i64);
+
+impl Clock for OffsetClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(Timestamp::now().0.saturating_add(self.0))
+    }
+}
+
 /// A clock that only moves when told to; for tests.
 #[derive(Debug, Clone)]
 pub struct ManualClock(Arc<AtomicI64>);

@@ -16,4 +16,7 @@ pub struct App {
     pub notifier: Arc<crate::notify::Notifier>,
     /// The quotas per account (`--quota-*`, `--max-new-accounts-per-hour`).
     pub quotas: crate::quota::Quotas,
+    /// The longest lease a claim is granted, in milliseconds (`--max-lease-ms`); `None`: the
+    /// lease the device asks for.
+    pub max_lease_ms: Option<u64>,
 }

@@ -269,6 +269,13 @@ struct ServeArgs {
     #[arg(long, env = "SITETRAIL_HUB_QUOTA_LEASES", default_value_t = quota::DEFAULT_LEASES, value_name = "N")]
     quota_leases: u64,
 
+    /// The longest lease the hub grants a claim, in milliseconds (default: the lease the device
+    /// asks for, at most an hour). A device that dies mid-call blocks the websites it claimed
+    /// for this long at most.
+    #[arg(long, env = "SITETRAIL_HUB_MAX_LEASE_MS", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    max_lease_ms: Option<u64>,
+
     /// New accounts this hub creates per hour over every address (beside the 10 per address and
     /// minute); 0 for no limit. Past it creations are refused 429 with Retry-After.
     #[arg(long, env = "SITETRAIL_HUB_MAX_NEW_ACCOUNTS_PER_HOUR",
@@ -476,6 +483,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         quotas: args.quotas(),
         real_ip_header: args.real_ip_header,
         notifier: notifier.clone(),
+        max_lease_ms: args.max_lease_ms,
     };
     let limits = server::Limits {
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),

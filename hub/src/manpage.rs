@@ -2,10 +2,16 @@
 //! one per command), made by clap_mangen from the real command line, with the sections clap has
 //! no place for: EXAMPLES, EXIT STATUS, ENVIRONMENT and FILES. `scripts/package` installs them.
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::Command;
+
+/// How the pages are made, shared with the `sitetrail` CLI's (the hub does not depend on the
+/// library, so the file is included by its path).
+#[path = "../../src/cli/roff.rs"]
+mod roff;
+
+use roff::Section;
 
 /// The hub's examples (as in docs/hub.md).
 const EXAMPLES: &[(&str, &str)] = &[
@@ -68,59 +74,18 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-fn roff_text(out: &mut Vec<u8>, text: &str) {
-    let mut s = text.replace('\\', "\\e").replace('-', "\\-");
-    if s.starts_with('.') || s.starts_with('\'') {
-        s.insert_str(0, "\\&");
-    }
-    out.extend_from_slice(s.as_bytes());
-    out.push(b'\n');
-}
-
-fn tagged_section<T: AsRef<str>>(out: &mut Vec<u8>, title: &str, entries: &[(T, &str)]) {
-    out.extend_from_slice(format!(".SH {title}\n").as_bytes());
-    for (tag, text) in entries {
-        out.extend_from_slice(b".TP\n\\fB");
-        let mut t = Vec::new();
-        roff_text(&mut t, tag.as_ref());
-        t.pop();
-        out.extend_from_slice(&t);
-        out.extend_from_slice(b"\\fR\n");
-        roff_text(out, text);
-    }
-}
-
-fn render(cmd: &Command) -> std::io::Result<Vec<u8>> {
-    let man = clap_mangen::Man::new(cmd.clone());
-    let mut out = Vec::new();
-    man.render_title(&mut out)?;
-    man.render_name_section(&mut out)?;
-    man.render_synopsis_section(&mut out)?;
-    man.render_description_section(&mut out)?;
-    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
-        man.render_options_section(&mut out)?;
-    }
-    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
-        man.render_subcommands_section(&mut out)?;
-    }
-    tagged_section(&mut out, "EXAMPLES", EXAMPLES);
-    let codes: Vec<(String, &str)> = EXIT_CODES.iter().map(|(c, w)| (c.to_string(), *w)).collect();
-    tagged_section(&mut out, "EXIT STATUS", &codes);
-    tagged_section(&mut out, "ENVIRONMENT", ENVIRONMENT);
-    tagged_section(&mut out, "FILES", FILES);
-    if cmd.get_version().is_some() {
-        man.render_version_section(&mut out)?;
-    }
-    Ok(out)
-}
-
 /// Writes the page of `cmd` (built) and of each visible subcommand into `dir`.
 pub fn write_pages(cmd: &Command, dir: &Path) -> std::io::Result<()> {
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        write_pages(sub, dir)?;
-    }
-    let name = cmd.get_display_name().unwrap_or_else(|| cmd.get_name());
-    let mut file = std::fs::File::create(dir.join(format!("{name}.1")))?;
-    file.write_all(&render(cmd)?)?;
-    file.flush()
+    let codes: Vec<(String, &str)> = EXIT_CODES.iter().map(|(c, w)| (c.to_string(), *w)).collect();
+    roff::write_pages(cmd, dir, &|_| {
+        vec![
+            Section::of("EXAMPLES", EXAMPLES),
+            Section {
+                title: "EXIT STATUS",
+                entries: codes.clone(),
+            },
+            Section::of("ENVIRONMENT", ENVIRONMENT),
+            Section::of("FILES", FILES),
+        ]
+    })
 }

@@ -207,7 +207,7 @@ async fn a_delete_wakes_the_accounts_long_polls() {
             (answer.status, started.elapsed())
         })
     };
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    s.hub.wait_for_waits(1).await;
     s.api
         .send(Method::DELETE, "/v1/account", Some(&account), None, None)
         .await
@@ -328,10 +328,10 @@ fn the_operators_commands_touch_only_a_hub_database_of_their_schema() {
     );
 }
 
-/// True once a hub connection waits for a lock (within 30 s).
-async fn a_hub_connection_waits(watcher: &tokio_postgres::Client) -> bool {
+/// True once `n` hub connections wait for a lock (within 30 s).
+async fn hub_connections_wait(watcher: &tokio_postgres::Client, n: i64) -> bool {
     for _ in 0..1500 {
-        let n: i64 = watcher
+        let waiting: i64 = watcher
             .query_one(
                 r#"SELECT count(*) FROM pg_stat_activity
                    WHERE application_name = 'sitetrail-hub' AND wait_event_type = 'Lock'"#,
@@ -340,7 +340,7 @@ async fn a_hub_connection_waits(watcher: &tokio_postgres::Client) -> bool {
             .await
             .unwrap()
             .get(0);
-        if n > 0 {
+        if waiting >= n {
             return true;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -371,7 +371,7 @@ async fn a_push_in_flight_during_a_delete_leaves_nothing_behind() {
         tokio::spawn(async move { api.push(&account, &records(device, "ops", 2, 3, 10)).await })
     };
     assert!(
-        a_hub_connection_waits(&watcher).await,
+        hub_connections_wait(&watcher, 1).await,
         "the push reached its lock"
     );
     let delete = {
@@ -381,7 +381,11 @@ async fn a_push_in_flight_during_a_delete_leaves_nothing_behind() {
                 .await
         })
     };
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // The delete waits behind the push's transaction: a second hub connection waits for a lock.
+    assert!(
+        hub_connections_wait(&watcher, 2).await,
+        "the delete waits for the push in flight"
+    );
     assert!(!delete.is_finished(), "the delete waits for the push in flight");
     holder.batch_execute("ROLLBACK").await.unwrap();
     let pushed = push.await.unwrap();

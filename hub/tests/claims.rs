@@ -194,3 +194,45 @@ async fn a_renewed_claim_keeps_its_id_and_a_released_one_goes_to_another() {
         "3"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_lease_ms_shortens_the_lease_a_device_asked_for() {
+    let pg = crate::support::postgres::shared();
+    let db = pg.create_database("lease_cap");
+    let hub = crate::support::Hub::start_with(&pg.url(&db), &["--max-lease-ms", "300"], &[]);
+    let api = Api::new(&hub.url);
+    let (account, a) = api.account_with_device().await;
+    let b = Uuid::new_v4();
+    api.register(&account, b).await.expect(200);
+    let one = vec![(token(), false)];
+
+    // A asks for an hour; the hub grants 300 ms, which is all it holds the token for.
+    let asked = std::time::Instant::now();
+    let granted = api.claim(&account, a, 3_600_000, &one).await;
+    assert_eq!(granted.expect(200)["claims"][0]["state"], "granted");
+    let held = api.claim(&account, b, 3_600_000, &one).await;
+    let held = &held.expect(200)["claims"][0];
+    assert_eq!(held["state"], "held", "{held}");
+    assert_eq!(
+        held["retry_after_ms"], 1_000,
+        "what is left, at least a second: {held}"
+    );
+    let taken = loop {
+        let answer = api.claim(&account, b, 3_600_000, &one).await;
+        let c = answer.expect(200)["claims"][0].clone();
+        if c["state"] == "granted" {
+            break c;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(30),
+            "A's lease was not cut: {c}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(taken["attempts"], 2);
+    assert!(
+        asked.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        asked.elapsed()
+    );
+}

@@ -7,79 +7,9 @@
 use std::time::Duration;
 
 use sitetrail::sync::engine;
-use sitetrail::{NewVisit, Store, Timestamp};
 
 use crate::support::{connect, setup, Hub};
-
-/// A device: its database and key folder, and a runtime of its own for the engine (also used by
-/// `device_quota.rs`).
-pub(crate) struct Device {
-    _dir: tempfile::TempDir,
-    pub(crate) store: Store,
-    pub(crate) keys: std::path::PathBuf,
-    pub(crate) rt: tokio::runtime::Runtime,
-}
-
-impl Device {
-    pub(crate) fn new() -> Device {
-        // Keys in files: these tests never touch the keyring of the person running them.
-        sitetrail::sync::keystore::use_file_only();
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("sitetrail.db")).unwrap();
-        let keys = dir.path().join("sync");
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        Device {
-            _dir: dir,
-            store,
-            keys,
-            rt,
-        }
-    }
-
-    /// `n` visits to distinct pages, in one transaction.
-    pub(crate) fn record(&self, from: usize, n: usize) {
-        let base = Timestamp::now().as_micros() - 86_400_000_000;
-        for i in from..from + n {
-            self.store
-                .record_visit(&NewVisit {
-                    url: &format!("https://site{}.example/page/{i}", i % 50),
-                    title: Some("a page"),
-                    visited_at: Timestamp(base + i as i64 * 1_000_000),
-                    source: "test",
-                    source_visit_id: None,
-                })
-                .unwrap();
-        }
-    }
-
-    /// Points the device at the hub's new address (a restarted hub listens on another port).
-    pub(crate) fn move_to(&self, url: &str) {
-        self.store
-            .write(None, |tx| {
-                tx.execute("UPDATE sync_link SET hub = ?1", [url])?;
-                Ok(())
-            })
-            .unwrap();
-    }
-
-    pub(crate) fn sync(&self) -> sitetrail::Result<engine::SyncReport> {
-        self.rt.block_on(engine::sync_now(&self.store, &self.keys))
-    }
-
-    pub(crate) fn urls(&self) -> Vec<String> {
-        self.store
-            .with_conn(|c| {
-                let mut s = c.prepare("SELECT url FROM visit ORDER BY url")?;
-                let rows = s.query_map([], |r| r.get(0))?;
-                Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
-            })
-            .unwrap()
-    }
-}
+use crate::sync_support::Device;
 
 /// True once a hub connection waits for a lock this test holds (within 30 s).
 fn wait_for_lock(rt: &tokio::runtime::Runtime, watcher: &tokio_postgres::Client) -> bool {
@@ -125,11 +55,9 @@ fn a_hub_killed_in_the_middle_of_a_devices_push_or_pull_loses_nothing_and_stores
     let mut s = setup("device-killed");
     let url = s.pg.url(&s.db);
     let a = Device::new();
-    let (_, key) =
-        a.rt.block_on(engine::setup(&a.store, &a.keys, &s.hub.url, Some("a")))
-            .unwrap();
+    let key = a.setup_at(&s.hub.url, "a");
     a.record(0, 1);
-    a.sync().unwrap();
+    a.sync();
     let stored = |what: &str| s.pg.psql(&s.db, what);
     let before = stored("SELECT count(*) FROM record");
     a.record(1, 2_000);
@@ -141,7 +69,7 @@ fn a_hub_killed_in_the_middle_of_a_devices_push_or_pull_loses_nothing_and_stores
     rt.block_on(holder.batch_execute("BEGIN; SELECT 1 FROM series_head FOR UPDATE"))
         .unwrap();
     let watcher = rt.block_on(connect(&url));
-    kill_during(&mut s.hub, &rt, &watcher, || a.sync());
+    kill_during(&mut s.hub, &rt, &watcher, || a.try_sync());
     rt.block_on(holder.batch_execute("ROLLBACK")).unwrap();
     assert_eq!(
         stored("SELECT count(*) FROM record"),
@@ -151,8 +79,8 @@ fn a_hub_killed_in_the_middle_of_a_devices_push_or_pull_loses_nothing_and_stores
 
     // A hub again (on another port: the device is told, as if the hub had moved).
     let hub = Hub::start(&url);
-    a.move_to(&hub.url);
-    let report = a.sync().unwrap();
+    a.set_hub_url(&hub.url);
+    let report = a.sync();
     assert_eq!(report.pending, 0, "{report:?}");
     assert_eq!(
         stored("SELECT count(*) = count(DISTINCT record_id) FROM record"),
@@ -161,22 +89,21 @@ fn a_hub_killed_in_the_middle_of_a_devices_push_or_pull_loses_nothing_and_stores
     );
 
     let b = Device::new();
-    b.rt.block_on(engine::join(&b.store, &b.keys, &hub.url, Some("b"), &key))
-        .unwrap();
+    b.join_at(&hub.url, "b", &key);
 
     // B's first pull, killed the same way: the hub is held reading the records.
     let mut hub = hub;
     rt.block_on(holder.batch_execute("BEGIN; LOCK TABLE record IN ACCESS EXCLUSIVE MODE"))
         .unwrap();
-    kill_during(&mut hub, &rt, &watcher, || b.sync());
+    kill_during(&mut hub, &rt, &watcher, || b.try_sync());
     rt.block_on(holder.batch_execute("ROLLBACK")).unwrap();
     assert!(
         b.urls().is_empty(),
         "nothing applied from a pull that got no answer"
     );
     let hub = Hub::start(&url);
-    b.move_to(&hub.url);
-    while b.sync().unwrap().pulled > 0 {}
+    b.set_hub_url(&hub.url);
+    while b.sync().pulled > 0 {}
     let (ua, ub) = (a.urls(), b.urls());
     assert_eq!(ua.len(), 2_001);
     assert_eq!(ub, ua, "the other device has every visit, once");

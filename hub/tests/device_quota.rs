@@ -6,8 +6,8 @@
 use sitetrail::sync::engine;
 use sitetrail::ErrorKind;
 
-use crate::device_faults::Device;
 use crate::support::{postgres, Hub};
+use crate::sync_support::Device;
 
 #[test]
 fn a_device_at_its_quota_says_so_keeps_everything_and_sends_it_once_there_is_room() {
@@ -16,14 +16,12 @@ fn a_device_at_its_quota_says_so_keeps_everything_and_sends_it_once_there_is_roo
     let url = pg.url(&db);
     let hub = Hub::start_with(&url, &["--quota-bytes", "16KiB"], &[]);
     let a = Device::new();
-    let (_, key) =
-        a.rt.block_on(engine::setup(&a.store, &a.keys, &hub.url, Some("a")))
-            .unwrap();
+    let key = a.setup_at(&hub.url, "a");
     a.record(0, 1);
-    a.sync().unwrap();
+    a.sync();
 
     a.record(1, 3_000);
-    let e = a.sync().unwrap_err();
+    let e = a.try_sync().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
     let said = e.to_string();
     assert!(
@@ -49,14 +47,13 @@ fn a_device_at_its_quota_says_so_keeps_everything_and_sends_it_once_there_is_roo
     // The operator makes room (no limit now): the next sync sends everything.
     drop(hub);
     let hub = Hub::start_with(&url, &["--quota-bytes", "0"], &[]);
-    a.move_to(&hub.url);
-    let report = a.sync().unwrap();
+    a.set_hub_url(&hub.url);
+    let report = a.sync();
     assert_eq!(report.pending, 0, "{report:?}");
     assert_ne!(pg.psql(&db, "SELECT count(*) FROM record"), stored_before);
 
     let b = Device::new();
-    b.rt.block_on(engine::join(&b.store, &b.keys, &hub.url, Some("b"), &key))
-        .unwrap();
-    while b.sync().unwrap().pulled > 0 {}
+    b.join_at(&hub.url, "b", &key);
+    while b.sync().pulled > 0 {}
     assert_eq!(b.urls(), a.urls(), "the other device has every visit, once");
 }

@@ -23,6 +23,8 @@ async fn postgres_stopped_is_503_and_the_hub_recovers_by_itself() {
 
     // A device keeps pushing while PostgreSQL goes away: every answer is 200 or 503, and a
     // refused batch is sent again as it was (a device's records keep their ids).
+    // Told once the pusher's first batch is stored: PostgreSQL stops under load, not before it.
+    let (pushing, mut pushed) = tokio::sync::watch::channel(false);
     let pusher = {
         let (api, account) = (api.clone(), account.clone());
         tokio::spawn(async move {
@@ -35,16 +37,21 @@ async fn postgres_stopped_is_503_and_the_hub_recovers_by_itself() {
                 if answer.status == 200 {
                     assert!(answer.all_acknowledged(), "{:?}", answer.body);
                     sent.extend(batch);
+                    pushing.send_replace(true);
                     let next = sent.last().unwrap().idx + 1;
                     batch = records(device, "visits", next, next + 4, 2_000);
                 }
+                // The pace of a device pushing (the load PostgreSQL stops under), not a wait.
                 tokio::time::sleep(Duration::from_millis(25)).await;
             }
             sent.extend(batch);
             (sent, statuses)
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::timeout(Duration::from_secs(30), pushed.wait_for(|p| *p))
+        .await
+        .expect("the pusher's first batch is stored within 30 s")
+        .unwrap();
     pg.stop();
     let health = api.get("/v1/health", None).await;
     assert_eq!(

@@ -7,6 +7,14 @@
 
 mod support;
 
+/// The devices of the library's sync tests (a database, a key folder, the sync engine on a
+/// runtime of their own): the device-side tests here drive a device the same way. Its own copy
+/// of the PostgreSQL and polling helpers is never used here (its in-process hub is not started:
+/// these tests run the hub's binary), hence the second load of those files.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../tests/support/sync.rs"]
+mod sync_support;
+
 mod account_delete;
 mod accounts;
 mod auth;

@@ -34,7 +34,8 @@ fn last_idx(body: &Value, device: Uuid) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_poll_is_woken_by_a_push_through_another_hub_process() {
     let s = setup("long_poll");
-    let other = Hub::start(&s.pg.url(&s.db));
+    // Its metrics say when a long-poll waits (`sitetrail_hub_waits_open`).
+    let other = Hub::start_with(&s.pg.url(&s.db), &["--metrics-listen", "127.0.0.1:0"], &[]);
     let other_api = Api::new(&other.url);
     let (account, laptop) = s.api.account_with_device().await;
     let desktop = Uuid::new_v4();
@@ -54,7 +55,7 @@ async fn a_long_poll_is_woken_by_a_push_through_another_hub_process() {
         let (api, account) = (other_api.clone(), account.clone());
         tokio::spawn(async move { wait(&api, &account, desktop, 2, 20_000).await })
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    other.wait_for_waits(1).await;
     assert!(!waiting.is_finished(), "a wait with nothing new answered early");
     let pushed = Instant::now();
     s.api
@@ -80,7 +81,7 @@ async fn a_long_poll_is_woken_by_a_push_through_another_hub_process() {
         let (api, account) = (other_api.clone(), account.clone());
         tokio::spawn(async move { wait(&api, &account, desktop, 3, 1_500).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    other.wait_for_waits(1).await;
     s.api
         .push(&stranger, &records(stranger_device, "visits", 1, 1, 64))
         .await
@@ -134,7 +135,11 @@ async fn a_long_poll_is_checked_and_needs_a_login() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_long_polls_hold_no_request_turn_and_end_with_the_hub() {
     let s = setup("long_poll_turns");
-    let hub = Hub::start_with(&s.pg.url(&s.db), &["--max-requests", "1"], &[]);
+    let hub = Hub::start_with(
+        &s.pg.url(&s.db),
+        &["--max-requests", "1", "--metrics-listen", "127.0.0.1:0"],
+        &[],
+    );
     let api = Api::new(&hub.url);
     let (account, laptop) = s.api.account_with_device().await;
     let desktop = Uuid::new_v4();
@@ -145,7 +150,7 @@ async fn waiting_long_polls_hold_no_request_turn_and_end_with_the_hub() {
             tokio::spawn(async move { wait(&api, &account, desktop, 0, 30_000).await })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    hub.wait_for_waits(3).await;
     assert!(waits.iter().all(|w| !w.is_finished()));
     // One request turn, three waits: other requests are still answered.
     let index = tokio::time::timeout(Duration::from_secs(10), api.index(&account))

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::Value;
 
-use crate::support::{postgres, records, Account, Api, Hub};
+use crate::support::{postgres, records, sample, Account, Api, Hub};
 
 /// The hub's JSON log lines so far (each must be one JSON object).
 fn json_lines(hub: &Hub) -> Vec<Value> {
@@ -15,12 +15,6 @@ fn json_lines(hub: &Hub) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
         .collect()
-}
-
-/// The value of the sample `series` (name and labels exactly as written) in `text`.
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

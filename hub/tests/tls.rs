@@ -12,8 +12,8 @@ use sitetrail::sync::client::{Transport, Trust};
 use sitetrail::sync::engine;
 use sitetrail::ErrorKind;
 
-use crate::device_faults::Device;
 use crate::support::{postgres, run_hub, Hub};
+use crate::sync_support::Device;
 
 fn pem(label: &str, der: &[u8]) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
@@ -87,10 +87,10 @@ fn a_device_that_trusts_the_hubs_authority_syncs_and_one_that_does_not_refuses()
     assert!(hub.url.starts_with("https://127.0.0.1:"), "{}", hub.url);
 
     let a = Device::new();
-    let (_, recovery) =
-        a.rt.block_on(engine::setup_with(
+    let (_, recovery) = a
+        .block_on(engine::setup_with(
             &a.store,
-            &a.keys,
+            &a.key_dir,
             &hub.url,
             Some("a"),
             trusting(Some(&ca)),
@@ -103,14 +103,14 @@ fn a_device_that_trusts_the_hubs_authority_syncs_and_one_that_does_not_refuses()
         "kept in the link"
     );
     a.record(0, 5);
-    a.sync().unwrap();
+    a.sync();
 
     // Without the authority: refused in plain words, nothing sent, nothing linked.
     let b = Device::new();
-    let e =
-        b.rt.block_on(engine::join_with(
+    let e = b
+        .block_on(engine::join_with(
             &b.store,
-            &b.keys,
+            &b.key_dir,
             &hub.url,
             Some("b"),
             &recovery,
@@ -129,16 +129,16 @@ fn a_device_that_trusts_the_hubs_authority_syncs_and_one_that_does_not_refuses()
     assert!(b.store.with_conn(engine::get_link).unwrap().is_none());
 
     // With it: joins and gets the other device's visits.
-    b.rt.block_on(engine::join_with(
+    b.block_on(engine::join_with(
         &b.store,
-        &b.keys,
+        &b.key_dir,
         &hub.url,
         Some("b"),
         &recovery,
         trusting(Some(&ca)),
     ))
     .unwrap();
-    while b.sync().unwrap().pulled > 0 {}
+    while b.sync().pulled > 0 {}
     assert_eq!(b.urls(), a.urls());
     assert_eq!(b.urls().len(), 5);
 
@@ -167,9 +167,9 @@ fn a_renewed_certificate_is_served_without_a_restart_and_a_broken_one_is_not() {
     // A device that trusts only the new authority cannot link yet.
     let a = Device::new();
     let link = |a: &Device| {
-        a.rt.block_on(engine::setup_with(
+        a.block_on(engine::setup_with(
             &a.store,
-            &a.keys,
+            &a.key_dir,
             &hub.url,
             Some("a"),
             trusting(Some(&new_ca)),
@@ -201,7 +201,7 @@ fn a_renewed_certificate_is_served_without_a_restart_and_a_broken_one_is_not() {
         std::thread::sleep(Duration::from_millis(100));
     }
     a.record(0, 2);
-    a.sync().unwrap();
+    a.sync();
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use sitetrail::sync::engine;
 use uuid::Uuid;
 
-use crate::device_faults::Device;
-use crate::support::{postgres, records, Account, Api, Hub};
+use crate::support::{postgres, records, sample, Account, Api, Hub};
+use crate::sync_support::Device;
 
 /// A wait of `account` from `address` (through the proxy header): (status, Retry-After, time).
 async fn wait(
@@ -54,6 +54,8 @@ async fn waits_past_a_cap_are_answered_at_once_and_the_others_still_wait() {
             "4",
             "--max-waits",
             "6",
+            "--metrics-listen",
+            "127.0.0.1:0",
         ],
         &[],
     );
@@ -63,12 +65,11 @@ async fn waits_past_a_cap_are_answered_at_once_and_the_others_still_wait() {
         let (hub, account) = (hub.clone(), account.clone());
         tokio::spawn(async move { wait(&hub, &account, device, address, seen).await })
     };
-    let settle = || tokio::time::sleep(Duration::from_millis(400));
 
     // One account: three waits wait; the fourth is answered at once, with Retry-After.
     let (a, a_dev) = api.account_with_device().await;
     let held: Vec<_> = (0..3).map(|_| spawn_wait(&a, a_dev, "198.51.100.1", 0)).collect();
-    settle().await;
+    hub.wait_for_waits(3).await;
     let (status, retry, took) = wait(&hub, &a, a_dev, "198.51.100.9", 0).await;
     assert_eq!((status, retry.as_deref()), (200, Some("20")));
     assert!(took < Duration::from_secs(5), "{took:?}");
@@ -77,7 +78,7 @@ async fn waits_past_a_cap_are_answered_at_once_and_the_others_still_wait() {
     // next is answered at once.
     let (b, b_dev) = api.account_with_device().await;
     let fourth = spawn_wait(&b, b_dev, "198.51.100.1", 0);
-    settle().await;
+    hub.wait_for_waits(4).await;
     let (status, retry, took) = wait(&hub, &b, b_dev, "198.51.100.1", 0).await;
     assert_eq!((status, retry.as_deref()), (200, Some("20")), "{took:?}");
 
@@ -87,7 +88,7 @@ async fn waits_past_a_cap_are_answered_at_once_and_the_others_still_wait() {
         spawn_wait(&c, c_dev, "203.0.113.1", 0),
         spawn_wait(&c, c_dev, "203.0.113.2", 0),
     ];
-    settle().await;
+    hub.wait_for_waits(6).await;
     let (d, d_dev) = api.account_with_device().await;
     let (status, retry, took) = wait(&hub, &d, d_dev, "203.0.113.3", 0).await;
     assert_eq!((status, retry.as_deref()), (200, Some("20")), "{took:?}");
@@ -106,7 +107,7 @@ async fn waits_past_a_cap_are_answered_at_once_and_the_others_still_wait() {
     }
     // Their places are free again: the account waits once more (and is woken by a push).
     let again = spawn_wait(&a, a_dev, "192.0.2.50", 1);
-    settle().await;
+    hub.wait_for_waits(4).await;
     assert!(!again.is_finished(), "a wait within the caps waits");
     assert!(api
         .push(&a, &records(a_other, "ops", 2, 2, 10))
@@ -135,24 +136,27 @@ async fn waits_past_a_cap_are_answered_at_once_and_the_others_still_wait() {
 fn a_device_answered_at_once_spends_the_wait_before_asking_again() {
     let pg = postgres::shared();
     let db = pg.create_database("wait_caps_device");
-    let hub = Hub::start_with(&pg.url(&db), &["--max-waits-per-account", "1"], &[]);
+    let hub = Hub::start_with(
+        &pg.url(&db),
+        &["--max-waits-per-account", "1", "--metrics-listen", "127.0.0.1:0"],
+        &[],
+    );
     let a = Device::new();
-    a.rt.block_on(engine::setup(&a.store, &a.keys, &hub.url, Some("a")))
-        .unwrap();
+    a.setup_at(&hub.url, "a");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut waiter = engine::Waiter::new();
     // A first waiter takes the account's one place; a second one is past the cap.
     let first = {
         let store = a.store.clone();
-        let keys = a.keys.clone();
+        let keys = a.key_dir.clone();
         rt.spawn(async move {
             let mut w = engine::Waiter::new();
             w.wait(&store, &keys, Duration::from_secs(6)).await.map(|_| ())
         })
     };
-    std::thread::sleep(Duration::from_millis(500));
+    rt.block_on(hub.wait_for_waits(1));
     let started = Instant::now();
-    let waited = rt.block_on(waiter.wait(&a.store, &a.keys, Duration::from_secs(2)));
+    let waited = rt.block_on(waiter.wait(&a.store, &a.key_dir, Duration::from_secs(2)));
     let took = started.elapsed();
     assert!(waited.is_ok(), "{waited:?}");
     assert!(
@@ -207,14 +211,21 @@ async fn the_waits_of_one_account_share_one_index_read_per_wake() {
             tokio::spawn(async move { wait(&hub, &account, Uuid::new_v4(), "192.0.2.1", 0).await })
         })
         .collect();
-    // Every wait has read the index once on its way in (shared too, or not: that is before).
+    // Every wait has read the index once on its way in (shared too, or not: that is before):
+    // all of them wait, and none holds or asks for a connection.
+    hub.wait_for_waits(WAITS).await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while reads().await == 0 {
-        assert!(Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    loop {
+        let text = hub.metrics().await;
+        let idle = |series| sample(&text, series) == Some(0.0);
+        if idle("sitetrail_hub_pool_connections_in_use") && idle("sitetrail_hub_pool_waiting") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
     let before = reads().await;
+    assert!(before > 0, "the waits read the index on their way in");
     assert!(api
         .push(&account, &records(laptop, "ops", 1, 1, 10))
         .await

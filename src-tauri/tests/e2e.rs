@@ -8,6 +8,8 @@
 // Test helpers may panic: a panic is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
 
+#[path = "support/failed.rs"]
+mod failed;
 #[path = "e2e/fake_ai.rs"]
 mod fake_ai;
 #[path = "e2e/first_run.rs"]
@@ -40,7 +42,6 @@ mod time_spent;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
-use sitetrail::outbox::{self, ClaimPolicy};
 use sitetrail::{NewVisit, Store};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -109,27 +110,5 @@ pub fn visit(store: &Store, domain: &str, path: &str, title: &str, minutes_ago: 
 /// Records a visit and fails its website's job for good; returns the job id.
 pub fn seed_failed(store: &Store, domain: &str, error: &str, attempts: u32) -> String {
     visit(store, domain, "", domain, 5);
-    let mut id = String::new();
-    for _ in 0..attempts {
-        let now = store.now();
-        store
-            .write(None, |tx| {
-                let jobs = outbox::claim_jobs(
-                    tx,
-                    now,
-                    ClaimPolicy {
-                        limit: 1,
-                        processing_timeout: std::time::Duration::from_secs(300),
-                        max_attempts: attempts,
-                        ..ClaimPolicy::default()
-                    },
-                )?;
-                assert_eq!(jobs.len(), 1, "one claimable job");
-                id = jobs[0].id.to_string();
-                outbox::fail_job(tx, &jobs[0], error, attempts, now, now)?;
-                Ok(())
-            })
-            .expect("fail job");
-    }
-    id
+    failed::fail_pending_job(store, error, attempts)
 }

@@ -148,7 +148,7 @@ pub(crate) fn run_native_host(db: Option<PathBuf>, args: NativeHostArgs) -> Resu
     let config = HostConfig {
         browser: args.browser,
         db: db_path(db)?,
-        store_options: StoreOptions::from_env()?,
+        store_options: super::with_clock(StoreOptions::from_env()?),
         ack_delay,
     };
     tracing::info!(caller = ?args.caller, db = %config.db.display(), "native host starting");

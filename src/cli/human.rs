@@ -37,7 +37,7 @@ pub(crate) fn estimate(ms: i64) -> String {
 
 /// `t` in the local time zone, as [`time_in`] says it.
 pub(crate) fn local_time(t: Timestamp) -> String {
-    time_in(t, &chrono::Local, Timestamp::now())
+    time_in(t, &chrono::Local, super::clock::now())
 }
 
 /// `t` in `tz`, said the short way for recent times: `14:05` today, `yesterday 09:12`,
@@ -81,7 +81,7 @@ pub(crate) fn day(d: NaiveDate, today: NaiveDate) -> String {
 
 /// Today's local calendar day.
 pub(crate) fn local_today() -> NaiveDate {
-    day_of(Timestamp::now(), &chrono::Local)
+    day_of(super::clock::now(), &chrono::Local)
 }
 
 fn day_words(d: NaiveDate, today: NaiveDate) -> Option<&'static str> {

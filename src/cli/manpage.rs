@@ -4,12 +4,13 @@
 //! ENVIRONMENT and FILES. A unit test parses every example with the real parser, so an example
 //! cannot name a flag that does not exist.
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::Command;
 
 use sitetrail::{ErrorKind, Result};
+
+use super::roff::{self, Section};
 
 /// Examples per page (the page's name: `sitetrail`, `sitetrail-history`, ...): the command line
 /// and what it does.
@@ -200,30 +201,6 @@ const FILES: &[(&str, &str)] = &[
     ("/usr/share/doc/sitetrail/", "The user guide."),
 ];
 
-/// Writes `text` as roff text: backslashes, hyphens and a leading dot or quote escaped.
-fn roff_text(out: &mut Vec<u8>, text: &str) {
-    let mut s = text.replace('\\', "\\e").replace('-', "\\-");
-    if s.starts_with('.') || s.starts_with('\'') {
-        s.insert_str(0, "\\&");
-    }
-    out.extend_from_slice(s.as_bytes());
-    out.push(b'\n');
-}
-
-/// A section of `.TP` entries: a bold tag, then its text.
-fn tagged_section<T: AsRef<str>>(out: &mut Vec<u8>, title: &str, entries: &[(T, &str)]) {
-    out.extend_from_slice(format!(".SH {title}\n").as_bytes());
-    for (tag, text) in entries {
-        out.extend_from_slice(b".TP\n\\fB");
-        let mut t = Vec::new();
-        roff_text(&mut t, tag.as_ref());
-        t.pop();
-        out.extend_from_slice(&t);
-        out.extend_from_slice(b"\\fR\n");
-        roff_text(out, text);
-    }
-}
-
 /// The EXIT STATUS entries: each code with its meaning and its kinds' names.
 fn exit_entries() -> Vec<(String, &'static str)> {
     EXIT_CODES
@@ -244,59 +221,29 @@ fn exit_entries() -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// One page: clap_mangen's sections, then ours, then clap's notes and version.
-fn render(cmd: &Command) -> Result<Vec<u8>> {
-    let man = clap_mangen::Man::new(cmd.clone());
-    let mut out = Vec::new();
-    man.render_title(&mut out)?;
-    man.render_name_section(&mut out)?;
-    man.render_synopsis_section(&mut out)?;
-    man.render_description_section(&mut out)?;
-    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
-        man.render_options_section(&mut out)?;
-    }
-    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
-        man.render_subcommands_section(&mut out)?;
-    }
-    let name = cmd.get_display_name().unwrap_or_else(|| cmd.get_name());
-    if let Some((_, examples)) = EXAMPLES.iter().find(|(page, _)| *page == name) {
-        tagged_section(&mut out, "EXAMPLES", examples);
-    }
-    tagged_section(&mut out, "EXIT STATUS", &exit_entries());
-    tagged_section(&mut out, "ENVIRONMENT", ENVIRONMENT);
-    tagged_section(&mut out, "FILES", FILES);
-    if cmd.get_after_long_help().is_some() || cmd.get_after_help().is_some() {
-        man.render_extra_section(&mut out)?;
-    }
-    if cmd.get_version().is_some() || cmd.get_long_version().is_some() {
-        man.render_version_section(&mut out)?;
-    }
-    Ok(out)
-}
-
 /// Writes the page of `cmd` and of each of its visible subcommands into `dir` (`cmd` built, so
 /// subcommands have their display names: `sitetrail-history.1`).
 pub(crate) fn write_pages(cmd: &Command, dir: &Path) -> Result<()> {
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        write_pages(sub, dir)?;
-    }
-    let name = cmd.get_display_name().unwrap_or_else(|| cmd.get_name());
-    let mut file = std::fs::File::create(dir.join(format!("{name}.1")))?;
-    file.write_all(&render(cmd)?)?;
-    file.flush()?;
+    let exits = exit_entries();
+    roff::write_pages(cmd, dir, &|name| {
+        let mut sections = Vec::new();
+        if let Some((_, examples)) = EXAMPLES.iter().find(|(page, _)| *page == name) {
+            sections.push(Section::of("EXAMPLES", examples));
+        }
+        sections.push(Section {
+            title: "EXIT STATUS",
+            entries: exits.clone(),
+        });
+        sections.push(Section::of("ENVIRONMENT", ENVIRONMENT));
+        sections.push(Section::of("FILES", FILES));
+        sections
+    })?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roff_text_is_escaped() {
-        let mut out = Vec::new();
-        roff_text(&mut out, ".hidden --flag a\\b");
-        assert_eq!(String::from_utf8(out).unwrap(), "\\&.hidden \\-\\-flag a\\eb\n");
-    }
 
     #[test]
     fn every_exit_code_of_an_error_kind_is_explained() {

@@ -4,6 +4,7 @@
 
 mod capture;
 mod classify;
+mod clock;
 mod exclusions;
 mod export;
 mod failed;
@@ -18,6 +19,7 @@ mod out;
 mod package;
 mod report;
 mod review;
+mod roff;
 mod settings;
 mod status;
 mod sync;
@@ -202,7 +204,18 @@ fn report(result: Result<()>) -> ExitCode {
 }
 
 fn open(db: Option<PathBuf>) -> Result<Store> {
-    Store::open_with(db_path(db)?, sitetrail::store::StoreOptions::from_env()?)
+    Store::open_with(
+        db_path(db)?,
+        with_clock(sitetrail::store::StoreOptions::from_env()?),
+    )
+}
+
+/// `options` with the command's clock ([`clock`]: the system's, or a test's `SITETRAIL_NOW`).
+fn with_clock(options: sitetrail::store::StoreOptions) -> sitetrail::store::StoreOptions {
+    sitetrail::store::StoreOptions {
+        clock: clock::store_clock(),
+        ..options
+    }
 }
 
 fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
@@ -224,7 +237,7 @@ fn open_with_settings(
 ) -> Result<(Store, Resolved)> {
     sitetrail::store::StoreOptions::from_env()?;
     let resolved = resolve_settings(settings, overrides)?;
-    let store = Store::open_with(db_path(db)?, resolved.store_options())?;
+    let store = Store::open_with(db_path(db)?, with_clock(resolved.store_options()))?;
     Ok((store, resolved))
 }
 
@@ -236,6 +249,7 @@ fn resolve_settings(path: Option<PathBuf>, overrides: &Overrides) -> Result<Reso
 /// Sends each command to its module; all but five open the database first (`worker` and
 /// `daemon` open it after their settings: [`open_with_settings`]).
 fn run(cli: Cli) -> Result<()> {
+    clock::check()?;
     let db = cli.db;
     let store = || open(db.clone());
     match cli.command {

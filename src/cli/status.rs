@@ -62,7 +62,7 @@ pub(crate) fn run_status(store: &Store, settings: Option<PathBuf>, args: StatusA
             .map(|t| {
                 let left = t
                     .as_micros()
-                    .saturating_sub(sitetrail::Timestamp::now().as_micros())
+                    .saturating_sub(super::clock::now().as_micros())
                     .max(0)
                     / 1000;
                 format!(

@@ -19,7 +19,7 @@ const ACCEPTED: &str = "an RFC 3339 date-time (2026-11-29T10:00:00Z), a date (20
 
 /// Parses `value`, given as `flag`, in the local time zone.
 pub(crate) fn parse(flag: &str, value: &str) -> Result<Timestamp> {
-    parse_in(flag, value, &chrono::Local, Timestamp::now())
+    parse_in(flag, value, &chrono::Local, super::clock::now())
 }
 
 /// Parses an optional `flag` (see [`parse`]).

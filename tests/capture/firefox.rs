@@ -113,6 +113,8 @@ fn the_firefox_package_is_built_reproducibly_and_passes_web_ext_lint_without_war
     let dir = tempfile::tempdir().unwrap();
     let xpi = build_package(dir.path());
     let first = std::fs::read(&xpi).unwrap();
+    // The time is what is tested: a build a second later has other file times, and the package
+    // must not carry them.
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(
         std::fs::read(build_package(dir.path())).unwrap(),

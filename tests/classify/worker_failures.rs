@@ -148,6 +148,7 @@ async fn bad_credentials_pause_until_the_user_resumes_from_another_process() {
         .await
     );
     // Paused: no more calls however long we wait, every job PENDING with no attempt counted.
+    // That nothing happens is what is tested: a window of many of its fast retries (10 ms).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
     assert!(

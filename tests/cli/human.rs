@@ -20,6 +20,9 @@ use crate::support::{cli, count, exec, run_ok, table_rows, TempDb};
 /// midnight at 15:00 UTC, so a mistake of zone shows.
 const TZ: &str = "JST-9";
 
+/// The time the date tests' commands are given as "now" (`SITETRAIL_NOW`).
+const NOW: &str = "2026-11-19T15:20:00+09:00";
+
 fn jst() -> FixedOffset {
     FixedOffset::east_opt(9 * 3600).unwrap()
 }
@@ -59,16 +62,14 @@ fn local_midnight(d: NaiveDate) -> DateTime<FixedOffset> {
 fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
     let db = TempDb::new();
     let store = db.open();
-    let now = chrono::Utc::now().with_timezone(&jst());
+    // The commands' "now" (a debug build's `SITETRAIL_NOW`): a Thursday afternoon, so "today"
+    // cannot change between this test and the command, and every form below starts on a day
+    // of its own.
+    let now = DateTime::parse_from_rfc3339(NOW).unwrap();
     let today = now.date_naive();
-    // Too close to midnight, "today" could change between this test and the command.
-    if now.time() > chrono::NaiveTime::from_hms_opt(23, 59, 50).unwrap() {
-        std::thread::sleep(std::time::Duration::from_secs(15));
-        return every_since_and_until_form_selects_from_the_start_of_its_day_or_period();
-    }
     let monday = today - Duration::days(i64::from(today.weekday().num_days_from_monday()));
     let first = today.with_day(1).unwrap();
-    let date = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
+    let date = NaiveDate::from_ymd_opt(2026, 11, 10).unwrap();
     let forms: Vec<(String, NaiveDate)> = vec![
         ("today".into(), today),
         ("yesterday".into(), today.pred_opt().unwrap()),
@@ -76,7 +77,7 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
         ("30d".into(), today - Duration::days(29)),
         ("week".into(), monday),
         ("month".into(), first),
-        ("2026-11-30".into(), date),
+        ("2026-11-10".into(), date),
     ];
     // A visit just after each boundary and one just before it.
     let mut visits: Vec<(String, Timestamp)> = Vec::new();
@@ -96,6 +97,7 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
         let mut urls: Vec<String> = json(&run_ok(
             cli(&db.path)
                 .env("TZ", TZ)
+                .env("SITETRAIL_NOW", NOW)
                 .args(["history", "--json", "--limit", "1000"])
                 .args(args),
         ))
@@ -127,6 +129,7 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
         let rows = json(&run_ok(
             cli(&db.path)
                 .env("TZ", TZ)
+                .env("SITETRAIL_NOW", NOW)
                 .args(["time", "--json", "--since", form]),
         ));
         let visits_in: i64 = rows
@@ -140,7 +143,7 @@ fn every_since_and_until_form_selects_from_the_start_of_its_day_or_period() {
     assert_eq!(count(&store, "visit"), all);
 
     // `forget range` too: yesterday's visits, from its midnight to today's.
-    let out = run_ok(cli(&db.path).env("TZ", TZ).args([
+    let out = run_ok(cli(&db.path).env("TZ", TZ).env("SITETRAIL_NOW", NOW).args([
         "forget",
         "range",
         "--since",
@@ -184,6 +187,18 @@ fn a_time_that_is_none_of_the_forms_says_what_is_accepted() {
             "{args:?}: {err}"
         );
     }
+    // A test's "now" that is not a time is refused the same way, before anything is read.
+    let out = cli(&db.path)
+        .env("SITETRAIL_NOW", "tomorrow")
+        .args(["history"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("SITETRAIL_NOW must be an RFC 3339 date-time"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

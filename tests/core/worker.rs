@@ -288,6 +288,8 @@ async fn a_database_error_is_logged_and_retried_and_never_ends_the_worker() {
     let worker = Worker::new(store.clone(), fake.clone(), config()).unwrap();
     let (_stop, stop_rx) = watch::channel(false);
     let run = tokio::spawn(worker.run(stop_rx, true));
+    // What is tested is that nothing happens: no event says "the worker tried and carried on",
+    // so the worker gets a window of several of its retries (busy after 50 ms each).
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert!(!run.is_finished(), "a busy database ended the worker");
     assert_eq!(

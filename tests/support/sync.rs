@@ -17,6 +17,8 @@ pub mod postgres;
 pub struct TestHub {
     pub url: String,
     pub database: String,
+    /// The hub's long-polls (its `waiting()` says how many devices wait on it now).
+    notifier: std::sync::Arc<sitetrail_hub::notify::Notifier>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -31,8 +33,20 @@ impl TestHub {
         TestHub::start_on_database(pg, pg.create_database("sync"))
     }
 
+    /// A hub that grants claims a lease of `max_lease` at most (`--max-lease-ms`), so a test of
+    /// a lease that runs out waits out a short one.
+    pub fn with_max_lease(max_lease: Duration) -> TestHub {
+        let pg = postgres::shared();
+        let ms = u64::try_from(max_lease.as_millis()).unwrap_or(u64::MAX);
+        TestHub::start_with(pg, pg.create_database("sync"), Some(ms))
+    }
+
     /// A hub over database `database` of `pg` as it is (one restored from a dump, say).
     pub fn start_on_database(pg: &postgres::Postgres, database: String) -> TestHub {
+        TestHub::start_with(pg, database, None)
+    }
+
+    fn start_with(pg: &postgres::Postgres, database: String, max_lease_ms: Option<u64>) -> TestHub {
         let db_url = pg.url(&database);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -50,12 +64,13 @@ impl TestHub {
                 tokio::spawn(sitetrail_hub::notify::listen(config, notifier.clone()));
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let addr = listener.local_addr().unwrap();
-                ready_tx.send(addr).unwrap();
+                ready_tx.send((addr, notifier.clone())).unwrap();
                 let app = sitetrail_hub::server::App {
                     pool,
                     real_ip_header: None,
                     notifier: notifier.clone(),
                     quotas: sitetrail_hub::quota::Quotas::default(),
+                    max_lease_ms,
                 };
                 let limits = sitetrail_hub::server::Limits {
                     max_connections: 256,
@@ -70,12 +85,13 @@ impl TestHub {
                 .await;
             });
         });
-        let addr = ready_rx
+        let (addr, notifier) = ready_rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the hub starts");
         TestHub {
             url: format!("http://{addr}"),
             database,
+            notifier,
             stop: Some(stop),
             thread: Some(thread),
         }
@@ -88,6 +104,20 @@ impl TestHub {
 
     pub fn psql(&self, sql: &str) -> String {
         postgres::shared().psql(&self.database, sql)
+    }
+
+    /// Waits until `n` long-polls wait on this hub (devices whose background sync is done with
+    /// its sync and listens for the others'); panics after `timeout`.
+    pub fn wait_for_waiting(&self, n: usize, timeout: Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        while self.notifier.waiting() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} long-polls of {n} after {timeout:?}",
+                self.notifier.waiting()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -109,26 +139,13 @@ pub struct Device {
     pub key_dir: PathBuf,
     pub store: Store,
     rt: tokio::runtime::Runtime,
-    /// How far this device's clock is off, in microseconds ([`SkewedClock`]).
+    /// How far this device's clock is off, in microseconds (its store's `OffsetClock`).
     offset: i64,
-}
-
-/// A clock `.0` microseconds off the system's, as a device whose clock is wrong.
-#[derive(Debug, Clone, Copy)]
-pub struct SkewedClock(pub i64);
-
-impl sitetrail::time::Clock for SkewedClock {
-    fn now(&self) -> Timestamp {
-        Timestamp(Timestamp::now().0.saturating_add(self.0))
-    }
 }
 
 /// The offset from now to `rfc3339` in microseconds (for [`Device::with_clock`]).
 pub fn offset_to(rfc3339: &str) -> i64 {
-    let then = chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .unwrap()
-        .timestamp_micros();
-    then - Timestamp::now().0
+    Timestamp::parse_rfc3339(rfc3339).unwrap().0 - Timestamp::now().0
 }
 
 impl Device {
@@ -173,7 +190,7 @@ impl Device {
         let store = Store::open_with(
             &db,
             sitetrail::StoreOptions {
-                clock: std::sync::Arc::new(SkewedClock(offset)),
+                clock: std::sync::Arc::new(sitetrail::time::OffsetClock(offset)),
                 ..sitetrail::StoreOptions::default()
             },
         )
@@ -209,22 +226,26 @@ impl Device {
     }
 
     pub fn setup(&self, hub: &TestHub, name: &str) -> String {
+        self.setup_at(&hub.url, name)
+    }
+
+    /// Sets up sync with the hub at `url` (a hub process of the hub's own tests); returns the key.
+    pub fn setup_at(&self, url: &str, name: &str) -> String {
         let (_, key) = self
             .rt
-            .block_on(engine::setup(&self.store, &self.key_dir, &hub.url, Some(name)))
+            .block_on(engine::setup(&self.store, &self.key_dir, url, Some(name)))
             .unwrap();
         key
     }
 
     pub fn join(&self, hub: &TestHub, name: &str, key: &str) {
+        self.join_at(&hub.url, name, key);
+    }
+
+    /// Joins the account of `key` on the hub at `url`.
+    pub fn join_at(&self, url: &str, name: &str, key: &str) {
         self.rt
-            .block_on(engine::join(
-                &self.store,
-                &self.key_dir,
-                &hub.url,
-                Some(name),
-                key,
-            ))
+            .block_on(engine::join(&self.store, &self.key_dir, url, Some(name), key))
             .unwrap();
     }
 
@@ -274,6 +295,11 @@ impl Device {
         self.store.with_conn(engine::get_link).unwrap()
     }
 
+    /// Runs `f` (a call of the sync engine on this device's files) on this device's runtime.
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+
     pub fn try_sync(&self) -> sitetrail::Result<SyncReport> {
         self.rt.block_on(engine::sync_now(&self.store, &self.key_dir))
     }
@@ -294,6 +320,33 @@ impl Device {
             })
             .unwrap()
             .visit_id
+            .unwrap()
+    }
+
+    /// `n` visits to distinct pages (numbered from `from`, a day ago), one transaction each.
+    pub fn record(&self, from: usize, n: usize) {
+        let base = Timestamp::now().as_micros() - 86_400_000_000;
+        for i in from..from + n {
+            self.store
+                .record_visit(&NewVisit {
+                    url: &format!("https://site{}.example/page/{i}", i % 50),
+                    title: Some("a page"),
+                    visited_at: Timestamp(base + i as i64 * 1_000_000),
+                    source: "test",
+                    source_visit_id: None,
+                })
+                .unwrap();
+        }
+    }
+
+    /// Every visit's URL, sorted.
+    pub fn urls(&self) -> Vec<String> {
+        self.store
+            .with_conn(|c| {
+                let mut s = c.prepare("SELECT url FROM visit ORDER BY url")?;
+                let rows = s.query_map([], |r| r.get(0))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+            })
             .unwrap()
     }
 

@@ -509,7 +509,7 @@ fn a_visit_reaches_the_other_device_in_seconds_by_the_long_poll_not_the_interval
     assert!(pace.long_poll.is_some(), "the default pace long-polls");
     let syncing = Syncing::start(&[&a, &b], pace);
     // Both background syncs have made their first sync and are waiting on the hub.
-    std::thread::sleep(Duration::from_secs(1));
+    hub.wait_for_waiting(2, Duration::from_secs(30));
     for (from, to, url) in [
         (&a, &b, "https://long-poll.example/one"),
         (&b, &a, "https://long-poll.example/two"),

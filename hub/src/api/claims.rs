@@ -160,7 +160,8 @@ pub async fn claim(
         answers.insert(*token, state);
     }
     if !grant_tokens.is_empty() {
-        let lease_ms = i64::try_from(request.lease_ms).unwrap_or(i64::MAX);
+        let lease_ms = request.lease_ms.min(app.max_lease_ms.unwrap_or(u64::MAX));
+        let lease_ms = i64::try_from(lease_ms).unwrap_or(i64::MAX);
         let update = tx
             .prepare_cached(
                 r#"UPDATE claim_job c

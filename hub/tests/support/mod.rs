@@ -84,6 +84,55 @@ impl Hub {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap()
     }
+
+    /// Where its metrics listen (started with `--metrics-listen 127.0.0.1:0`): the address its
+    /// log says, in either log format. Panics if it says none within 20 s.
+    pub fn metrics_at(&self) -> String {
+        let at = poll::poll(Duration::from_secs(20), Duration::from_millis(20), || {
+            self.log().lines().find_map(|l| {
+                if !l.contains("metrics at /metrics") {
+                    return None;
+                }
+                match serde_json::from_str::<Value>(l) {
+                    Ok(v) => v["address"].as_str().map(str::to_owned),
+                    Err(_) => l
+                        .split_once("address=")
+                        .map(|(_, rest)| rest.split_whitespace().next().unwrap_or("").to_owned()),
+                }
+            })
+        });
+        at.unwrap_or_else(|| panic!("no metrics address in the log:\n{}", self.log()))
+    }
+
+    /// Its metrics now (`GET /metrics` on [`Hub::metrics_at`]).
+    pub async fn metrics(&self) -> String {
+        let r = reqwest::get(format!("http://{}/metrics", self.metrics_at()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.text().await.unwrap()
+    }
+
+    /// Waits until `n` long-polls wait in this process (`sitetrail_hub_waits_open`, on a hub
+    /// started with `--metrics-listen`): the moment a test can act on a waiting long-poll.
+    /// Panics after 20 s.
+    pub async fn wait_for_waits(&self, n: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = self.metrics().await;
+            if sample(&text, "sitetrail_hub_waits_open") == Some(n as f64) {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "not {n} waits:\n{text}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// The value of the sample `series` (name and labels exactly as written) in the metrics `text`.
+pub fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
 impl Drop for Hub {
@@ -104,11 +153,11 @@ pub struct Setup {
     pub api: Api,
 }
 
-/// A new database and a hub over it.
+/// A new database and a hub over it (with its metrics, for [`Hub::wait_for_waits`]).
 pub fn setup(hint: &str) -> Setup {
     let pg = postgres::shared();
     let db = pg.create_database(hint);
-    let hub = Hub::start(&pg.url(&db));
+    let hub = Hub::start_with(&pg.url(&db), &["--metrics-listen", "127.0.0.1:0"], &[]);
     let api = Api::new(&hub.url);
     Setup { pg, db, hub, api }
 }

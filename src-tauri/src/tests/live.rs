@@ -26,6 +26,8 @@ fn a_burst_of_commits_becomes_a_few_events() {
     }
     let first = wait_for(Duration::from_secs(10), || seen.lock().unwrap().first().cloned());
     assert_eq!(first["visits"], true, "{first}");
+    // The time is what is tested: coalescing is a rate (one event per window at most), so the
+    // events are counted over a fixed span of a little more than two windows.
     std::thread::sleep(Duration::from_millis(700));
     let n = seen.lock().unwrap().len();
     assert!(

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use sitetrail::outbox::{self, ClaimPolicy};
 use sitetrail::{NewVisit, Store};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
@@ -189,24 +188,11 @@ pub fn visit_ago(store: &Store, domain: &str, title: &str, minutes: u64) {
 /// Records a visit and fails its website's job for good (as after the last attempt).
 pub fn seed_failed(store: &Store, domain: &str, error: &str) {
     visit(store, domain, domain);
-    let now = store.now();
-    store
-        .write(None, |tx| {
-            let jobs = outbox::claim_jobs(
-                tx,
-                now,
-                ClaimPolicy {
-                    limit: 1,
-                    processing_timeout: Duration::from_secs(300),
-                    ..ClaimPolicy::default()
-                },
-            )?;
-            assert_eq!(jobs.len(), 1, "one pending job to fail");
-            outbox::fail_job(tx, &jobs[0], error, 1, now, now)?;
-            Ok(())
-        })
-        .expect("fail job");
+    failed::fail_pending_job(store, error, 1);
 }
+
+#[path = "../../tests/support/failed.rs"]
+mod failed;
 
 #[path = "../../../tests/support/poll.rs"]
 mod poll;
