@@ -81,5 +81,6 @@ mod sync_rotate;
 mod sync_support;
 
 mod docs_links;
+mod sync_quota;
 mod sync_transport;
 mod sync_unreadable;
