@@ -145,6 +145,26 @@ async fn two_hubs_behind_pgbouncer_in_transaction_mode_push_pull_claim_wait_and_
     assert!(fits.expect(200) != &Value::Null && fits.all_acknowledged());
     assert_eq!(fits.header("x-sitetrail-quota-records"), "40/40");
 
+    // The other routes: the account's quotas and devices, a device leaving, the account deleted
+    // (its statements run inside its transaction), after which its login opens nothing.
+    let quota = apis[1].get("/v1/quota", Some(&account)).await;
+    assert_eq!(quota.expect(200)["records"]["used"], 40);
+    let devices = apis[0].get("/v1/devices", Some(&account)).await;
+    assert_eq!(devices.expect(200)["devices"].as_array().unwrap().len(), 2);
+    apis[1].leave(&account, desktop).await.expect(204);
+    apis[0]
+        .send(reqwest::Method::DELETE, "/v1/account", Some(&account), None, None)
+        .await
+        .expect(204);
+    apis[1].index(&account).await.expect(401);
+    assert_eq!(
+        pg.psql(
+            &db,
+            &format!("SELECT count(*) FROM record WHERE account_id = '{}'", account.id)
+        ),
+        "0"
+    );
+
     for hub in &hubs {
         let log = hub.log();
         assert!(log.contains("statement_timeout=20s"), "{log}");
