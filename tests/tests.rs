@@ -88,6 +88,7 @@ mod sync {
     pub mod keyring;
     pub mod life;
     pub mod model;
+    pub mod quota;
     pub mod rotate;
     pub mod transport;
     pub mod unreadable;

@@ -16,6 +16,10 @@
 //! (d) an idle hub: CPU over 10 s and resident memory, after start and after the load above;
 //! (e) 500 long-polls waiting on one hub (CPU, memory) and the time one push through another
 //! hub process takes to answer them all.
+//! (f) 1,000 long-polls of one account waiting on one hub (each asking for more than will come,
+//!     so every push wakes all of them and none answers): 200 pushes of that account and 200
+//!     other requests (another account's index, health) through the same hub, one at a time,
+//!     against the same with no wait open, before and after (issue 29: within 2x of none).
 //!
 //! Request bodies are built before the clock starts; the client runs on the same 2 cores as the
 //! hub and PostgreSQL, so absolute rates are a floor, and the ratios are the figures.
@@ -500,5 +504,144 @@ async fn main() {
         rss_waiting.saturating_sub(rss_before_waits),
         rss_waiting.saturating_sub(rss_before_waits) as f64 / WAITS as f64,
         (last - pushed).as_secs_f64() * 1000.0
+    );
+
+    waits_against_none(&http, &hubs[0], if quick { 50 } else { 200 }).await;
+}
+
+/// Per request, one at a time: (median ms, 99th percentile ms, total s).
+fn spread(mut ms: Vec<f64>) -> (f64, f64, f64) {
+    let total = ms.iter().sum::<f64>() / 1000.0;
+    ms.sort_by(f64::total_cmp);
+    let p99 = ms[(ms.len() * 99 / 100).min(ms.len() - 1)];
+    (median(ms), p99, total)
+}
+
+/// (f) `n` pushes of one account and `n` other requests through `hub`, one at a time: their
+/// times in ms (pushes, another account's index, health).
+async fn pushes_and_others(
+    http: &reqwest::Client,
+    hub: &Hub,
+    pusher: &Device,
+    next_idx: &mut u64,
+    other: &Device,
+    n: usize,
+) -> [Vec<f64>; 3] {
+    let bodies: Vec<Vec<u8>> = (0..n as u64)
+        .map(|i| {
+            let record = Record {
+                record_id: Uuid::new_v4(),
+                device_id: pusher.device,
+                series: Series::new("visits").unwrap(),
+                idx: *next_idx + i,
+                payload: Payload(random_bytes(2048)),
+            };
+            serde_json::to_vec(&json!({ "records": [record] })).unwrap()
+        })
+        .collect();
+    *next_idx += n as u64;
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for body in bodies {
+        let started = Instant::now();
+        let r = http
+            .post(format!("{}/v1/records", hub.url))
+            .header("authorization", pusher.auth())
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        times[0].push(started.elapsed().as_secs_f64() * 1000.0);
+        for (k, (path, auth)) in [("/v1/index", Some(other.auth())), ("/v1/health", None)]
+            .into_iter()
+            .enumerate()
+        {
+            let started = Instant::now();
+            let mut request = http.get(format!("{}{path}", hub.url));
+            if let Some(auth) = auth {
+                request = request.header("authorization", auth);
+            }
+            let r = request.send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            r.bytes().await.unwrap();
+            times[k + 1].push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    times
+}
+
+/// (f) 1,000 waits of one account against none: what pushes and other requests cost meanwhile.
+async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
+    const WAITS: usize = 1_000;
+    let pusher = new_device(http, &hub.url).await;
+    let other = new_device(http, &hub.url).await;
+    let mut next_idx = 1;
+    // Warm the connections and the statements.
+    pushes_and_others(http, hub, &pusher, &mut next_idx, &other, 20).await;
+    let before = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
+
+    // The waits ask for more than will come: every push wakes all of them, none answers.
+    let opened = Arc::new(tokio::sync::Barrier::new(WAITS + 1));
+    let mut waits = Vec::with_capacity(WAITS);
+    // One client per wait's connection, so the measured requests never queue behind them.
+    let waiting_http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    for _ in 0..WAITS {
+        let (http, url, auth, opened) = (
+            waiting_http.clone(),
+            hub.url.clone(),
+            pusher.auth(),
+            opened.clone(),
+        );
+        waits.push(tokio::spawn(async move {
+            let sent = http
+                .get(format!(
+                    "{url}/v1/index/wait?series=visits&seen=1000000000&wait_ms=30000"
+                ))
+                .header("authorization", auth)
+                .header(DEVICE_HEADER, Uuid::new_v4().to_string())
+                .send();
+            let (answer, _) = tokio::join!(sent, opened.wait());
+            let answer = answer.unwrap();
+            assert_eq!(answer.status(), 200);
+            answer.headers().get("retry-after").is_none()
+        }));
+    }
+    opened.wait().await;
+    // Until every wait is registered on the hub (a wait refused by a cap would answer at once).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let started = Instant::now();
+    let during = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(25),
+        "the measured requests must end while the waits are open ({took:?})"
+    );
+    let finished_early = waits.iter().filter(|w| w.is_finished()).count();
+    let mut waited = 0;
+    for w in waits {
+        waited += usize::from(w.await.unwrap());
+    }
+    let after = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
+
+    let names = ["push (1 record of 2 KiB)", "another account's index", "health"];
+    for (k, name) in names.iter().enumerate() {
+        let (none_p50, none_p99, none_total) = spread(before[k].clone());
+        let (with_p50, with_p99, with_total) = spread(during[k].clone());
+        let (after_p50, _, _) = spread(after[k].clone());
+        println!(
+            "(f) {n} x {name}: no wait p50 {none_p50:.2} ms p99 {none_p99:.2} ms ({none_total:.2} s); \
+             {WAITS} waits of the pushing account p50 {with_p50:.2} ms p99 {with_p99:.2} ms ({with_total:.2} s): \
+             {:.2}x the p50, {:.2}x the total; no wait again after: p50 {after_p50:.2} ms",
+            with_p50 / none_p50,
+            with_total / none_total,
+        );
+    }
+    println!(
+        "(f) {waited} of {WAITS} waits waited their whole time (none refused by a cap), {finished_early} had answered before the measured requests ended"
     );
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use deadpool_postgres::Pool;
+use crate::sql::Pool;
 
 /// What every handler shares: the pool, and how to find a client's address behind a proxy.
 #[derive(Clone)]

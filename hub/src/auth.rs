@@ -11,11 +11,13 @@ use axum::http::request::Parts;
 use sha2::{Digest, Sha256};
 use sitetrail_sync_wire::{Login, DEVICE_HEADER};
 use subtle::ConstantTimeEq;
+use tokio_postgres::types::Type;
 use uuid::Uuid;
 
 use crate::app::App;
 use crate::error::HubError;
 use crate::request::parse_credentials;
+use crate::sql::Queries;
 
 /// A request whose login opened an account.
 #[derive(Clone, Copy, Debug)]
@@ -60,25 +62,25 @@ impl FromRequestParts<App> for Authed {
                 .map(axum::http::HeaderValue::as_bytes),
         )?;
         let client = app.pool.get().await?;
-        let statement = client
-            .prepare_cached("SELECT login_sha256 FROM account WHERE account_id = $1")
+        let row = client
+            .query_opt(
+                "SELECT login_sha256 FROM account WHERE account_id = $1",
+                &[(&credentials.account_id, Type::UUID)],
+            )
             .await?;
-        let row = client.query_opt(&statement, &[&credentials.account_id]).await?;
         let stored: Option<Vec<u8>> = row.map(|r| r.get("login_sha256"));
         if !login_matches(stored.as_deref(), &credentials.login) {
             return Err(HubError::Unauthorized);
         }
         if let Some(device_id) = credentials.device_id {
             // Last seen, to the minute: at most one write per device and minute.
-            let statement = client
-                .prepare_cached(
+            client
+                .execute(
                     r#"UPDATE device SET last_seen_at = date_trunc('minute', now())
                        WHERE account_id = $1 AND device_id = $2
                          AND last_seen_at < date_trunc('minute', now())"#,
+                    &[(&credentials.account_id, Type::UUID), (&device_id, Type::UUID)],
                 )
-                .await?;
-            client
-                .execute(&statement, &[&credentials.account_id, &device_id])
                 .await?;
         }
         crate::db::note_up();

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::NoTls;
 
@@ -26,6 +26,26 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(20);
 /// adds the hub's settings: a connect timeout, TCP keepalives, its application name and a
 /// statement timeout. The error never repeats the URL (it may hold a password).
 pub fn config(url: &str) -> Result<tokio_postgres::Config, String> {
+    let mut config = client_config(url)?;
+    let options = config.get_options().unwrap_or("").to_owned();
+    config.options(format!(
+        "{options} -c statement_timeout={}ms -c idle_in_transaction_session_timeout=60000",
+        STATEMENT_TIMEOUT.as_millis()
+    ));
+    Ok(config)
+}
+
+/// [`config`] for a URL that leads to a pool in transaction mode (PgBouncer): the same settings
+/// but the statement timeouts, which travel as a startup option (`options=-c ...`) that
+/// PgBouncer refuses ("unsupported startup parameter"), and which would hold for one
+/// transaction's server connection only. Behind it they are PgBouncer's to set (its
+/// `connect_query`, see docs/hub.md) or the role's (`ALTER ROLE ... SET statement_timeout`).
+pub fn pooled_config(url: &str) -> Result<tokio_postgres::Config, String> {
+    client_config(url)
+}
+
+/// The URL with the settings every connection gets: a connect timeout, keepalives, a name.
+fn client_config(url: &str) -> Result<tokio_postgres::Config, String> {
     let mut config: tokio_postgres::Config = url.parse().map_err(|_| {
         "the database URL is not a PostgreSQL connection string (postgres://user:password@host:port/database)"
             .to_owned()
@@ -37,12 +57,31 @@ pub fn config(url: &str) -> Result<tokio_postgres::Config, String> {
     if config.get_application_name().is_none() {
         config.application_name("sitetrail-hub");
     }
-    let options = config.get_options().unwrap_or("").to_owned();
-    config.options(format!(
-        "{options} -c statement_timeout={}ms -c idle_in_transaction_session_timeout=60000",
-        STATEMENT_TIMEOUT.as_millis()
-    ));
     Ok(config)
+}
+
+/// Behind a transaction pool the hub cannot set the statement timeout itself ([`pooled_config`]):
+/// says so in the log at start if the pool's server connections have none, since a statement
+/// the hub stopped waiting for would then run on. A failed read is left to the requests' own
+/// errors.
+pub async fn warn_without_statement_timeout(pool: &crate::sql::Pool) {
+    use crate::sql::Queries;
+    let Ok(client) = pool.get().await else { return };
+    let Ok(row) = client
+        .query_one("SELECT current_setting('statement_timeout') AS timeout", &[])
+        .await
+    else {
+        return;
+    };
+    let timeout: String = row.get("timeout");
+    if timeout == "0" {
+        tracing::warn!(
+            "no statement_timeout behind the transaction pool: set one in PgBouncer's connect_query \
+             (SET statement_timeout = 20000) or on the hub's role (ALTER ROLE ... SET statement_timeout = '20s'); see docs/hub.md"
+        );
+    } else {
+        tracing::info!(statement_timeout = %timeout, "through a transaction pool: statements are sent unnamed");
+    }
 }
 
 /// Where the database is, for messages: host(s), port(s) and database name, never a password.
@@ -72,8 +111,13 @@ pub fn describe(config: &tokio_postgres::Config) -> String {
     )
 }
 
-/// The pool: at most `size` connections, each made on demand.
-pub fn pool(config: tokio_postgres::Config, size: usize) -> Result<Pool, String> {
+/// The pool: at most `size` connections, each made on demand, sending their statements the
+/// `statements` way.
+pub fn pool(
+    config: tokio_postgres::Config,
+    size: usize,
+    statements: crate::sql::Statements,
+) -> Result<crate::sql::Pool, String> {
     let manager = Manager::from_config(
         config,
         NoTls,
@@ -81,13 +125,14 @@ pub fn pool(config: tokio_postgres::Config, size: usize) -> Result<Pool, String>
             recycling_method: RecyclingMethod::Fast,
         },
     );
-    Pool::builder(manager)
+    deadpool_postgres::Pool::builder(manager)
         .max_size(size)
         .wait_timeout(Some(WAIT))
         .create_timeout(Some(WAIT))
         .recycle_timeout(Some(WAIT))
         .runtime(Runtime::Tokio1)
         .build()
+        .map(|pool| crate::sql::Pool::new(pool, statements))
         .map_err(|e| format!("could not set up the database pool: {e}"))
 }
 

@@ -28,4 +28,5 @@ pub mod quota;
 pub mod quota_words;
 pub mod request;
 pub mod server;
+pub mod sql;
 pub mod tls;

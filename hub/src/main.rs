@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use sitetrail_hub::migrate::{self, MigrateError};
-use sitetrail_hub::{accounts, db, notify, quota, server, tls};
+use sitetrail_hub::{accounts, db, notify, quota, server, sql, tls};
 use uuid::Uuid;
 
 mod manpage;
@@ -128,6 +128,22 @@ struct DatabaseArgs {
         value_name = "URL"
     )]
     database_url: String,
+
+    /// Give it when --database-url leads to a pool in transaction mode (PgBouncer's
+    /// `pool_mode = transaction`): a URL that reaches the same database on PostgreSQL itself.
+    /// What needs a session of its own goes there: the one LISTEN connection of each process
+    /// (which wakes long-polls when another process stores records), the migrations (a session
+    /// lock) and the `accounts` commands. The requests' pool then keeps no prepared statements
+    /// (each statement goes unnamed) and sends no settings at connect: set statement_timeout in
+    /// PgBouncer's connect_query or on the role (docs/hub.md). Default: --database-url is
+    /// PostgreSQL itself and serves all of it.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_DIRECT_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    direct_database_url: Option<String>,
 
     /// How long to keep trying to reach PostgreSQL at start before giving up (exit code 5).
     #[arg(
@@ -404,11 +420,32 @@ fn failure(message: String) -> Failure {
     Failure { message, code: 1 }
 }
 
+/// The connection settings of PostgreSQL itself: --direct-database-url if given, else
+/// --database-url (migrations, the LISTEN connection, the `accounts` commands).
 fn database_config(args: &DatabaseArgs) -> Result<tokio_postgres::Config, Failure> {
-    db::config(&args.database_url).map_err(|why| Failure {
-        message: format!("--database-url: {why}"),
+    let (flag, url) = match &args.direct_database_url {
+        Some(url) => ("--direct-database-url", url),
+        None => ("--database-url", &args.database_url),
+    };
+    db::config(url).map_err(|why| Failure {
+        message: format!("{flag}: {why}"),
         code: 2,
     })
+}
+
+/// The requests' pool's settings and how it sends statements: through a transaction pool when
+/// --direct-database-url is given, else straight to PostgreSQL.
+fn pool_config(args: &DatabaseArgs) -> Result<(tokio_postgres::Config, sql::Statements), Failure> {
+    let (config, statements) = if args.direct_database_url.is_some() {
+        (db::pooled_config(&args.database_url), sql::Statements::Unnamed)
+    } else {
+        (db::config(&args.database_url), sql::Statements::Prepared)
+    };
+    let config = config.map_err(|why| Failure {
+        message: format!("--database-url: {why}"),
+        code: 2,
+    })?;
+    Ok((config, statements))
 }
 
 /// Migrates, retrying while PostgreSQL is unreachable for up to `--startup-wait`.
@@ -437,6 +474,7 @@ async fn waiting<T, F: std::future::Future<Output = Result<T, MigrateError>>>(
 
 async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = database_config(&args.database)?;
+    let (pool_config, statements) = pool_config(&args.database)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(tls::Tls::load(cert, key).map_err(|why| Failure {
             message: format!("--tls-cert/--tls-key: {why}"),
@@ -445,7 +483,10 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         _ => None,
     };
     let version = migrate_waiting(&config, &args.database).await?;
-    let pool = db::pool(config.clone(), usize::from(args.pool_size)).map_err(failure)?;
+    let pool = db::pool(pool_config, usize::from(args.pool_size), statements).map_err(failure)?;
+    if statements == sql::Statements::Unnamed {
+        db::warn_without_statement_timeout(&pool).await;
+    }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| failure(format!("cannot listen on {}: {e}", args.listen)))?;

@@ -24,6 +24,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "Serve on a free port; the address is printed on standard output.",
     ),
     (
+        "SITETRAIL_HUB_DATABASE_URL=postgres://hub:PASSWORD@127.0.0.1:6432/sitetrail_hub SITETRAIL_HUB_DIRECT_DATABASE_URL=postgres://hub:PASSWORD@127.0.0.1:5432/sitetrail_hub sitetrail-hub serve",
+        "Serve through PgBouncer in transaction mode on port 6432; the LISTEN connection and the migrations go straight to PostgreSQL on 5432.",
+    ),
+    (
         "sitetrail-hub migrate",
         "Only bring the database's schema up to date (serve does it on every start).",
     ),
@@ -48,6 +52,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "SITETRAIL_HUB_DATABASE_URL",
         "The database URL; prefer it to --database-url, which every user of the machine can see.",
+    ),
+    (
+        "SITETRAIL_HUB_DIRECT_DATABASE_URL",
+        "PostgreSQL itself when SITETRAIL_HUB_DATABASE_URL is PgBouncer in transaction mode (--direct-database-url); prefer it to the flag for the same reason.",
     ),
     (
         "SITETRAIL_HUB_LOG",

@@ -24,7 +24,7 @@ use axum::routing::get;
 use axum::Router;
 use sitetrail_sync_wire::Quota;
 
-use deadpool_postgres::Pool;
+use crate::sql::{Pool, Queries};
 
 /// The upper bounds of the request-duration histogram's buckets, in seconds (long-polls end in
 /// the last ones).

@@ -107,15 +107,33 @@ fn failed(e: &tokio_postgres::Error) -> MigrateError {
     })
 }
 
+/// Why a connection to PostgreSQL itself failed. A pool such as PgBouncer refuses the
+/// statement timeouts the hub sends at connect (a startup option): that is no outage to wait
+/// out but a missing flag, said at once.
+fn not_connected(config: &tokio_postgres::Config, e: &tokio_postgres::Error) -> MigrateError {
+    let target = crate::db::describe(config);
+    match e.as_db_error() {
+        Some(db) if db.message().starts_with("unsupported startup parameter") => {
+            MigrateError::Failed(format!(
+                "{target} refused the hub's connection settings ({}): it looks like a connection pool \
+             such as PgBouncer. Give --direct-database-url (SITETRAIL_HUB_DIRECT_DATABASE_URL) with \
+             PostgreSQL's own address for the migrations and the LISTEN connection (docs/hub.md)",
+                db.message()
+            ))
+        }
+        _ => MigrateError::Unreachable {
+            target,
+            why: e.to_string(),
+        },
+    }
+}
+
 /// Brings the schema up to date (or checks it already is) and returns its version.
 pub async fn migrate(config: &tokio_postgres::Config) -> Result<i64, MigrateError> {
     let (mut client, connection) = config
         .connect(NoTls)
         .await
-        .map_err(|e| MigrateError::Unreachable {
-            target: crate::db::describe(config),
-            why: e.to_string(),
-        })?;
+        .map_err(|e| not_connected(config, &e))?;
     let connection = tokio::spawn(async move {
         // The connection's own error is the one the next query returns; nothing to do here.
         let _ = connection.await;
@@ -136,10 +154,7 @@ pub async fn connect_current(
     let (client, connection) = config
         .connect(NoTls)
         .await
-        .map_err(|e| MigrateError::Unreachable {
-            target: crate::db::describe(config),
-            why: e.to_string(),
-        })?;
+        .map_err(|e| not_connected(config, &e))?;
     tokio::spawn(async move {
         // The connection's own error is the one the next query returns.
         let _ = connection.await;

@@ -14,11 +14,12 @@
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use sitetrail_sync_wire::{quota_headers, Quota, QuotaRefusal, QuotaUse};
-use tokio_postgres::GenericClient;
+use tokio_postgres::types::Type;
 use uuid::Uuid;
 
 use crate::error::{HubError, HubResult};
 pub use crate::quota_words::{describe, flag, name};
+use crate::sql::Queries;
 
 /// The default of `--quota-bytes`: 2 GiB of ciphertext (a person's devices over years hold tens
 /// to hundreds of MiB).
@@ -138,11 +139,11 @@ pub fn header_name(quota: Quota) -> &'static str {
 }
 
 /// Devices the account registered, those that left included.
-pub async fn devices(client: &impl GenericClient, account_id: Uuid) -> HubResult<u64> {
+pub async fn devices(client: &impl Queries, account_id: Uuid) -> HubResult<u64> {
     let n: i64 = client
         .query_one(
             "SELECT count(*) AS n FROM device WHERE account_id = $1",
-            &[&account_id],
+            &[(&account_id, Type::UUID)],
         )
         .await?
         .get("n");
@@ -151,12 +152,12 @@ pub async fn devices(client: &impl GenericClient, account_id: Uuid) -> HubResult
 
 /// Claims the account holds with a lease that has not run out (the partial index of claimed
 /// jobs serves it).
-pub async fn leases(client: &impl GenericClient, account_id: Uuid) -> HubResult<u64> {
+pub async fn leases(client: &impl Queries, account_id: Uuid) -> HubResult<u64> {
     let n: i64 = client
         .query_one(
             r#"SELECT count(*) AS n FROM claim_job
                WHERE account_id = $1 AND state = 'claimed' AND lease_until > now()"#,
-            &[&account_id],
+            &[(&account_id, Type::UUID)],
         )
         .await?
         .get("n");
@@ -164,11 +165,11 @@ pub async fn leases(client: &impl GenericClient, account_id: Uuid) -> HubResult<
 }
 
 /// The account's counters: (bytes stored, records stored, claim jobs).
-pub async fn counters(client: &impl GenericClient, account_id: Uuid) -> HubResult<(u64, u64, u64)> {
+pub async fn counters(client: &impl Queries, account_id: Uuid) -> HubResult<(u64, u64, u64)> {
     let row = client
         .query_opt(
             "SELECT bytes_stored, records_stored, claim_jobs FROM account WHERE account_id = $1",
-            &[&account_id],
+            &[(&account_id, Type::UUID)],
         )
         .await?
         .ok_or(HubError::Unauthorized)?;

@@ -10,11 +10,18 @@ fn help_names_every_flag_and_variable_and_never_a_password() {
     for word in ["serve", "migrate", "Exit codes", "SITETRAIL_HUB_LOG"] {
         assert!(help.contains(word), "{word} missing from --help:\n{help}");
     }
-    let secret = [("SITETRAIL_HUB_DATABASE_URL", "postgres://hub:hunter2@db/hub")];
+    let secret = [
+        ("SITETRAIL_HUB_DATABASE_URL", "postgres://hub:hunter2@db/hub"),
+        (
+            "SITETRAIL_HUB_DIRECT_DATABASE_URL",
+            "postgres://hub:hunter3@db:5432/hub",
+        ),
+    ];
     let (code, serve, _) = run_hub(&["serve", "--help"], &secret);
     assert_eq!(code, 0);
     for (flag, variable) in [
         ("--database-url", "SITETRAIL_HUB_DATABASE_URL"),
+        ("--direct-database-url", "SITETRAIL_HUB_DIRECT_DATABASE_URL"),
         ("--listen", "SITETRAIL_HUB_LISTEN"),
         ("--startup-wait", "SITETRAIL_HUB_STARTUP_WAIT"),
         ("--pool-size", "SITETRAIL_HUB_POOL_SIZE"),
@@ -30,8 +37,8 @@ fn help_names_every_flag_and_variable_and_never_a_password() {
         );
     }
     assert!(
-        !serve.contains("hunter2"),
-        "the database URL's value is shown:\n{serve}"
+        !serve.contains("hunter2") && !serve.contains("hunter3"),
+        "a database URL's value is shown:\n{serve}"
     );
     let (code, migrate, _) = run_hub(&["migrate", "--help"], &[]);
     assert_eq!(code, 0);

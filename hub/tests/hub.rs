@@ -28,6 +28,7 @@ mod faults;
 mod limits;
 mod long_poll;
 mod metrics;
+mod pgbouncer;
 mod quotas;
 mod records;
 mod schema;

@@ -316,6 +316,12 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     // The user allowed a plain http:// hub on another machine: the login crosses
                     // the network in clear. Null when not linked.
                     "insecure_http": l.map(|l| l.insecure_http),
+                    // That warning as a sentence, said on every sync; null when not in clear.
+                    "insecure_warning": s.insecure_warning,
+                    // The hub refused the last sync at the account's quota: its sentence ("the
+                    // hub's quota for this account is full: 2.0 of 2.0 GiB; ..."); recording goes
+                    // on and everything is sent once there is room. Null otherwise.
+                    "quota_full": s.quota_full,
                     // The PEM file of certificate authorities trusted for the hub (--ca-file).
                     "ca_file": l.and_then(|l| l.ca_file.as_ref()),
                     "pending": s.pending,
@@ -337,8 +343,8 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 return out::line("not linked to a hub (`sitetrail sync setup --hub URL`, or `sitetrail sync join --hub URL`)");
             };
             out::line(&format!("linked to {} as {}", l.hub, out::escape(&l.device_name)))?;
-            if l.insecure_http {
-                out::line(&format!("warning: {INSECURE_WARNING}"))?;
+            if let Some(w) = s.insecure_warning {
+                out::line(&format!("warning: {w}"))?;
             }
             if let Some(ca) = &l.ca_file {
                 out::line(&format!(
@@ -350,7 +356,9 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                 Some(t) => format!("last sync: {}", human::local_time(t)),
                 None => "last sync: never".to_owned(),
             })?;
-            if let Some(e) = &l.last_error {
+            if let Some(q) = &s.quota_full {
+                out::line(&format!("warning: {}", out::escape(q)))?;
+            } else if let Some(e) = &l.last_error {
                 out::line(&format!("the last try failed: {}", out::escape(e)))?;
             }
             if let Some(n) = &l.notice {

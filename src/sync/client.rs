@@ -150,6 +150,16 @@ pub fn check_transport(hub: &str, transport: &Transport) -> Result<()> {
 pub const INSECURE_WARNING: &str = "the hub is reached over plain http:// (--allow-insecure-http): \
      the login crosses the network in clear";
 
+/// How [`quota_full`]'s sentence begins.
+pub const QUOTA_FULL: &str = "the hub's quota for this account is full";
+
+/// The quota sentence of a sync's error as the link keeps it (`last_error`, which [`Error`]'s
+/// display prefixes with `sync: `), if the hub refused the sync at the account's quota.
+pub fn quota_full_in(last_error: &str) -> Option<&str> {
+    let message = last_error.strip_prefix("sync: ").unwrap_or(last_error);
+    message.starts_with(QUOTA_FULL).then_some(message)
+}
+
 /// What a device says when the hub refuses a write at the account's quota: the hub's figures, in
 /// plain words, and that nothing is lost (the records stay sealed here and go once there is room).
 pub fn quota_full(refusal: &wire::QuotaRefusal) -> String {
@@ -162,7 +172,7 @@ pub fn quota_full(refusal: &wire::QuotaRefusal) -> String {
         wire::Quota::Leases => format!("{used} of {limit} claims held at once"),
     };
     format!(
-        "the hub's quota for this account is full: {figures}; what is recorded here stays here and is sent \
+        "{QUOTA_FULL}: {figures}; what is recorded here stays here and is sent \
          once there is room (ask the hub's operator for more)"
     )
 }
@@ -622,6 +632,17 @@ mod tests {
         );
         assert_eq!(bytes_of(1536, 64 << 10), "1.5 of 64.0 KiB");
         assert_eq!(bytes_of(10, 100), "10 of 100 bytes");
+        // As the link keeps it (the error's display), and nothing else.
+        let kept = Error::Sync {
+            kind: ErrorKind::RateLimited,
+            message: said.clone(),
+        }
+        .to_string();
+        assert_eq!(quota_full_in(&kept), Some(said.as_str()));
+        assert_eq!(quota_full_in(&said), Some(said.as_str()));
+        for other in ["sync: the hub is busy", "", "sync: quota"] {
+            assert_eq!(quota_full_in(other), None, "{other}");
+        }
     }
 
     #[test]

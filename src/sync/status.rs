@@ -42,6 +42,12 @@ pub struct SyncStatus {
     pub devices: Vec<DeviceRow>,
     /// Other devices' records not applied because they cannot be read.
     pub unreadable: super::unreadable::UnreadableSummary,
+    /// The hub refused the last sync at the account's quota: its sentence ("the hub's quota for
+    /// this account is full: 2.0 of 2.0 GiB; ..."). Recording goes on; None otherwise.
+    pub quota_full: Option<String>,
+    /// The link reaches its hub in clear (`--allow-insecure-http`): the warning said on every
+    /// sync ([`super::client::INSECURE_WARNING`]); None otherwise.
+    pub insecure_warning: Option<&'static str>,
 }
 
 fn known_devices(conn: &Connection, me: Option<Uuid>) -> Result<Vec<DeviceRow>> {
@@ -66,7 +72,18 @@ fn known_devices(conn: &Connection, me: Option<Uuid>) -> Result<Vec<DeviceRow>> 
 /// Sync's state on this device.
 pub fn status(conn: &Connection) -> Result<SyncStatus> {
     let link = get_link(conn)?;
+    let quota_full = link
+        .as_ref()
+        .and_then(|l| l.last_error.as_deref())
+        .and_then(super::client::quota_full_in)
+        .map(str::to_owned);
+    let insecure_warning = link
+        .as_ref()
+        .is_some_and(|l| l.insecure_http)
+        .then_some(super::client::INSECURE_WARNING);
     Ok(SyncStatus {
+        quota_full,
+        insecure_warning,
         pending: if link.is_some() { pending(conn)? } else { 0 },
         devices: known_devices(conn, link.as_ref().map(|l| l.device_id))?,
         unreadable: super::unreadable::summary(conn)?,

@@ -38,15 +38,31 @@ impl TestHub {
     pub fn with_max_lease(max_lease: Duration) -> TestHub {
         let pg = postgres::shared();
         let ms = u64::try_from(max_lease.as_millis()).unwrap_or(u64::MAX);
-        TestHub::start_with(pg, pg.create_database("sync"), Some(ms))
+        TestHub::start_with(
+            pg,
+            pg.create_database("sync"),
+            sitetrail_hub::quota::Quotas::default(),
+            Some(ms),
+        )
+    }
+
+    /// A hub with these quotas per account (`sitetrail-hub serve --quota-*`).
+    pub fn start_with_quotas(quotas: sitetrail_hub::quota::Quotas) -> TestHub {
+        let pg = postgres::shared();
+        TestHub::start_with(pg, pg.create_database("sync"), quotas, None)
     }
 
     /// A hub over database `database` of `pg` as it is (one restored from a dump, say).
     pub fn start_on_database(pg: &postgres::Postgres, database: String) -> TestHub {
-        TestHub::start_with(pg, database, None)
+        TestHub::start_with(pg, database, sitetrail_hub::quota::Quotas::default(), None)
     }
 
-    fn start_with(pg: &postgres::Postgres, database: String, max_lease_ms: Option<u64>) -> TestHub {
+    fn start_with(
+        pg: &postgres::Postgres,
+        database: String,
+        quotas: sitetrail_hub::quota::Quotas,
+        max_lease_ms: Option<u64>,
+    ) -> TestHub {
         let db_url = pg.url(&database);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -59,7 +75,9 @@ impl TestHub {
             rt.block_on(async move {
                 let config = sitetrail_hub::db::config(&db_url).unwrap();
                 sitetrail_hub::migrate::migrate(&config).await.unwrap();
-                let pool = sitetrail_hub::db::pool(config.clone(), 8).unwrap();
+                let pool =
+                    sitetrail_hub::db::pool(config.clone(), 8, sitetrail_hub::sql::Statements::Prepared)
+                        .unwrap();
                 let notifier = std::sync::Arc::new(sitetrail_hub::notify::Notifier::default());
                 tokio::spawn(sitetrail_hub::notify::listen(config, notifier.clone()));
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -69,7 +87,7 @@ impl TestHub {
                     pool,
                     real_ip_header: None,
                     notifier: notifier.clone(),
-                    quotas: sitetrail_hub::quota::Quotas::default(),
+                    quotas,
                     max_lease_ms,
                 };
                 let limits = sitetrail_hub::server::Limits {

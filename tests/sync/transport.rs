@@ -104,6 +104,10 @@ fn a_plain_http_hub_on_another_machine_is_refused_unless_the_user_allows_it() {
         .unwrap()
         .to_owned();
     assert_eq!(status(&a)["insecure_http"], true);
+    assert_eq!(
+        status(&a)["insecure_warning"],
+        sitetrail::sync::client::INSECURE_WARNING
+    );
     let (_, human, _) = sync_cli(&a, &["status"], "");
     assert!(
         human.contains("warning: the hub is reached over plain http://"),
@@ -138,6 +142,7 @@ fn a_hub_on_this_machine_needs_no_permission_and_a_link_moved_away_is_refused() 
     assert!(!err.contains("warning"), "{err}");
     let s = status(&a);
     assert_eq!(s["insecure_http"], false);
+    assert_eq!(s["insecure_warning"], serde_json::Value::Null);
     a.sync();
 
     // A link made without the permission (before this rule, or edited) that now points away

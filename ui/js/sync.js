@@ -164,7 +164,10 @@ function drawLinked(container, v) {
   container.replaceChildren(...[
     el('p', {}, 'Syncing with ', el('code', { text: l.hub }), ' as ', el('strong', { id: 'sync-device-name', text: l.device_name }), '.'),
     el('p', { id: 'sync-last', text: l.last_sync_at ? `Last sync: ${fmtTime(l.last_sync_at)}.` : 'Not synced yet.' }),
-    l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null,
+    v.insecure_warning ? el('p', { class: 'note warn', id: 'sync-insecure', text: `Warning: ${v.insecure_warning}.` }) : null,
+    v.quota_full
+      ? el('p', { class: 'note warn', id: 'sync-quota', text: `${v.quota_full[0].toUpperCase()}${v.quota_full.slice(1)}.` })
+      : (l.last_error ? el('p', { class: 'note warn', id: 'sync-error', text: `The last try failed: ${l.last_error}` }) : null),
     l.notice ? el('p', { class: 'note', id: 'sync-notice', text: `${l.notice_at ? `${fmtTime(l.notice_at)}: ` : ''}${l.notice}` }) : null,
     el('p', { id: 'sync-pending', text: v.pending ? `${v.pending} change(s) wait to be sent.` : 'Nothing waits to be sent.' }),
     v.unreadable && v.unreadable.count

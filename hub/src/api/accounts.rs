@@ -16,6 +16,8 @@ use crate::auth::{login_hash, login_matches, Authed};
 use crate::body::{client_address, Body, Peer};
 use crate::error::{HubError, HubResult};
 use crate::request::parse_create_account;
+use crate::sql::Queries;
+use tokio_postgres::types::Type;
 
 /// The advisory lock creations take turns under ("ST", then "AC").
 const RATE_LOCK: (i32, i32) = (0x5354, 0x4143);
@@ -38,22 +40,23 @@ pub async fn create(
     // rare: a turn costs nothing that matters.
     tx.execute(
         "SELECT pg_advisory_xact_lock($1, $2)",
-        &[&RATE_LOCK.0, &RATE_LOCK.1],
+        &[(&RATE_LOCK.0, Type::INT4), (&RATE_LOCK.1, Type::INT4)],
     )
     .await?;
-    let expired = tx
-        .prepare_cached("DELETE FROM account_creation WHERE at <= now() - interval '1 hour'")
-        .await?;
-    tx.execute(&expired, &[]).await?;
+    tx.execute(
+        "DELETE FROM account_creation WHERE at <= now() - interval '1 hour'",
+        &[],
+    )
+    .await?;
     if let Some(per_hour) = app.quotas.new_accounts_per_hour {
-        let all = tx
-            .prepare_cached(
+        let row = tx
+            .query_one(
                 r#"SELECT count(*) AS n,
                           ceil(extract(epoch FROM min(at) + interval '1 hour' - now()))::int8 AS wait_s
                    FROM account_creation"#,
+                &[],
             )
             .await?;
-        let row = tx.query_one(&all, &[]).await?;
         let (n, wait_s): (i64, Option<i64>) = (row.get("n"), row.get("wait_s"));
         if u64::try_from(n).unwrap_or(u64::MAX) >= u64::from(per_hour) {
             tx.commit().await?;
@@ -69,14 +72,14 @@ pub async fn create(
             });
         }
     }
-    let count = tx
-        .prepare_cached(
+    let row = tx
+        .query_one(
             r#"SELECT count(*) AS n,
                       ceil(extract(epoch FROM min(at) + interval '1 minute' - now()))::int8 AS wait_s
                FROM account_creation WHERE address = $1 AND at > now() - interval '1 minute'"#,
+            &[(&address, Type::INET)],
         )
         .await?;
-    let row = tx.query_one(&count, &[&address]).await?;
     let (n, wait_s): (i64, Option<i64>) = (row.get("n"), row.get("wait_s"));
     if u64::try_from(n).unwrap_or(u64::MAX) >= u64::from(limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE) {
         tx.commit().await?;
@@ -89,21 +92,20 @@ pub async fn create(
         });
     }
     let hash = login_hash(&request.login).to_vec();
-    let insert = tx
-        .prepare_cached(
+    let created = tx
+        .query_opt(
             r#"INSERT INTO account (account_id, login_sha256) VALUES ($1, $2)
                ON CONFLICT (account_id) DO NOTHING RETURNING account_id"#,
+            &[(&request.account_id, Type::UUID), (&hash, Type::BYTEA)],
         )
-        .await?;
-    let created = tx
-        .query_opt(&insert, &[&request.account_id, &hash])
         .await?
         .is_some();
     if created {
-        let note = tx
-            .prepare_cached("INSERT INTO account_creation (address) VALUES ($1)")
-            .await?;
-        tx.execute(&note, &[&address]).await?;
+        tx.execute(
+            "INSERT INTO account_creation (address) VALUES ($1)",
+            &[(&address, Type::INET)],
+        )
+        .await?;
     }
     let status = if created {
         StatusCode::CREATED
@@ -111,7 +113,7 @@ pub async fn create(
         let existing = tx
             .query_opt(
                 "SELECT login_sha256 FROM account WHERE account_id = $1",
-                &[&request.account_id],
+                &[(&request.account_id, Type::UUID)],
             )
             .await?
             .map(|r| r.get::<_, Vec<u8>>("login_sha256"));
@@ -139,7 +141,7 @@ pub async fn create(
 pub async fn delete(State(app): State<App>, authed: Authed) -> HubResult<StatusCode> {
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    let deleted = crate::accounts::delete(&tx, authed.account_id).await?;
+    let deleted = crate::accounts::delete(tx.as_postgres(), authed.account_id).await?;
     tx.commit().await?;
     // Another request deleted it between the login and here: it is gone all the same.
     let Some(deleted) = deleted else {

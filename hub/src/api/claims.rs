@@ -34,6 +34,8 @@ use crate::body::Body;
 use crate::error::{HubError, HubResult};
 use crate::quota;
 use crate::request::{parse_claims, parse_settle};
+use crate::sql::Queries;
+use tokio_postgres::types::Type;
 
 /// The shortest `retry_after_ms` of a `held` answer.
 const MIN_RETRY_AFTER_MS: u64 = 1_000;
@@ -103,32 +105,40 @@ pub async fn claim(
     let jobs_before: i64 = tx
         .query_opt(
             "SELECT claim_jobs FROM account WHERE account_id = $1 FOR NO KEY UPDATE",
-            &[&authed.account_id],
+            &[(&authed.account_id, Type::UUID)],
         )
         .await?
         .ok_or(HubError::Unauthorized)?
         .get("claim_jobs");
     let jobs_before = u64::try_from(jobs_before).unwrap_or(0);
-    let leases_before = quota::leases(&*tx, authed.account_id).await?;
-    let insert = tx
-        .prepare_cached(
+    let leases_before = quota::leases(&tx, authed.account_id).await?;
+    let created = tx
+        .execute(
             r#"INSERT INTO claim_job (account_id, token)
                SELECT $1, t FROM unnest($2::bytea[]) AS t ORDER BY t
                ON CONFLICT (account_id, token) DO NOTHING"#,
+            &[(&authed.account_id, Type::UUID), (&tokens, Type::BYTEA_ARRAY)],
         )
         .await?;
-    let created = tx.execute(&insert, &[&authed.account_id, &tokens]).await?;
     app.quotas.check(Quota::ClaimJobs, jobs_before, created)?;
     if created > 0 {
         tx.execute(
             "UPDATE account SET claim_jobs = claim_jobs + $2 WHERE account_id = $1",
-            &[&authed.account_id, &i64::try_from(created).unwrap_or(i64::MAX)],
+            &[
+                (&authed.account_id, Type::UUID),
+                (&i64::try_from(created).unwrap_or(i64::MAX), Type::INT8),
+            ],
         )
         .await?;
     }
-    let lock = tx.prepare_cached(LOCK_JOBS).await?;
     let mut jobs: BTreeMap<Vec<u8>, Job> = BTreeMap::new();
-    for row in tx.query(&lock, &[&authed.account_id, &tokens]).await? {
+    let rows = tx
+        .query(
+            LOCK_JOBS,
+            &[(&authed.account_id, Type::UUID), (&tokens, Type::BYTEA_ARRAY)],
+        )
+        .await?;
+    for row in rows {
         jobs.insert(
             row.get("token"),
             Job {
@@ -162,30 +172,25 @@ pub async fn claim(
     if !grant_tokens.is_empty() {
         let lease_ms = request.lease_ms.min(app.max_lease_ms.unwrap_or(u64::MAX));
         let lease_ms = i64::try_from(lease_ms).unwrap_or(i64::MAX);
-        let update = tx
-            .prepare_cached(
-                r#"UPDATE claim_job c
-                   SET state = 'claimed', claim_id = g.claim_id, device_id = $3, attempts = g.attempts,
-                       lease_until = now() + make_interval(secs => $4::int8 / 1000.0), done_at = NULL,
-                       updated_at = now()
-                   FROM unnest($2::bytea[], $5::uuid[], $6::int4[]) AS g(token, claim_id, attempts)
-                   WHERE c.account_id = $1 AND c.token = g.token"#,
-            )
-            .await?;
         tx.execute(
-            &update,
+            r#"UPDATE claim_job c
+               SET state = 'claimed', claim_id = g.claim_id, device_id = $3, attempts = g.attempts,
+                   lease_until = now() + make_interval(secs => $4::int8 / 1000.0), done_at = NULL,
+                   updated_at = now()
+               FROM unnest($2::bytea[], $5::uuid[], $6::int4[]) AS g(token, claim_id, attempts)
+               WHERE c.account_id = $1 AND c.token = g.token"#,
             &[
-                &authed.account_id,
-                &grant_tokens,
-                &request.device_id,
-                &lease_ms,
-                &grant_ids,
-                &grant_attempts,
+                (&authed.account_id, Type::UUID),
+                (&grant_tokens, Type::BYTEA_ARRAY),
+                (&request.device_id, Type::UUID),
+                (&lease_ms, Type::INT8),
+                (&grant_ids, Type::UUID_ARRAY),
+                (&grant_attempts, Type::INT4_ARRAY),
             ],
         )
         .await?;
     }
-    let leases = quota::leases(&*tx, authed.account_id).await?;
+    let leases = quota::leases(&tx, authed.account_id).await?;
     app.quotas
         .check(Quota::Leases, leases_before, leases.saturating_sub(leases_before))?;
     tx.commit().await?;
@@ -306,14 +311,18 @@ async fn settle(
                  AND c.device_id = $4 AND c.state = 'claimed'"#
         }
     };
-    let statement = tx.prepare_cached(sql).await?;
     let settled = tx
         .execute(
-            &statement,
-            &[&authed.account_id, &tokens, &ids, &request.device_id],
+            sql,
+            &[
+                (&authed.account_id, Type::UUID),
+                (&tokens, Type::BYTEA_ARRAY),
+                (&ids, Type::UUID_ARRAY),
+                (&request.device_id, Type::UUID),
+            ],
         )
         .await?;
-    let leases = quota::leases(&*tx, authed.account_id).await?;
+    let leases = quota::leases(&tx, authed.account_id).await?;
     tx.commit().await?;
     let mut headers = HeaderMap::new();
     app.quotas.header(&mut headers, Quota::Leases, leases);

@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::Json;
 use sitetrail_sync_wire::{limits, DeviceInfo, DevicesResponse, Quota};
+use tokio_postgres::types::Type;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -22,6 +23,7 @@ use crate::auth::Authed;
 use crate::error::{HubError, HubResult};
 use crate::quota;
 use crate::request::parse_device_path;
+use crate::sql::{Param, Queries};
 
 const DEVICE_COLUMNS: &str = r#"device_id,
     floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms,
@@ -53,28 +55,27 @@ pub async fn register(
     let device_id = device_in_path(&uri)?;
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    let touch = tx
-        .prepare_cached(&format!(
-            r#"UPDATE device SET last_seen_at = greatest(last_seen_at, date_trunc('minute', now()))
-               WHERE account_id = $1 AND device_id = $2 RETURNING {DEVICE_COLUMNS}"#
-        ))
-        .await?;
-    let mut touched = tx.query_opt(&touch, &[&authed.account_id, &device_id]).await?;
+    let touch = format!(
+        r#"UPDATE device SET last_seen_at = greatest(last_seen_at, date_trunc('minute', now()))
+           WHERE account_id = $1 AND device_id = $2 RETURNING {DEVICE_COLUMNS}"#
+    );
+    let ids: [Param<'_>; 2] = [(&authed.account_id, Type::UUID), (&device_id, Type::UUID)];
+    let mut touched = tx.query_opt(&touch, &ids).await?;
     if touched.is_none() {
         // A new device: registrations of one account take turns from here, so the counts below
         // stay true until COMMIT. The same device registered meanwhile is touched after all.
         tx.query_opt(
             "SELECT 1 AS found FROM account WHERE account_id = $1 FOR NO KEY UPDATE",
-            &[&authed.account_id],
+            &[(&authed.account_id, Type::UUID)],
         )
         .await?
         .ok_or(HubError::Unauthorized)?;
-        touched = tx.query_opt(&touch, &[&authed.account_id, &device_id]).await?;
+        touched = tx.query_opt(&touch, &ids).await?;
     }
     let mut headers = HeaderMap::new();
     if let Some(row) = touched {
         let info = device_info(&row);
-        let registered = quota::devices(&*tx, authed.account_id).await?;
+        let registered = quota::devices(&tx, authed.account_id).await?;
         tx.commit().await?;
         if info.left_at_ms.is_some() {
             return Err(HubError::Forbidden(
@@ -88,7 +89,7 @@ pub async fn register(
         .query_one(
             r#"SELECT count(*) AS registered, count(*) FILTER (WHERE left_at IS NULL) AS active
                FROM device WHERE account_id = $1"#,
-            &[&authed.account_id],
+            &[(&authed.account_id, Type::UUID)],
         )
         .await?;
     let (registered, active): (i64, i64) = (row.get("registered"), row.get("active"));
@@ -100,12 +101,12 @@ pub async fn register(
     }
     let registered = u64::try_from(registered).unwrap_or(0);
     app.quotas.check(Quota::Devices, registered, 1)?;
-    let insert = tx
-        .prepare_cached(&format!(
-            "INSERT INTO device (account_id, device_id) VALUES ($1, $2) RETURNING {DEVICE_COLUMNS}"
-        ))
+    let row = tx
+        .query_one(
+            &format!("INSERT INTO device (account_id, device_id) VALUES ($1, $2) RETURNING {DEVICE_COLUMNS}"),
+            &ids,
+        )
         .await?;
-    let row = tx.query_one(&insert, &[&authed.account_id, &device_id]).await?;
     tx.commit().await?;
     tracing::info!("device registered");
     app.quotas.header(&mut headers, Quota::Devices, registered + 1);
@@ -123,7 +124,7 @@ pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResul
         .execute(
             r#"UPDATE device SET left_at = coalesce(left_at, now())
                WHERE account_id = $1 AND device_id = $2"#,
-            &[&authed.account_id, &device_id],
+            &[(&authed.account_id, Type::UUID), (&device_id, Type::UUID)],
         )
         .await?;
     if left == 0 {
@@ -134,10 +135,10 @@ pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResul
         r#"UPDATE claim_job SET state = 'open', claim_id = NULL, device_id = NULL, lease_until = NULL,
                   updated_at = now()
            WHERE account_id = $1 AND device_id = $2 AND state = 'claimed'"#,
-        &[&authed.account_id, &device_id],
+        &[(&authed.account_id, Type::UUID), (&device_id, Type::UUID)],
     )
     .await?;
-    let registered = quota::devices(&*tx, authed.account_id).await?;
+    let registered = quota::devices(&tx, authed.account_id).await?;
     tx.commit().await?;
     let mut headers = HeaderMap::new();
     app.quotas.header(&mut headers, Quota::Devices, registered);
@@ -147,12 +148,14 @@ pub async fn leave(State(app): State<App>, authed: Authed, uri: Uri) -> HubResul
 /// Every device of the account, oldest first.
 pub async fn list(State(app): State<App>, authed: Authed) -> HubResult<Json<DevicesResponse>> {
     let client = app.pool.get().await?;
-    let statement = client
-        .prepare_cached(&format!(
-            "SELECT {DEVICE_COLUMNS} FROM device WHERE account_id = $1 ORDER BY created_at, device_id"
-        ))
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {DEVICE_COLUMNS} FROM device WHERE account_id = $1 ORDER BY created_at, device_id"
+            ),
+            &[(&authed.account_id, Type::UUID)],
+        )
         .await?;
-    let rows = client.query(&statement, &[&authed.account_id]).await?;
     Ok(Json(DevicesResponse {
         devices: rows.iter().map(device_info).collect(),
     }))

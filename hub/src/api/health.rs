@@ -8,6 +8,7 @@ use sitetrail_sync_wire::Health;
 use crate::app::App;
 use crate::error::HubResult;
 use crate::migrate::MIGRATIONS_TABLE;
+use crate::sql::Queries;
 
 /// The hub's health.
 pub async fn health(State(app): State<App>) -> HubResult<Json<Health>> {

@@ -10,19 +10,20 @@ pub mod push;
 pub mod quota;
 pub mod records;
 
-use deadpool_postgres::Transaction;
+use tokio_postgres::types::Type;
 use uuid::Uuid;
 
 use crate::error::{HubError, HubResult};
+use crate::sql::{Queries, Transaction};
 
 /// Refuses (403) a device that is not registered with this account, or has left.
 async fn require_active_device(tx: &Transaction<'_>, account_id: Uuid, device_id: Uuid) -> HubResult<()> {
-    let statement = tx
-        .prepare_cached(
+    let row = tx
+        .query_opt(
             "SELECT left_at IS NOT NULL AS left FROM device WHERE account_id = $1 AND device_id = $2",
+            &[(&account_id, Type::UUID), (&device_id, Type::UUID)],
         )
         .await?;
-    let row = tx.query_opt(&statement, &[&account_id, &device_id]).await?;
     match row.map(|r| r.get::<_, bool>("left")) {
         None => Err(not_registered()),
         Some(true) => Err(left()),

@@ -35,6 +35,8 @@ use crate::body::Body;
 use crate::error::{HubError, HubResult};
 use crate::quota::{self, Quotas};
 use crate::request::{parse_push, series_limit};
+use crate::sql::{Queries, Transaction};
+use tokio_postgres::types::Type;
 
 /// A series: its device and name.
 type SeriesKey = (Uuid, String);
@@ -61,10 +63,12 @@ pub async fn push(
     let stored = results.iter().filter(|r| r.status == PushStatus::Stored).count();
     if stored > 0 {
         // Delivered at COMMIT to every hub process's listener (crate::notify).
-        let statement = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
         tx.execute(
-            &statement,
-            &[&crate::notify::CHANNEL, &authed.account_id.to_string()],
+            "SELECT pg_notify($1, $2)",
+            &[
+                (&crate::notify::CHANNEL, Type::TEXT),
+                (&authed.account_id.to_string(), Type::TEXT),
+            ],
         )
         .await?;
     }
@@ -87,7 +91,7 @@ pub async fn push(
 /// Stores the records; returns one result per record and the account's (bytes, records) stored
 /// afterwards.
 async fn store(
-    tx: &deadpool_postgres::Transaction<'_>,
+    tx: &Transaction<'_>,
     account_id: Uuid,
     records: &[Record],
     quotas: &Quotas,
@@ -98,14 +102,14 @@ async fn store(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let lock = tx
-        .prepare_cached(
+    let rows = tx
+        .query(
             r#"SELECT device_id, left_at IS NOT NULL AS left FROM device
                WHERE account_id = $1 AND device_id = ANY($2)
                ORDER BY device_id FOR NO KEY UPDATE"#,
+            &[(&account_id, Type::UUID), (&devices, Type::UUID_ARRAY)],
         )
         .await?;
-    let rows = tx.query(&lock, &[&account_id, &devices]).await?;
     if rows.len() != devices.len() {
         return Err(super::not_registered());
     }
@@ -113,11 +117,14 @@ async fn store(
         return Err(super::left());
     }
 
-    let heads_query = tx
-        .prepare_cached("SELECT device_id, series, last_idx FROM series_head WHERE account_id = $1 AND device_id = ANY($2)")
-        .await?;
     let mut heads: BTreeMap<SeriesKey, i64> = BTreeMap::new();
-    for row in tx.query(&heads_query, &[&account_id, &devices]).await? {
+    let rows = tx
+        .query(
+            "SELECT device_id, series, last_idx FROM series_head WHERE account_id = $1 AND device_id = ANY($2)",
+            &[(&account_id, Type::UUID), (&devices, Type::UUID_ARRAY)],
+        )
+        .await?;
+    for row in rows {
         heads.insert((row.get("device_id"), row.get("series")), row.get("last_idx"));
     }
     // The series limit counts the series each device has and those this push would add.
@@ -151,11 +158,21 @@ async fn store(
         .collect();
     let mut stored_ids: BTreeMap<(Uuid, String, i64), Uuid> = BTreeMap::new();
     if !known.is_empty() {
-        let query = tx.prepare_cached(STORED_IDS).await?;
         let d: Vec<Uuid> = known.iter().map(|r| r.device_id).collect();
         let s: Vec<&str> = known.iter().map(|r| r.series.as_str()).collect();
         let i: Vec<i64> = known.iter().map(|r| idx(r)).collect();
-        for row in tx.query(&query, &[&account_id, &d, &s, &i]).await? {
+        let rows = tx
+            .query(
+                STORED_IDS,
+                &[
+                    (&account_id, Type::UUID),
+                    (&d, Type::UUID_ARRAY),
+                    (&s, Type::TEXT_ARRAY),
+                    (&i, Type::INT8_ARRAY),
+                ],
+            )
+            .await?;
+        for row in rows {
             stored_ids.insert(
                 (row.get("device_id"), row.get("series"), row.get("idx")),
                 row.get("record_id"),
@@ -172,36 +189,45 @@ async fn store(
         .collect();
     let usage = add_usage(tx, account_id, &new, quotas).await?;
     if !new.is_empty() {
-        let insert = tx
-            .prepare_cached(
-                r#"INSERT INTO record (account_id, device_id, series, idx, record_id, payload)
-                   SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[], $5::uuid[], $6::bytea[])"#,
-            )
-            .await?;
         let d: Vec<Uuid> = new.iter().map(|r| r.device_id).collect();
         let s: Vec<&str> = new.iter().map(|r| r.series.as_str()).collect();
         let i: Vec<i64> = new.iter().map(|r| idx(r)).collect();
         let ids: Vec<Uuid> = new.iter().map(|r| r.record_id).collect();
         let payloads: Vec<&[u8]> = new.iter().map(|r| r.payload.0.as_slice()).collect();
-        tx.execute(&insert, &[&account_id, &d, &s, &i, &ids, &payloads])
-            .await?;
+        tx.execute(
+            r#"INSERT INTO record (account_id, device_id, series, idx, record_id, payload)
+               SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[], $5::uuid[], $6::bytea[])"#,
+            &[
+                (&account_id, Type::UUID),
+                (&d, Type::UUID_ARRAY),
+                (&s, Type::TEXT_ARRAY),
+                (&i, Type::INT8_ARRAY),
+                (&ids, Type::UUID_ARRAY),
+                (&payloads, Type::BYTEA_ARRAY),
+            ],
+        )
+        .await?;
 
         let mut moved: BTreeMap<(Uuid, &str), i64> = BTreeMap::new();
         for r in &new {
             let head = moved.entry((r.device_id, r.series.as_str())).or_insert(0);
             *head = (*head).max(idx(r));
         }
-        let upsert = tx
-            .prepare_cached(
-                r#"INSERT INTO series_head (account_id, device_id, series, last_idx)
-                   SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[])
-                   ON CONFLICT (account_id, device_id, series) DO UPDATE SET last_idx = excluded.last_idx"#,
-            )
-            .await?;
         let d: Vec<Uuid> = moved.keys().map(|k| k.0).collect();
         let s: Vec<&str> = moved.keys().map(|k| k.1).collect();
         let i: Vec<i64> = moved.values().copied().collect();
-        tx.execute(&upsert, &[&account_id, &d, &s, &i]).await?;
+        tx.execute(
+            r#"INSERT INTO series_head (account_id, device_id, series, last_idx)
+               SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::int8[])
+               ON CONFLICT (account_id, device_id, series) DO UPDATE SET last_idx = excluded.last_idx"#,
+            &[
+                (&account_id, Type::UUID),
+                (&d, Type::UUID_ARRAY),
+                (&s, Type::TEXT_ARRAY),
+                (&i, Type::INT8_ARRAY),
+            ],
+        )
+        .await?;
     }
 
     let results = records
@@ -221,30 +247,25 @@ async fn store(
 /// COMMIT) and refuses the push if that passes a quota: the caller then stores nothing (the
 /// transaction is rolled back). Returns the account's (bytes, records) stored with them.
 async fn add_usage(
-    tx: &deadpool_postgres::Transaction<'_>,
+    tx: &Transaction<'_>,
     account_id: Uuid,
     new: &[&Record],
     quotas: &Quotas,
 ) -> HubResult<(u64, u64)> {
     if new.is_empty() {
-        let (bytes, records, _) = quota::counters(&**tx, account_id).await?;
+        let (bytes, records, _) = quota::counters(tx, account_id).await?;
         return Ok((bytes, records));
     }
     let added_bytes: u64 = new.iter().map(|r| r.payload.0.len() as u64).sum();
     let added_records = new.len() as u64;
-    let statement = tx
-        .prepare_cached(
-            r#"UPDATE account SET bytes_stored = bytes_stored + $2, records_stored = records_stored + $3
-               WHERE account_id = $1 RETURNING bytes_stored, records_stored"#,
-        )
-        .await?;
     let row = tx
         .query_opt(
-            &statement,
+            r#"UPDATE account SET bytes_stored = bytes_stored + $2, records_stored = records_stored + $3
+               WHERE account_id = $1 RETURNING bytes_stored, records_stored"#,
             &[
-                &account_id,
-                &i64::try_from(added_bytes).unwrap_or(i64::MAX),
-                &i64::try_from(added_records).unwrap_or(i64::MAX),
+                (&account_id, Type::UUID),
+                (&i64::try_from(added_bytes).unwrap_or(i64::MAX), Type::INT8),
+                (&i64::try_from(added_records).unwrap_or(i64::MAX), Type::INT8),
             ],
         )
         .await?

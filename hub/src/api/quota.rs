@@ -14,9 +14,9 @@ use crate::quota;
 /// `GET /v1/quota`: the account's usage of every quota.
 pub async fn quota(State(app): State<App>, authed: Authed) -> HubResult<(HeaderMap, Json<QuotaResponse>)> {
     let client = app.pool.get().await?;
-    let (bytes, records, claim_jobs) = quota::counters(&**client, authed.account_id).await?;
-    let devices = quota::devices(&**client, authed.account_id).await?;
-    let leases = quota::leases(&**client, authed.account_id).await?;
+    let (bytes, records, claim_jobs) = quota::counters(&client, authed.account_id).await?;
+    let devices = quota::devices(&client, authed.account_id).await?;
+    let leases = quota::leases(&client, authed.account_id).await?;
     let q = &app.quotas;
     let mut headers = HeaderMap::new();
     for (quota, used) in [

@@ -16,6 +16,8 @@ use crate::app::App;
 use crate::auth::Authed;
 use crate::error::HubResult;
 use crate::request::{parse_page_query, parse_wait_query};
+use crate::sql::Queries;
+use tokio_postgres::types::Type;
 
 /// The last index of every series the account holds.
 #[tracing::instrument(level = "debug", skip_all)]
@@ -82,22 +84,25 @@ pub async fn wait(
 
 async fn account_exists(app: &App, account_id: uuid::Uuid) -> HubResult<bool> {
     let client = app.pool.get().await?;
-    let statement = client
-        .prepare_cached("SELECT 1 AS found FROM account WHERE account_id = $1")
+    let found = client
+        .query_opt(
+            "SELECT 1 AS found FROM account WHERE account_id = $1",
+            &[(&account_id, Type::UUID)],
+        )
         .await?;
-    Ok(client.query_opt(&statement, &[&account_id]).await?.is_some())
+    Ok(found.is_some())
 }
 
 async fn read_index(app: &App, account_id: uuid::Uuid) -> HubResult<Vec<SeriesHead>> {
     crate::metrics::METRICS.index_read();
     let client = app.pool.get().await?;
-    let statement = client
-        .prepare_cached(
+    let rows = client
+        .query(
             r#"SELECT device_id, series, last_idx FROM series_head
                WHERE account_id = $1 AND last_idx > 0 ORDER BY device_id, series"#,
+            &[(&account_id, Type::UUID)],
         )
         .await?;
-    let rows = client.query(&statement, &[&account_id]).await?;
     drop(client);
     let mut series = Vec::with_capacity(rows.len());
     for row in rows {
@@ -137,18 +142,17 @@ pub const PAGE_QUERY: &str = r#"
 pub async fn page(State(app): State<App>, authed: Authed, uri: Uri) -> HubResult<Json<PageResponse>> {
     let page = parse_page_query(uri.query())?;
     let client = app.pool.get().await?;
-    let statement = client.prepare_cached(PAGE_QUERY).await?;
     let cap = i64::try_from(limits::MAX_PAGE_PAYLOAD_BYTES).unwrap_or(i64::MAX);
     let rows = client
         .query(
-            &statement,
+            PAGE_QUERY,
             &[
-                &authed.account_id,
-                &page.device_id,
-                &page.series.as_str(),
-                &page.after,
-                &(i64::from(page.limit) + 1),
-                &cap,
+                (&authed.account_id, Type::UUID),
+                (&page.device_id, Type::UUID),
+                (&page.series.as_str(), Type::TEXT),
+                (&page.after, Type::INT8),
+                (&(i64::from(page.limit) + 1), Type::INT8),
+                (&cap, Type::INT8),
             ],
         )
         .await?;

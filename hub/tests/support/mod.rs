@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod pgbouncer;
 #[path = "../../../tests/support/poll.rs"]
 pub mod poll;
 #[path = "../../../tests/support/postgres.rs"]

@@ -40,6 +40,12 @@ pub struct SyncView {
     pub key_store: Option<&'static str>,
     /// Other devices' records skipped because they cannot be read: how many, and the latest.
     pub unreadable: UnreadableSummary,
+    /// The hub refused the last sync at the account's quota: its sentence ("the hub's quota for
+    /// this account is full: 2.0 of 2.0 GiB; ..."), as `sync status --json`'s `quota_full`.
+    pub quota_full: Option<String>,
+    /// The link reaches its hub in clear (`--allow-insecure-http`): the warning, as `sync status
+    /// --json`'s `insecure_warning`.
+    pub insecure_warning: Option<&'static str>,
 }
 
 /// A new account: the recovery key, to show once.
@@ -76,6 +82,8 @@ pub async fn get_sync_status(state: State<'_, AppState>) -> CmdResult<SyncView> 
         devices: s.devices,
         key_store,
         unreadable: s.unreadable,
+        quota_full: s.quota_full,
+        insecure_warning: s.insecure_warning,
     })
 }
 

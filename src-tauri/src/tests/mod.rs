@@ -9,6 +9,9 @@ mod import;
 mod live;
 mod review;
 mod settings;
+#[path = "../../../tests/support/sync.rs"]
+mod sync_support;
+mod sync_view;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
