@@ -12,7 +12,7 @@ import { Queue } from './lib/queue.js';
 import { Tracker, emptyState, NO_WINDOW, PRESENCE_POLL_MS } from './lib/tracker.js';
 import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
-import { CONTINUE_MS, FAIL_OPEN_NOTE, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
+import { CONTINUE_MS, FAIL_OPEN_NOTE, holdsFrom, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
 
 const storage = chrome.storage.local;
 /** 'firefox' in Firefox (the name `browser-link --browser` takes); unknown in the Chromium family. */
@@ -150,13 +150,18 @@ async function savedLimits() {
   return { limits: Array.isArray(saved.limits) ? saved.limits : [], allowed: saved.allowed || {} };
 }
 
-/** Sets the redirect rules for `limits` (null: the host could not say, so none: fail open) and the
- * sites "Continue" let through; writes nothing when nothing changed. */
+let focusEnds = null;
+/** Sets the redirect rules for `limits` (what holdsFrom lists; null: the host could not say, so
+ * none: fail open) and the sites "Continue" let through; writes nothing when nothing changed. */
 function applyLimits(limits) {
   return serialLimits(async () => {
     const saved = await savedLimits();
     const t = now();
     const held = limits || [];
+    // A focus session ends on its own: ask again then (the alarm's tick does too).
+    const focus = held.find((l) => l.focus);
+    clearTimeout(focusEnds);
+    if (focus && focus.ends_at_ms > t) focusEnds = setTimeout(() => refreshLimits(), focus.ends_at_ms - t + 500);
     const allowed = liveAllowed(saved.allowed, t);
     const update = ruleUpdate(
       await chrome.declarativeNetRequest.getSessionRules(),
@@ -181,7 +186,8 @@ function refreshLimits() {
   limitsAsking = (async () => {
     do {
       limitsAgain = false;
-      await applyLimits(link ? await link.askLimits() : null);
+      const holds = link ? await link.askLimits() : null;
+      await applyLimits(holds ? holdsFrom(holds) : null);
     } while (limitsAgain);
   })().finally(() => {
     limitsAsking = null;
@@ -343,6 +349,18 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
       const { limits } = await savedLimits();
       reply({ limit: limitFor(limits, msg.url), pauseSeconds: settings.limitPauseSeconds, strict: settings.strictLimits });
     });
+    return true;
+  }
+  if (msg && msg.type === 'focus' && Number.isFinite(msg.minutes) && Array.isArray(msg.blocks)) {
+    // The popup starts (or, with 0 minutes, stops) a focus session; the host writes it.
+    (link ? link.askFocus(msg.minutes, msg.blocks) : Promise.resolve(null)).then(async (answer) => {
+      await refreshLimits();
+      reply(answer || { ok: false, message: 'Sitetrail cannot be reached from this browser.' });
+    });
+    return true;
+  }
+  if (msg && msg.type === 'focus-state') {
+    savedLimits().then(({ limits }) => reply({ focus: limits.find((l) => l.focus) || null }));
     return true;
   }
   if (msg && msg.type === 'continue' && typeof msg.url === 'string') {

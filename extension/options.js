@@ -18,6 +18,8 @@ function render() {
   $('audible').checked = settings.countAudible;
   $('limit-pause').value = String(settings.limitPauseSeconds);
   $('strict-limits').checked = settings.strictLimits;
+  $('focus-minutes').value = String(settings.focusMinutes);
+  $('focus-blocks').value = settings.focusBlocks.join(', ');
   const list = $('excluded');
   list.replaceChildren();
   for (const host of settings.excludedHosts) {
@@ -39,6 +41,8 @@ async function init() {
   $('audible').addEventListener('change', (e) => save({ countAudible: e.target.checked }));
   $('limit-pause').addEventListener('change', (e) => save({ limitPauseSeconds: Number(e.target.value) }));
   $('strict-limits').addEventListener('change', (e) => save({ strictLimits: e.target.checked }));
+  $('focus-minutes').addEventListener('change', (e) => save({ focusMinutes: Number(e.target.value) }));
+  $('focus-blocks').addEventListener('change', (e) => save({ focusBlocks: e.target.value.split(',') }));
   render();
 }
 

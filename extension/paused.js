@@ -1,4 +1,5 @@
-// The page shown instead of a site over its limit: the time and the limit, "Close tab", and after
+// The page shown instead of a site over its limit (or held back by a focus session, with no
+// "Continue"): the time and the limit, "Close tab", and after
 // a deliberate pause (the options' seconds; none when strict) "Continue for 5 minutes". The
 // blocked URL is after the `#` (the redirect rule puts it there).
 import { continueState, pausedLine, siteOfPage } from './lib/limits.js';
@@ -19,12 +20,12 @@ async function closeTab() {
   if (tab) await chrome.tabs.remove(tab.id);
 }
 
-function showContinue({ pauseSeconds, strict }) {
+function showContinue({ pauseSeconds, strict, limit }) {
   const button = $('continue');
   const tick = () => {
-    const s = continueState({ pauseSeconds, strict, elapsedMs: Date.now() - shownAt });
+    const s = continueState({ pauseSeconds, strict, elapsedMs: Date.now() - shownAt, focus: Boolean(limit.focus) });
     button.hidden = !s.offered;
-    $('strict').hidden = s.offered;
+    $('strict').hidden = s.offered || Boolean(limit.focus);
     button.disabled = !s.ready;
     button.textContent = s.ready ? 'Continue for 5 minutes' : `Continue in ${s.secondsLeft} s`;
     if (s.offered && !s.ready) setTimeout(tick, 250);
@@ -50,7 +51,7 @@ async function init() {
     location.replace(url);
     return;
   }
-  document.title = `Paused: ${answer.limit.target_name || answer.limit.target} · Sitetrail`;
+  document.title = answer.limit.focus ? 'Focusing · Sitetrail' : `Paused: ${answer.limit.target_name || answer.limit.target} · Sitetrail`;
   $('line').textContent = pausedLine(answer.limit, fmtSpent);
   showContinue(answer);
 }

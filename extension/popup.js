@@ -1,4 +1,5 @@
-// The popup: connected or not (and why), events waiting, pause, and "don't record this site".
+// The popup: connected or not (and why), events waiting, pause, a focus session, and "don't
+// record this site".
 // It reads what the service worker stores (status, queue) and changes settings in storage; the
 // worker reacts to the change.
 import { excludedBy, normalize, siteOfUrl, toggleExclusion } from './lib/settings.js';
@@ -51,6 +52,31 @@ async function render() {
   $('exclude').className = excluded ? '' : 'ghost';
 }
 
+/** The focus session (from the worker's last answer of the host) and the button to start one. */
+function renderFocus(focus) {
+  const until = focus ? new Date(focus.ends_at_ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '';
+  $('focus-state').textContent = focus ? `Focusing until ${until}: ${focus.target_name}` : '';
+  $('focus-start').hidden = Boolean(focus);
+  $('focus-stop').hidden = !focus;
+  $('focus-start').textContent = `Focus ${settings.focusMinutes} min (${settings.focusBlocks.join(', ')})`;
+}
+
+function askFocusState() {
+  chrome.runtime.sendMessage({ type: 'focus-state' }, (answer) => {
+    if (chrome.runtime.lastError) return;
+    renderFocus(answer && answer.focus);
+  });
+}
+
+function focus(minutes) {
+  chrome.runtime.sendMessage({ type: 'focus', minutes, blocks: settings.focusBlocks }, (answer) => {
+    if (chrome.runtime.lastError) return;
+    $('focus-message').hidden = !answer || !answer.message;
+    $('focus-message').textContent = (answer && answer.message) || '';
+    askFocusState();
+  });
+}
+
 async function save(patch) {
   await storage.set({ settings: { ...settings, ...patch } });
 }
@@ -61,12 +87,15 @@ async function init() {
   $('paused').addEventListener('change', (e) => save({ paused: e.target.checked }));
   $('exclude').addEventListener('click', () => save({ excludedHosts: toggleExclusion(site, settings.excludedHosts) }));
   $('retry').addEventListener('click', () => chrome.runtime.sendMessage({ type: 'reconnect' }));
+  $('focus-start').addEventListener('click', () => focus(settings.focusMinutes));
+  $('focus-stop').addEventListener('click', () => focus(0));
   $('options').addEventListener('click', (e) => {
     e.preventDefault();
     openOptionsAndClose(chrome.runtime, () => window.close());
   });
   chrome.storage.onChanged.addListener((_c, area) => area === 'local' && render());
   await render();
+  askFocusState();
   // What Sitetrail knows of this site: its category and today's time on it.
   if (site) {
     chrome.runtime.sendMessage({ type: 'site-info', url: tab.url }, (info) => {

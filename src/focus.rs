@@ -71,6 +71,23 @@ fn parse_blocks(keys: &[String]) -> Option<Vec<Target>> {
     Some(blocks)
 }
 
+/// A target as the extension sends it: a category id (`social`) or a domain (`youtube.com`).
+pub fn parse_target(s: &str) -> Result<Target> {
+    let s = s.trim();
+    if s.contains('.') {
+        let d = crate::domain::Domain::parse_host(s)?;
+        return Ok(Target::Domain(d.as_str().to_owned()));
+    }
+    s.parse::<crate::category::Category>()
+        .map(Target::Category)
+        .map_err(|_| {
+            Error::InvalidInput(format!(
+                "{:?} is not a category id or a domain",
+                s.chars().take(64).collect::<String>()
+            ))
+        })
+}
+
 /// The session stored (active or not), if any.
 pub fn get_in(conn: &Connection) -> Result<Option<Focus>> {
     let row: Option<(i64, i64, String, Option<i64>)> = conn

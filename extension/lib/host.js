@@ -126,12 +126,22 @@ export class HostLink {
   }
 
   /**
-   * The limits used up now, each with its domains (`sitetrail limits`; the host's `limits`
-   * answer), or null: not connected, the database unreadable, or no answer within
-   * SITE_TIMEOUT_MS. Never waits on the worker's serial chain.
+   * What is held back now: {limits, focus}, the limits used up each with its domains (`sitetrail
+   * limits`) and the focus session running (`sitetrail focus`), or null: not connected, the
+   * database unreadable, or no answer within SITE_TIMEOUT_MS. Never waits on the serial chain.
    */
   askLimits() {
-    return this.ask({ type: 'limits' }, (msg) => (msg.ok && Array.isArray(msg.limits) ? msg.limits : null));
+    return this.ask({ type: 'limits' }, (msg) =>
+      msg.ok && Array.isArray(msg.limits) ? { limits: msg.limits, focus: msg.focus || null } : null,
+    );
+  }
+
+  /**
+   * Starts a focus session of `minutes` on `blocks` (category ids or domains), or stops the one
+   * running (`minutes` 0): {ok, message}, or null when the host cannot be asked.
+   */
+  askFocus(minutes, blocks) {
+    return this.ask({ type: 'focus', minutes, blocks }, (msg) => ({ ok: Boolean(msg.ok), message: msg.message || '' }));
   }
 
   /** Sends a question numbered `query` and resolves with `read(answer)`, or null as above. */
@@ -263,7 +273,7 @@ export class HostLink {
       await this.flush();
       return;
     }
-    if (msg.type === 'site' || msg.type === 'limits') {
+    if (msg.type === 'site' || msg.type === 'limits' || msg.type === 'focus') {
       const answer = this.siteAsked.get(msg.query);
       this.siteAsked.delete(msg.query);
       if (answer) answer(msg);

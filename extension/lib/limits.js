@@ -7,6 +7,8 @@
 //   (`requestDomains` covers their subdomains too), so the blocked site's server is never asked.
 // - "Continue for 5 minutes" on the page adds an allow rule of a higher priority for that site,
 //   until it runs out.
+// - A focus session (`sitetrail focus start`) holds back its categories and websites the same way,
+//   above any "Continue", until it ends.
 // - Fail open: when the host cannot be asked, every rule is removed (a broken link must never
 //   lock a person out of the web) and the popup says why.
 
@@ -40,7 +42,24 @@ function under(site, domain) {
   return site === domain || site.endsWith(`.${domain}`);
 }
 
-/** The used-up limit (as the host sent it) that covers `url`, or null. */
+/**
+ * What the browser holds back, from the host's `limits` answer: the focus session first (an entry
+ * with `focus: true`, its targets' names and when it ends), then each limit used up.
+ */
+export function holdsFrom({ limits = [], focus = null } = {}) {
+  const entries = [];
+  if (focus && Array.isArray(focus.domains)) {
+    entries.push({
+      focus: true,
+      target_name: (focus.target_names || []).join(', '),
+      ends_at_ms: Number(focus.ends_at_ms) || 0,
+      domains: focus.domains,
+    });
+  }
+  return entries.concat(Array.isArray(limits) ? limits : []);
+}
+
+/** The used-up limit or focus session (as holdsFrom lists them) that covers `url`, or null. */
 export function limitFor(limits, url) {
   const site = siteOfPage(url);
   if (!site) return null;
@@ -66,7 +85,8 @@ export function rulesFor(limits, allowed, pausedPage, now) {
     if (!domains.length) return;
     rules.push({
       id: REDIRECT_BASE + i,
-      priority: 1,
+      // A focus session is above "Continue": nothing lets its pages through while it runs.
+      priority: l.focus ? 3 : 1,
       action: { type: 'redirect', redirect: { regexSubstitution: `${pausedPage}#\\0` } },
       condition: { regexFilter: '^https?://.*$', requestDomains: domains, resourceTypes: ['main_frame'] },
     });
@@ -92,15 +112,17 @@ export function ruleUpdate(current, wanted) {
   return { removeRuleIds: (current || []).map((r) => r.id), addRules: wanted };
 }
 
-/** Where the paused page's "Continue" stands `elapsedMs` after it was shown. */
-export function continueState({ pauseSeconds, strict, elapsedMs }) {
-  if (strict) return { offered: false, ready: false, secondsLeft: 0 };
+/** Where the paused page's "Continue" stands `elapsedMs` after it was shown (never offered for a
+ * focus session, nor when strict). */
+export function continueState({ pauseSeconds, strict, elapsedMs, focus = false }) {
+  if (strict || focus) return { offered: false, ready: false, secondsLeft: 0 };
   const left = Math.max(0, Math.ceil((pauseSeconds * 1000 - elapsedMs) / 1000));
   return { offered: true, ready: left === 0, secondsLeft: left };
 }
 
 /** The paused page's sentence for a limit: "Social networks: 32 min today; your limit is 30 min a day." */
-export function pausedLine(limit, fmt) {
+export function pausedLine(limit, fmt, clock = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })) {
+  if (limit.focus) return `You are focusing until ${clock(limit.ends_at_ms)}: ${limit.target_name} wait until then.`;
   const period = limit.period === 'week' ? 'this week' : 'today';
   const per = limit.period === 'week' ? 'a week' : 'a day';
   const name = limit.target_name || limit.target;

@@ -15,6 +15,9 @@ export const DEFAULTS = Object.freeze({
   limitPauseSeconds: 10,
   /** No "Continue" on that page at all. */
   strictLimits: false,
+  /** The popup's "Focus" button: how long, and what it holds back (category ids or domains). */
+  focusMinutes: 50,
+  focusBlocks: ['social', 'video_streaming', 'games'],
 });
 
 /** The longest pause before "Continue" (a pause is a moment to think, not a lock). */
@@ -41,6 +44,12 @@ export function normalize(stored) {
     ? Math.min(MAX_LIMIT_PAUSE_SECONDS, Math.max(0, Math.round(pause)))
     : DEFAULTS.limitPauseSeconds;
   s.strictLimits = s.strictLimits === true;
+  const minutes = Number(s.focusMinutes);
+  s.focusMinutes = Number.isFinite(minutes) ? Math.min(720, Math.max(1, Math.round(minutes))) : DEFAULTS.focusMinutes;
+  const blocks = Array.isArray(s.focusBlocks)
+    ? [...new Set(s.focusBlocks.filter((b) => typeof b === 'string').map((b) => b.trim().toLowerCase()).filter(Boolean))].slice(0, 64)
+    : [];
+  s.focusBlocks = blocks.length ? blocks : [...DEFAULTS.focusBlocks];
   s.excludedHosts = Array.isArray(s.excludedHosts)
     ? [...new Set(s.excludedHosts.filter((h) => typeof h === 'string').map(siteOf).filter(Boolean))]
     : [];

@@ -310,10 +310,10 @@ test('the used-up limits are asked by number; an unreadable database or no link 
   const second = t.link.askLimits();
   const asked = port.sent.filter((m) => m.type === 'limits');
   assert.equal(asked.length, 2);
-  port.answer({ type: 'limits', query: asked[0].query, ok: true, limits });
+  port.answer({ type: 'limits', query: asked[0].query, ok: true, limits, focus: null });
   port.answer({ type: 'limits', query: asked[1].query, ok: false, limits: [] });
   await t.settle();
-  assert.deepEqual(await first, limits);
+  assert.deepEqual(await first, { limits, focus: null });
   assert.equal(await second, null, 'the host could not read them: hold nothing back');
   // A batch stored is a change (the time toward a limit grew); a lost link is one too.
   await t.queue.pushAll([t.visit('a')]);

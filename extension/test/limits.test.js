@@ -70,3 +70,27 @@ test('the pause before "Continue" is kept between none and two minutes; strict o
   assert.equal(normalize({ strictLimits: 'yes' }).strictLimits, false);
   assert.equal(normalize({ strictLimits: true }).strictLimits, true);
 });
+
+test('a focus session is held back first, above "Continue", with no "Continue" of its own', async () => {
+  const { holdsFrom } = await import('../lib/limits.js');
+  const entries = holdsFrom({ limits: [social], focus: { ends_at_ms: 5_000, target_names: ['Social networks', 'Games'], domains: ['game.test', 'social.test'] } });
+  assert.equal(entries.length, 2);
+  assert.equal(limitFor(entries, 'https://social.test/').focus, true, 'the session speaks first');
+  const rules = rulesFor(entries, { 'social.test': 10_000 }, PAGE, 0);
+  const focusRule = rules.find((r) => r.condition.requestDomains.includes('game.test'));
+  const allow = rules.find((r) => r.action.type === 'allow');
+  assert.ok(focusRule.priority > allow.priority, 'Continue on a limit does not open a focus session\'s page');
+  assert.deepEqual(continueState({ pauseSeconds: 0, strict: false, elapsedMs: 60_000, focus: true }), { offered: false, ready: false, secondsLeft: 0 });
+  assert.equal(pausedLine(entries[0], fmtSpent, () => '14:50'), 'You are focusing until 14:50: Social networks, Games wait until then.');
+  assert.deepEqual(holdsFrom({ limits: [social], focus: null }), [social]);
+  assert.deepEqual(holdsFrom(undefined), []);
+});
+
+test('the popup\'s Focus is 1 minute to 12 hours on a list of targets, the defaults when empty', async () => {
+  const { normalize } = await import('../lib/settings.js');
+  assert.deepEqual([normalize(undefined).focusMinutes, normalize(undefined).focusBlocks], [50, ['social', 'video_streaming', 'games']]);
+  assert.equal(normalize({ focusMinutes: 0 }).focusMinutes, 1);
+  assert.equal(normalize({ focusMinutes: 10_000 }).focusMinutes, 720);
+  assert.deepEqual(normalize({ focusBlocks: [' Social ', 'social', 'YouTube.com', 7, ''] }).focusBlocks, ['social', 'youtube.com']);
+  assert.deepEqual(normalize({ focusBlocks: [] }).focusBlocks, ['social', 'video_streaming', 'games']);
+});

@@ -188,6 +188,17 @@ impl Host {
                     }
                 }
             },
+            Request::Focus {
+                query,
+                minutes,
+                blocks,
+            } => {
+                let (ok, message) = match self.store().and_then(|s| focus_request(s, minutes, &blocks)) {
+                    Ok(message) => (true, message),
+                    Err(e) => (false, bounded(e.to_string())),
+                };
+                Reply::Focus { query, ok, message }
+            }
             Request::Hello {
                 protocol,
                 extension_version,
@@ -264,6 +275,26 @@ impl Host {
             }
         }
     }
+}
+
+/// Starts (or with 0 minutes stops) a focus session from the extension's popup; the words to show.
+fn focus_request(store: &Store, minutes: u32, blocks: &[String]) -> Result<String> {
+    if minutes == 0 {
+        return Ok(match store.stop_focus()? {
+            Some(_) => "Focus stopped.".into(),
+            None => "No focus session was running.".into(),
+        });
+    }
+    let targets = blocks
+        .iter()
+        .map(|b| crate::focus::parse_target(b))
+        .collect::<Result<Vec<_>>>()?;
+    let f = store.start_focus(minutes, targets)?;
+    let names: Vec<String> = f.blocks.iter().map(crate::limits::Target::name).collect();
+    Ok(format!(
+        "Focusing for {minutes} min: {} held back on all your devices.",
+        names.join(", ")
+    ))
 }
 
 /// What `store` knows of the site of `url`: its category and today's time on it (local day).
@@ -571,6 +602,51 @@ mod tests {
             assert_eq!(limits[0]["domains"], serde_json::json!(["news.test"]));
             assert_eq!(limits[0]["limit_ms"], 60_000);
         }
+    }
+
+    #[test]
+    fn the_popup_starts_and_stops_a_focus_session_and_bad_blocks_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = host(dir.path());
+        let mut input =
+            framed(br#"{"type":"focus","query":1,"minutes":25,"blocks":["social","video.example"]}"#);
+        input.extend(framed(br#"{"type":"limits","query":2}"#));
+        input.extend(framed(
+            br#"{"type":"focus","query":3,"minutes":25,"blocks":["nonsense"]}"#,
+        ));
+        input.extend(framed(br#"{"type":"focus","query":4,"minutes":0}"#));
+        input.extend(framed(br#"{"type":"limits","query":5}"#));
+        let mut out = Vec::new();
+        serve(&mut h, &input[..], &mut out).unwrap();
+        let r = replies(&out);
+        assert_eq!(
+            (r[0]["type"].as_str(), r[0]["ok"].as_bool()),
+            (Some("focus"), Some(true)),
+            "{:?}",
+            r[0]
+        );
+        assert_eq!(
+            r[0]["message"],
+            "Focusing for 25 min: Social networks, video.example held back on all your devices."
+        );
+        assert_eq!(
+            r[1]["focus"]["domains"],
+            serde_json::json!(["video.example"]),
+            "no social website recorded yet"
+        );
+        assert_eq!(
+            r[1]["focus"]["target_names"],
+            serde_json::json!(["Social networks", "video.example"])
+        );
+        assert_eq!(
+            (r[2]["ok"].as_bool(), r[2]["query"].as_u64()),
+            (Some(false), Some(3))
+        );
+        assert_eq!(
+            (r[3]["ok"].as_bool(), r[3]["message"].as_str()),
+            (Some(true), Some("Focus stopped."))
+        );
+        assert!(r[4]["focus"].is_null(), "{:?}", r[4]);
     }
 
     #[test]

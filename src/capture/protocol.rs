@@ -309,6 +309,17 @@ pub enum Request {
         /// The extension's number for this question, echoed in the answer.
         query: u64,
     },
+    /// Starts a focus session of `minutes` on `blocks` (category ids or domains), or stops the
+    /// one running when `minutes` is 0; answered by [`Reply::Focus`] with the same `query`.
+    Focus {
+        /// The extension's number for this question, echoed in the answer.
+        query: u64,
+        /// How long; 0 to stop.
+        minutes: u32,
+        /// What to hold back: category ids (`social`) or domains (`youtube.com`).
+        #[serde(default)]
+        blocks: Vec<String>,
+    },
 }
 
 /// What an event is.
@@ -427,6 +438,15 @@ pub enum Reply {
         limits: Vec<crate::holds::Reached>,
         /// The focus session running, if any.
         focus: Option<crate::holds::FocusHold>,
+    },
+    /// The answer to [`Request::Focus`].
+    Focus {
+        /// The question's number.
+        query: u64,
+        /// True if the session was started (or stopped).
+        ok: bool,
+        /// What happened, in words for the popup.
+        message: String,
     },
 }
 

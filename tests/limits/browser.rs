@@ -20,7 +20,7 @@ fn open_and_see(s: &Session, url: &str) -> (bool, String, Duration) {
             (u.starts_with("chrome-extension://")
                 && u.contains("/paused.html#")
                 && u.ends_with(url)
-                && title.starts_with("Paused:"))
+                && (title.starts_with("Paused:") || title == "Focusing · Sitetrail"))
                 || (u == url && !title.is_empty() && title != url)
         });
         seen.is_some()
@@ -104,4 +104,43 @@ fn a_site_over_its_limit_is_replaced_before_it_loads_and_every_page_opens_when_t
         !open_and_see(&s, &url).0 && s.pages.was_asked("over.test", &format!("/after?title=After{n}"))
     });
     assert!(opened, "over.test stayed held back with the host gone");
+}
+
+#[test]
+fn a_focus_session_holds_its_sites_back_with_no_continue_until_it_is_stopped() {
+    let _one = serial();
+    let s = Session::start(&[]);
+    let first = s.url("ok.test", "/page?title=First");
+    s.browser.open(&first);
+    s.expect(Duration::from_secs(60), "the first page to be stored", || {
+        !s.visits_of(&first).is_empty()
+    });
+    run_ok(crate::support::cli(&s.db).args(["focus", "start", "25m", "--block", "focus.test,social"]));
+    // Asked again after the next batch stored: probes until one is held back.
+    let other = s.url("ok.test", "/page?title=Second");
+    s.browser.open(&other);
+    let mut n = 0;
+    let held = wait_for(Duration::from_secs(60), || {
+        n += 1;
+        open_and_see(&s, &s.url("focus.test", &format!("/probe?title=P{n}"))).0
+    });
+    assert!(held, "focus.test was never held back");
+    let (paused, title, _) = open_and_see(&s, &s.url("www.focus.test", "/work?title=Work"));
+    assert!(paused, "a page of the session loaded: {title}");
+    assert_eq!(title, "Focusing · Sitetrail");
+    assert!(!s.pages.was_asked("www.focus.test", "/work"));
+    // Stopped: asked again after the next batch, and the site opens.
+    run_ok(crate::support::cli(&s.db).args(["focus", "stop"]));
+    let third = s.url("ok.test", "/page?title=Third");
+    s.browser.open(&third);
+    let mut n = 0;
+    let opened = wait_for(Duration::from_secs(60), || {
+        n += 1;
+        let path = format!("/after?title=A{n}");
+        !open_and_see(&s, &s.url("focus.test", &path)).0 && s.pages.was_asked("focus.test", &path)
+    });
+    assert!(
+        opened,
+        "focus.test stayed held back after the session was stopped"
+    );
 }

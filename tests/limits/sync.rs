@@ -167,3 +167,50 @@ fn a_limit_from_another_device_that_names_nothing_valid_is_dropped_and_changes_n
         ("example.com", 24 * 60 + 1)
     );
 }
+
+/// What `d` holds back now: the focus session's targets and end, if one is running.
+fn focus_on(d: &Device) -> Option<(Vec<String>, i64)> {
+    d.store.focus().unwrap().map(|f| (f.block_keys(), f.ends_at.0))
+}
+
+#[test]
+fn a_focus_started_on_one_device_holds_on_the_other_until_one_stops_it_and_a_device_that_links_later_gets_it()
+{
+    let hub = TestHub::start();
+    let (a, b, c) = (Device::new(), Device::new(), Device::new());
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    let started = a
+        .store
+        .start_focus(
+            50,
+            vec![
+                Target::Category(Category::Social),
+                Target::Domain("video.example".into()),
+            ],
+        )
+        .unwrap();
+    converge(&[&a, &b]);
+    let expected = Some((
+        vec!["category:social".to_owned(), "domain:video.example".to_owned()],
+        started.ends_at.0,
+    ));
+    assert_eq!(focus_on(&b), expected, "the session holds on the other device");
+    // The browser on b holds its sites back: the native host's answer comes from b's database
+    // (no social website recorded there yet; the domain holds).
+    let holds = b.store.holds().unwrap();
+    assert_eq!(
+        holds.focus.map(|f| f.domains),
+        Some(vec!["video.example".to_owned()])
+    );
+    // A device that links while it runs gets it.
+    c.join(&hub, "c", &key);
+    converge(&[&a, &b, &c]);
+    assert_eq!(focus_on(&c), expected);
+    // Stopped on b: stopped everywhere.
+    assert!(b.store.stop_focus().unwrap().is_some());
+    converge(&[&a, &b, &c]);
+    for d in [&a, &b, &c] {
+        assert_eq!(focus_on(d), None);
+    }
+}
