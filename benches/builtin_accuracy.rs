@@ -335,6 +335,7 @@ fn main() {
     let rules_only = RuleOptions {
         open_table: false,
         model: false,
+        ..RuleOptions::default()
     };
     let before = RuleOptions::WITHOUT_MODEL;
     let shipped = RuleOptions::default();
@@ -413,6 +414,7 @@ fn main() {
         let unlisted_after = RuleOptions {
             open_table: false,
             model: true,
+            ..RuleOptions::default()
         };
         println!(
             "\nThe open table's {name} split ({} rows, never trained on), judged without the table:",

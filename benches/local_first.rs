@@ -102,6 +102,7 @@ fn classification_rates() {
     let rules_only = RuleOptions {
         open_table: false,
         model: false,
+        ..RuleOptions::default()
     };
     let before = RuleOptions::WITHOUT_MODEL;
     let shipped = RuleOptions::default();

@@ -56,6 +56,18 @@ static KNOWN: LazyLock<HashMap<&'static str, Category>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Well-known national websites (`data/national.tsv`, issue 28): looked up after the map, not by
+/// site name, and skipped with [`RuleOptions::national`] off.
+pub const NATIONAL_TSV: &str = include_str!("data/national.tsv");
+
+static NATIONAL: LazyLock<HashMap<&'static str, Category>> = LazyLock::new(|| {
+    // Checked by a unit test, as the map is.
+    parse_domain_map(NATIONAL_TSV)
+        .unwrap_or_default()
+        .into_iter()
+        .collect()
+});
+
 /// The bundled map by site name alone (`kayak` from `kayak.com`), for the same site under
 /// another ending (`kayak.de`). Only names of at least [`user_rules::MIN_NAME_LEN`] letters, and
 /// only names the map gives one category, so `op.gg` says nothing about `op.fi`.
@@ -144,6 +156,9 @@ pub struct RuleOptions {
     pub open_table: bool,
     /// Ask the learned model (rules 6, 10 and 12).
     pub model: bool,
+    /// Ask the list of well-known national websites (`data/national.tsv`); off only to measure
+    /// what a national site no list knows gets.
+    pub national: bool,
 }
 
 impl Default for RuleOptions {
@@ -151,6 +166,7 @@ impl Default for RuleOptions {
         RuleOptions {
             open_table: true,
             model: true,
+            national: true,
         }
     }
 }
@@ -160,6 +176,7 @@ impl RuleOptions {
     pub const WITHOUT_MODEL: RuleOptions = RuleOptions {
         open_table: true,
         model: false,
+        national: true,
     };
 }
 
@@ -218,6 +235,9 @@ pub fn judge_with_titles(
     }
     for d in parents(&domain) {
         if let Some(c) = KNOWN.get(d) {
+            return Judgement::new(*c, Confidence::High, Rule::Map);
+        }
+        if let Some(c) = NATIONAL.get(d).filter(|_| opts.national) {
             return Judgement::new(*c, Confidence::High, Rule::Map);
         }
         if opts.open_table {
@@ -387,6 +407,16 @@ mod tests {
             assert!(!d.starts_with("www."), "{d}: domains are stored without www.");
         }
         assert!(DOMAINS_TSV.starts_with("#") && DOMAINS_TSV.contains("Source:"));
+        let national = parse_domain_map(NATIONAL_TSV).unwrap();
+        assert!(national.len() >= 300, "only {} national sites", national.len());
+        for (d, _) in &national {
+            assert!(
+                seen.insert(*d),
+                "{d} is in the map and the national list, or twice in it"
+            );
+            assert_eq!(*d, d.to_ascii_lowercase(), "{d} must be lower case");
+            assert!(!d.starts_with("www."), "{d}: domains are stored without www.");
+        }
     }
 
     #[test]
