@@ -116,6 +116,9 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     ("time_limit", None),
     // Focus sessions (migration 0019): read by the native host and `sitetrail focus` when asked.
     ("focus_session", None),
+    // Reminders (migration 0020): read by the reminder check (daemon, app, CLI) when it runs.
+    ("reminder_setting", None),
+    ("reminder_sent", None),
 ];
 
 /// A set of [`Change`]s: what one transaction touched.

@@ -34,6 +34,7 @@ mod names;
 pub mod outbox;
 pub mod page_url;
 pub mod provisional;
+pub mod reminders;
 pub mod review;
 pub mod search;
 pub mod settings;

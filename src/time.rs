@@ -204,6 +204,24 @@ impl Clock for TokioClock {
     }
 }
 
+/// A duration as people read it: `1 h 05 min`, `12 min`, `45 s`, the same words as the app and the
+/// extension (tests/fixtures/durations.json is the table all three are tested against). Under a
+/// minute, whole seconds to the nearest; from 59.5 s on, whole minutes to the nearest (from the
+/// milliseconds, so a value is rounded once); halves go up.
+pub fn duration_words(ms: i64) -> String {
+    let ms = ms.max(0);
+    let s = ms.saturating_add(500) / 1000;
+    if s < 60 {
+        return format!("{s} s");
+    }
+    let min = ms.saturating_add(30_000) / 60_000;
+    if min < 60 {
+        format!("{min} min")
+    } else {
+        format!("{} h {:02} min", min / 60, min % 60)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

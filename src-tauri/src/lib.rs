@@ -139,7 +139,19 @@ pub fn setup<R: Runtime>(app: &AppHandle<R>, startup: Startup) -> Result<(), Cmd
     tauri::async_runtime::spawn(import::schedule(app.clone()));
     tauri::async_runtime::spawn(upkeep::run(app.clone()));
     tauri::async_runtime::spawn(sync_in_background(app.clone()));
+    tauri::async_runtime::spawn(remind(app.clone()));
     Ok(())
+}
+
+/// Shows the reminders of limits and goals due (off until the user turns them on), every minute
+/// while the app runs; the daemon does the same, and each is shown once between them.
+async fn remind<R: Runtime>(app: AppHandle<R>) {
+    let Some(state) = app.try_state::<AppState>().map(|s| s.inner().clone()) else {
+        return;
+    };
+    // The app's background tasks end with the process.
+    let (_keep, stop) = tokio::sync::watch::channel(false);
+    sitetrail::reminders::remind_every(state.store.clone(), sitetrail::reminders::CHECK_EVERY, stop).await;
 }
 
 /// Syncs on its own while the app runs (when this device is linked): soon after a local change,

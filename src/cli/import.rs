@@ -312,6 +312,13 @@ pub(crate) fn run_daemon(db: Option<PathBuf>, settings: Option<PathBuf>, args: D
             stop_rx.clone(),
             |_| {},
         ));
+        // Reminders of limits and goals (off until the user turns them on; each shown once even
+        // with the app running too).
+        let reminders = tokio::spawn(sitetrail::reminders::remind_every(
+            store.clone(),
+            sitetrail::reminders::CHECK_EVERY,
+            stop_rx.clone(),
+        ));
         let importer = match schedule.every {
             Some(_) => Some(tokio::spawn(auto_import_loop(
                 store,
@@ -325,6 +332,7 @@ pub(crate) fn run_daemon(db: Option<PathBuf>, settings: Option<PathBuf>, args: D
             }
         };
         let worked = worker.run(stop_rx, false).await;
+        reminders.await.map_err(|e| Error::Task(e.to_string()))?;
         if let Some(importer) = importer {
             importer.await.map_err(|e| Error::Task(e.to_string()))?;
         }

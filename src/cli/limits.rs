@@ -72,6 +72,26 @@ enum LimitsAction {
         #[arg(long)]
         json: bool,
     },
+    /// Turns desktop reminders on or off (off until you turn them on), or says how they are set:
+    /// a notification when a limit is reached (and once at --warn), and when a goal is met, on
+    /// the device where the time is spent, at most two a limit a period, none in quiet hours.
+    Reminders {
+        /// `on` or `off`; without it, prints how they are set.
+        #[arg(value_parser = ["on", "off"])]
+        state: Option<String>,
+        /// Also warn once a limit's time reaches this percentage of it (1 to 99; 0: no warning).
+        #[arg(long, value_name = "PERCENT")]
+        warn: Option<u8>,
+        /// No reminder in these hours, local time: 22:00-07:00 (`none`: always).
+        #[arg(long, value_name = "HH:MM-HH:MM")]
+        quiet: Option<String>,
+        /// Show the reminders due now and exit (what the daemon and the app do every minute).
+        #[arg(long)]
+        check: bool,
+        /// Print JSON: {"enabled", "warn_percent", "quiet"} (with --check: {"shown": [...]}).
+        #[arg(long)]
+        json: bool,
+    },
     /// Removes the limits and goals on TARGET (of one period with --per).
     Remove {
         /// The category or domain, as for `add`.
@@ -180,6 +200,13 @@ pub(crate) fn run_limits(store: &Store, args: LimitsArgs) -> Result<()> {
                 p.state.as_str().replace('_', " ")
             ))
         }
+        Some(LimitsAction::Reminders {
+            state,
+            warn,
+            quiet,
+            check,
+            json,
+        }) => run_reminders(store, state, warn, quiet, check, json),
         Some(LimitsAction::Remove { target, per, json }) => {
             let target = parse_target(&target)?;
             let removed = store.remove_limits(&target, per.map(Per::period))?;
@@ -233,4 +260,66 @@ pub(crate) fn run_limits(store: &Store, args: LimitsArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn run_reminders(
+    store: &Store,
+    state: Option<String>,
+    warn: Option<u8>,
+    quiet: Option<String>,
+    check: bool,
+    json: bool,
+) -> Result<()> {
+    use sitetrail::reminders::{parse_quiet, Desktop};
+    // Everything is checked before anything is stored.
+    let mut s = store.reminder_settings()?;
+    if let Some(state) = &state {
+        s.enabled = state == "on";
+    }
+    if let Some(w) = warn {
+        if w > 99 {
+            return Err(Error::InvalidInput(
+                "--warn takes 1 to 99 (percent of the limit), or 0 for no warning".into(),
+            ));
+        }
+        s.warn_percent = (w > 0).then_some(w);
+    }
+    if let Some(q) = &quiet {
+        s.quiet = if q.trim() == "none" {
+            None
+        } else {
+            Some(parse_quiet(q)?)
+        };
+    }
+    if state.is_some() || warn.is_some() || quiet.is_some() {
+        store.set_reminder_settings(&s)?;
+    }
+    if check {
+        let shown = store.send_due_reminders(&Desktop)?;
+        if json {
+            return out::json(&json!({ "shown": shown }));
+        }
+        for d in &shown {
+            out::line(&format!("shown: {}: {}", d.title, d.body))?;
+        }
+        return Ok(());
+    }
+    let quiet = s
+        .quiet
+        .map(|(a, b)| format!("{}-{}", a.format("%H:%M"), b.format("%H:%M")));
+    if json {
+        return out::json(&json!({ "enabled": s.enabled, "warn_percent": s.warn_percent, "quiet": quiet }));
+    }
+    out::line(&format!(
+        "Reminders are {}{}{}.",
+        if s.enabled {
+            "on"
+        } else {
+            "off (`sitetrail limits reminders on` turns them on)"
+        },
+        s.warn_percent
+            .map(|w| format!(", with a warning at {w} % of a limit"))
+            .unwrap_or_default(),
+        quiet.map(|q| format!(", quiet {q}")).unwrap_or_default()
+    ))
 }

@@ -3,7 +3,7 @@
 //! tests), with the real `sitetrail` CLI against a real hub. Needs `dbus-daemon`,
 //! `gnome-keyring-daemon` and `secret-tool` (scripts/setup installs them).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -13,13 +13,14 @@ use sitetrail::sync::crypto::AccountSecret;
 use sitetrail::sync::keystore::KEYRING_SERVICE;
 
 use crate::support::cli;
+use crate::support::dbus::PrivateBus;
 use crate::support::sync::{Device, TestHub};
 
 /// A private session bus with an unlocked GNOME Keyring on it; both end when dropped.
 struct Keyring {
     dir: tempfile::TempDir,
     address: String,
-    bus: Child,
+    _bus: PrivateBus,
     daemon: Option<Child>,
 }
 
@@ -43,46 +44,12 @@ impl Keyring {
         std::fs::set_permissions(dir.path().join("run"), std::fs::Permissions::from_mode(0o700)).unwrap();
         // A bus of its own, without service activation: only the daemon started below answers
         // for the Secret Service (activation would start one with no unlocked keyring).
-        let config = dir.path().join("bus.conf");
-        std::fs::write(
-            &config,
-            format!(
-                r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"#,
-                dir.path().join("bus").display()
-            ),
-        )
-        .unwrap();
-        let mut bus = Command::new("dbus-daemon")
-            .arg(format!("--config-file={}", config.display()))
-            .args(["--nofork", "--print-address=1"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            // (As root in a container it warns that it cannot raise its fd limit.)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut address = String::new();
-        BufReader::new(bus.stdout.take().unwrap())
-            .read_line(&mut address)
-            .unwrap();
-        let address = address.trim().to_owned();
-        assert!(address.starts_with("unix:"), "dbus-daemon printed {address:?}");
+        let bus = PrivateBus::start();
+        let address = bus.address.clone();
         let mut k = Keyring {
             dir,
             address,
-            bus,
+            _bus: bus,
             daemon: None,
         };
         // The login keyring, made and unlocked with a known password read from stdin.
@@ -194,10 +161,11 @@ fn wait_a_while(child: &mut Child) -> bool {
 
 impl Drop for Keyring {
     fn drop(&mut self) {
-        for c in self.daemon.iter_mut().chain([&mut self.bus]) {
+        for c in self.daemon.iter_mut() {
             let _ = c.kill();
             let _ = c.wait();
         }
+        // The bus stops when `self._bus` is dropped, after the daemon on it.
     }
 }
 
