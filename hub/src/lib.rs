@@ -11,7 +11,8 @@
 //!   `Authorization` header, is ever logged.
 //! - **Bounded**: the body is capped before it is read, every limit is checked before the
 //!   database is touched ([`request`]), requests and header reads have timeouts, and the number
-//!   of connections and requests in flight is capped ([`server`]).
+//!   of connections and requests in flight is capped ([`server`]), in all and per account
+//!   ([`turns`]).
 
 pub mod accounts;
 pub mod api;
@@ -29,3 +30,4 @@ pub mod quota_words;
 pub mod request;
 pub mod server;
 pub mod tls;
+pub mod turns;

@@ -8,6 +8,7 @@
 mod support;
 
 mod account_delete;
+mod account_turns;
 mod accounts;
 mod auth;
 mod claims;

@@ -35,13 +35,20 @@ pub async fn wait(
     State(app): State<App>,
     authed: Authed,
     peer: Option<Extension<crate::body::Peer>>,
+    turn: Option<Extension<crate::turns::TurnSlot>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> HubResult<(HeaderMap, Json<IndexResponse>)> {
     let wait = parse_wait_query(uri.query())?;
     let address = crate::body::client_address(peer.map(|p| p.0), &headers, app.real_ip_header.as_deref());
     let watch = match app.notifier.try_watch(authed.account_id, address) {
-        Ok(watch) => watch,
+        Ok(watch) => {
+            // It waits: its account's turn is for requests that work (crate::turns).
+            if let Some(Extension(turn)) = turn {
+                turn.release();
+            }
+            watch
+        }
         Err(refused) => {
             crate::metrics::METRICS.wait_refused(refused.name());
             tracing::debug!(cap = refused.name(), "a wait past its cap answered at once");
