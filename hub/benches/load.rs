@@ -18,18 +18,20 @@
 //! `/v1/health` every 100 ms.
 //!
 //! Phases: (1) the 1,000 waits open and idle: the hubs' CPU and memory per 1,000 waits;
-//! (2) quiet: the devices at work; (3) abuse: the same, plus one account pushing 800 KiB pushes
-//! as fast as it can (two at a time) until its byte quota refuses them and on, and holding 1,000
+//! (2) quiet: the devices at work; (3) abuse: the same, plus one account pushing 8 MiB pushes
+//! as fast as it can (two at a time), each refused for its byte quota, and holding 1,000
 //! waits from 1,000 addresses, each asked again the moment it is answered (a client that ignores
-//! `Retry-After`); (4) quiet again (full run only), for the noise between (2) and (3); (5)
-//! saturation: every device pushes 50 records a push back to back, waits and pulls still on.
+//! `Retry-After`); (2) and (3) alternate, 20 s each, three rounds (one of 10 s each with
+//! `--quick`), so the other work on the machine weighs on both alike; (4) saturation: every
+//! device pushes 50 records a push back to back, waits and pulls still on.
 //!
 //! The hubs run with the default caps of waits per account (64) and per address (128), the
-//! default 16 turns per account (`--max-requests-per-account`; `--without-account-turns` sets 0,
+//! default 8 turns per account (`--max-requests-per-account`; `--without-account-turns` sets 0,
 //! the hub before this bench), and
 //! `--max-connections 4096` (each holds 500 device waits, up to 500 of the abuser's, and the
 //! pushes' and probes' connections: the default 1,024 would leave the rest in the kernel's
-//! backlog), `--quota-bytes 64MiB` (so the abuser reaches its quota in seconds). The simulator
+//! backlog), `--quota-bytes 16MiB` (so the abuser reaches its quota in seconds, before the
+//! phases: it is at its quota throughout the abuse phase). The simulator
 //! runs on the same machine as the hubs and PostgreSQL: every figure is a floor, the ratios
 //! between phases are the point, and the load average printed beside them says what else ran.
 
@@ -61,7 +63,7 @@ const HUB_FLAGS: &[&str] = &[
     "--max-connections",
     "4096",
     "--quota-bytes",
-    "64MiB",
+    "16MiB",
 ];
 
 /// How big and how long.
@@ -72,8 +74,8 @@ struct Scale {
     idle: Duration,
     /// Each of the quiet and abuse phases.
     window: Duration,
-    /// Whether to run the quiet phase again after the abuse.
-    quiet_again: bool,
+    /// Rounds of (quiet, abuse).
+    rounds: usize,
     saturation: Duration,
     push_every: Duration,
     records_per_push: usize,
@@ -89,7 +91,8 @@ enum Phase {
     Idle,
     Quiet,
     Abuse,
-    QuietAgain,
+    /// Between two phases: the devices go on as in the quiet phase, nothing is reported.
+    Settle,
     Saturation,
     Done,
 }
@@ -99,7 +102,7 @@ const PHASES: [Phase; 7] = [
     Phase::Idle,
     Phase::Quiet,
     Phase::Abuse,
-    Phase::QuietAgain,
+    Phase::Settle,
     Phase::Saturation,
     Phase::Done,
 ];
@@ -277,12 +280,7 @@ async fn push_loop(sim: Arc<Sim>, device: Device, scale: Arc<Scale>) {
     while matches!(sim.phase(), Phase::Setup | Phase::Idle) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    pause(
-        &sim,
-        sim.phase(),
-        Duration::from_secs_f64(fastrand::f64() * period),
-    )
-    .await;
+    pause(&sim, Duration::from_secs_f64(fastrand::f64() * period)).await;
     loop {
         let phase = sim.phase();
         let n = match phase {
@@ -292,7 +290,7 @@ async fn push_loop(sim: Arc<Sim>, device: Device, scale: Arc<Scale>) {
             }
             Phase::Done => return,
             Phase::Saturation => scale.saturation_records,
-            Phase::Quiet | Phase::Abuse | Phase::QuietAgain => scale.records_per_push,
+            Phase::Quiet | Phase::Abuse | Phase::Settle => scale.records_per_push,
         };
         let body = Sim::push_body(device.id, next, n, &sim.payload);
         let started = Instant::now();
@@ -315,15 +313,16 @@ async fn push_loop(sim: Arc<Sim>, device: Device, scale: Arc<Scale>) {
         }
         if phase != Phase::Saturation {
             let jitter = 0.5 + fastrand::f64();
-            pause(&sim, phase, Duration::from_secs_f64(period * jitter)).await;
+            pause(&sim, Duration::from_secs_f64(period * jitter)).await;
         }
     }
 }
 
-/// Sleeps `time`, or until the phase is no longer `phase` (so saturation starts at once).
-async fn pause(sim: &Sim, phase: Phase, time: Duration) {
+/// Sleeps `time`, or until saturation (or the end): so saturation starts at once, while the
+/// other phases keep each device's pace.
+async fn pause(sim: &Sim, time: Duration) {
     let end = Instant::now() + time;
-    while sim.phase() == phase {
+    while !matches!(sim.phase(), Phase::Saturation | Phase::Done) {
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return;
@@ -347,8 +346,7 @@ async fn health_loop(sim: Arc<Sim>, hub: usize) {
 
 /// The abusive account's pushes: 200 records of `abusive_record_bytes` a push, one after the
 /// other, through one hub, until the end of the abuse phase; refused ones are pushed again.
-async fn abusive_pushes(sim: Arc<Sim>, device: Device) {
-    let mut next = 1u64;
+async fn abusive_pushes(sim: Arc<Sim>, device: Device, mut next: u64) {
     while sim.phase() == Phase::Abuse {
         let body = Sim::push_body(device.id, next, 200, &sim.abusive_payload);
         let request = device
@@ -428,6 +426,47 @@ fn raise_open_files() -> u64 {
     getrlimit(Resource::RLIMIT_NOFILE).unwrap().0
 }
 
+/// CPU time of PostgreSQL: the server, its children that ended (counted in its own record) and
+/// its live backends.
+fn postgres_cpu(server: u32) -> Duration {
+    let ticks = |stat: &str, fields: &[usize]| -> u64 {
+        let after: Vec<&str> = stat
+            .rsplit_once(')')
+            .map_or("", |s| s.1)
+            .split_whitespace()
+            .collect();
+        fields
+            .iter()
+            .filter_map(|&i| after.get(i)?.parse::<u64>().ok())
+            .sum()
+    };
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let after = stat.rsplit_once(')').map_or("", |s| s.1);
+        // After the name: state, ppid, ...; utime and stime at 11 and 12, cutime and cstime at 13
+        // and 14 (0-based).
+        let ppid: u32 = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let pid: u32 = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if pid == server {
+            total += ticks(&stat, &[11, 12, 13, 14]);
+        } else if ppid == server {
+            total += ticks(&stat, &[11, 12]);
+        }
+    }
+    Duration::from_millis(total * 10)
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .unwrap_or_default()
@@ -437,15 +476,31 @@ fn load_average() -> String {
         .join(" ")
 }
 
-/// The hubs' CPU (summed) and resident memory (summed, kB), and the simulator's own CPU.
-fn usage(hubs: &[Hub]) -> (Duration, u64, Duration) {
+/// CPU time so far and resident memory now.
+struct Usage {
+    /// The hubs' CPU, summed.
+    hubs: Duration,
+    /// The hubs' resident memory, summed (kB).
+    rss: u64,
+    /// The simulator's own CPU.
+    sim: Duration,
+    /// PostgreSQL's CPU.
+    pg: Duration,
+}
+
+fn usage(hubs: &[Hub], pg: u32) -> Usage {
     let (mut cpu, mut rss) = (Duration::ZERO, 0);
     for hub in hubs {
         let (c, r) = hub.cpu_and_rss();
         cpu += c;
         rss += r;
     }
-    (cpu, rss, support::cpu_and_rss(std::process::id()).0)
+    Usage {
+        hubs: cpu,
+        rss,
+        sim: support::cpu_and_rss(std::process::id()).0,
+        pg: postgres_cpu(pg),
+    }
 }
 
 fn percentile(sorted: &[u32], p: usize) -> f64 {
@@ -455,47 +510,57 @@ fn percentile(sorted: &[u32], p: usize) -> f64 {
     f64::from(sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]) / 1000.0
 }
 
-/// One phase's line per kind: count, p50, p99, max (ms), errors.
+/// How many latencies and errors each (phase, kind) holds so far.
+fn marks(sim: &Sim) -> HashMap<(Phase, Kind), (usize, usize)> {
+    let latencies = sim.latencies.lock().unwrap();
+    let errors = sim.errors.lock().unwrap();
+    let mut marks = HashMap::new();
+    for phase in PHASES {
+        for kind in [Kind::Push, Kind::Pull, Kind::Health, Kind::Wait] {
+            let l = latencies.get(&(phase, kind)).map_or(0, Vec::len);
+            let e = errors.get(&(phase, kind)).map_or(0, Vec::len);
+            marks.insert((phase, kind), (l, e));
+        }
+    }
+    marks
+}
+
+/// A phase's line per kind, over what was recorded since `since` (count, p50, p99, max in ms,
+/// errors): the p99 of each kind.
 fn report_phase(
     sim: &Sim,
     phase: Phase,
-    took: Duration,
-    cpu: (Duration, Duration),
-    load: &str,
+    since: &HashMap<(Phase, Kind), (usize, usize)>,
 ) -> HashMap<Kind, f64> {
     let mut p99s = HashMap::new();
     let latencies = sim.latencies.lock().unwrap();
     let errors = sim.errors.lock().unwrap();
-    println!(
-        "{phase:?} ({:.0} s; load average before/after: {load}): hubs' CPU {:.0}% of a core, simulator's {:.0}%; {} records stored ({:.0}/s), {} waits answered",
-        took.as_secs_f64(),
-        cpu.0.as_secs_f64() / took.as_secs_f64() * 100.0,
-        cpu.1.as_secs_f64() / took.as_secs_f64() * 100.0,
-        sim.stored[phase as usize].load(Ordering::Relaxed),
-        sim.stored[phase as usize].load(Ordering::Relaxed) as f64 / took.as_secs_f64(),
-        sim.waits_answered[phase as usize].load(Ordering::Relaxed),
-    );
-    for kind in KINDS {
-        let mut v = latencies.get(&(phase, kind)).cloned().unwrap_or_default();
+    for kind in [Kind::Push, Kind::Pull, Kind::Health, Kind::Wait] {
+        let (l, e) = since.get(&(phase, kind)).copied().unwrap_or((0, 0));
+        let mut v = latencies
+            .get(&(phase, kind))
+            .map_or(Vec::new(), |v| v[l..].to_vec());
         v.sort_unstable();
-        let failed = errors.get(&(phase, kind)).map_or(0, Vec::len);
+        let failed = errors.get(&(phase, kind)).map_or(&[][..], |v| &v[e..]);
+        if kind == Kind::Wait {
+            if let Some(first) = failed.first() {
+                println!("  Wait: errors {} (first: {first})", failed.len());
+            }
+            continue;
+        }
         println!(
-            "  {kind:?}: n {}, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, errors {failed}",
+            "  {kind:?}: n {}, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, errors {}{}",
             v.len(),
             percentile(&v, 50),
             percentile(&v, 99),
             v.last().map_or(f64::NAN, |m| f64::from(*m) / 1000.0),
+            failed.len(),
+            failed
+                .first()
+                .map(|f| format!(" (first: {f})"))
+                .unwrap_or_default(),
         );
         p99s.insert(kind, percentile(&v, 99));
-    }
-    let waits = errors.get(&(phase, Kind::Wait)).map_or(0, Vec::len);
-    if waits > 0 {
-        println!("  Wait: errors {waits}");
-    }
-    for ((p, kind), whys) in errors.iter() {
-        if *p == phase {
-            println!("  first {kind:?} error: {}", whys[0]);
-        }
     }
     p99s
 }
@@ -507,15 +572,15 @@ async fn main() {
         accounts: 100,
         devices_per_account: 10,
         idle: Duration::from_secs(if quick { 3 } else { 10 }),
-        window: Duration::from_secs(if quick { 10 } else { 60 }),
-        quiet_again: !quick,
+        window: Duration::from_secs(if quick { 10 } else { 20 }),
+        rounds: if quick { 1 } else { 3 },
         saturation: Duration::from_secs(if quick { 5 } else { 20 }),
         push_every: Duration::from_secs(10),
         records_per_push: 3,
         saturation_records: 50,
         record_bytes: 1024,
         abusive_waits: 1000,
-        abusive_record_bytes: 4096,
+        abusive_record_bytes: 40 * 1024,
     });
     let open_files = raise_open_files();
     let pg = Postgres::start_durable();
@@ -572,6 +637,28 @@ async fn main() {
         }
     }
     let abuser = new_account(sim.clone(), "10.255.255.254".into(), 2).await;
+    // The abuser fills its byte quota before the phases: in the abuse phase it is at its quota.
+    let filling = Instant::now();
+    let mut next = 1;
+    let filled = loop {
+        let body = Sim::push_body(abuser[0].id, next, 200, &sim.abusive_payload);
+        let request = abuser[0]
+            .request(&sim, reqwest::Method::POST, "/v1/records")
+            .header("content-type", "application/json")
+            .body(body);
+        let response = request.send().await.unwrap();
+        match response.status().as_u16() {
+            200 => next += 200,
+            507 => break response.text().await.unwrap(),
+            other => panic!("the abuser's push: {other}"),
+        }
+    };
+    println!(
+        "the abuser filled its quota in {:.1} s ({} pushes of 200 x {} KiB); then refused: {filled}",
+        filling.elapsed().as_secs_f64(),
+        (next - 1) / 200,
+        scale.abusive_record_bytes / 1024
+    );
     println!(
         "setup: {} accounts, {} devices in {:.1} s",
         scale.accounts + 1,
@@ -581,18 +668,31 @@ async fn main() {
 
     // (1) The waits open and idle.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let (cpu0, rss0, _) = usage(&hubs);
+    let pg_pid = pg.pid();
+    let Usage {
+        hubs: cpu0,
+        rss: rss0,
+        ..
+    } = usage(&hubs, pg_pid);
     tokio::time::sleep(scale.idle).await;
-    let (cpu1, rss1, _) = usage(&hubs);
+    let Usage {
+        hubs: cpu1,
+        rss: rss1,
+        ..
+    } = usage(&hubs, pg_pid);
     sim.set_phase(Phase::Idle);
     let mut tasks = tokio::task::JoinSet::new();
     for device in &devices {
         tasks.spawn(wait_loop(sim.clone(), device.clone()));
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (cpu2, _, _) = usage(&hubs);
+    let cpu2 = usage(&hubs, pg_pid).hubs;
     tokio::time::sleep(scale.idle).await;
-    let (cpu3, rss3, _) = usage(&hubs);
+    let Usage {
+        hubs: cpu3,
+        rss: rss3,
+        ..
+    } = usage(&hubs, pg_pid);
     let per = |x: f64| x * 1000.0 / devices.len() as f64;
     println!(
         "(1) {} waits open on 2 hubs: CPU {:.2}% of a core without them, {:.2}% with them ({:.2}% per 1,000 waits); RSS {} kB -> {} kB ({:.0} kB per 1,000 waits, {:.1} kB a wait)",
@@ -615,22 +715,26 @@ async fn main() {
             tasks.spawn(health_loop(sim.clone(), hub));
         }
     }
-    let mut phases = vec![(Phase::Quiet, scale.window), (Phase::Abuse, scale.window)];
-    if scale.quiet_again {
-        phases.push((Phase::QuietAgain, scale.window));
+    // Quiet and abuse alternate, so that what else runs on the machine weighs on both alike.
+    let mut phases = Vec::new();
+    for _ in 0..scale.rounds {
+        phases.extend([(Phase::Quiet, scale.window), (Phase::Abuse, scale.window)]);
     }
     phases.push((Phase::Saturation, scale.saturation));
-    let mut p99 = HashMap::new();
     for (i, &(phase, window)) in phases.iter().enumerate() {
         let load_before = load_average();
-        let (cpu_a, _, sim_a) = usage(&hubs);
+        let before = usage(&hubs, pg_pid);
+        let since = marks(&sim);
+        let counted = |n: &[AtomicU64; PHASES.len()]| n[phase as usize].load(Ordering::Relaxed);
+        let (stored_before, answered_before) = (counted(&sim.stored), counted(&sim.waits_answered));
+        let abused_before: Vec<u64> = sim.abuse.iter().map(|n| n.load(Ordering::Relaxed)).collect();
         let started = Instant::now();
         sim.set_phase(phase);
         let mut abuse = tokio::task::JoinSet::new();
         if phase == Phase::Abuse {
-            for device in &abuser {
-                abuse.spawn(abusive_pushes(sim.clone(), device.clone()));
-            }
+            // Past what it stored: each push is new records, refused for the quota.
+            abuse.spawn(abusive_pushes(sim.clone(), abuser[0].clone(), next));
+            abuse.spawn(abusive_pushes(sim.clone(), abuser[1].clone(), 1));
             for i in 0..scale.abusive_waits {
                 let mut device = abuser[i % 2].clone();
                 device.address = format!("10.200.{}.{}", i / 250, i % 250 + 1);
@@ -639,22 +743,43 @@ async fn main() {
         }
         tokio::time::sleep(window).await;
         let took = started.elapsed();
-        let (cpu_b, rss_b, sim_b) = usage(&hubs);
-        // The next phase starts now: the abuser stops (its waits that still wait are dropped).
-        sim.set_phase(phases.get(i + 1).map_or(Phase::Done, |p| p.0));
+        let after = usage(&hubs, pg_pid);
+        // Between phases: the abuser stops asking; what it has in flight ends (its waits that
+        // still wait are dropped after 5 s) before the next phase starts.
+        sim.set_phase(if i + 1 < phases.len() {
+            Phase::Settle
+        } else {
+            Phase::Done
+        });
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            while abuse.join_next().await.is_some() {}
+        })
+        .await;
         abuse.abort_all();
-        let load = format!("{load_before} / {}", load_average());
-        p99.insert(
-            phase,
-            report_phase(&sim, phase, took, (cpu_b - cpu_a, sim_b - sim_a), &load),
+        let stored = counted(&sim.stored) - stored_before;
+        let cpu = |a: Duration, b: Duration| (b - a).as_secs_f64() / took.as_secs_f64() * 100.0;
+        println!(
+            "{phase:?} ({:.0} s; load average before/after: {load_before} / {}): CPU of a core: hubs {:.0}%, PostgreSQL {:.0}%, simulator {:.0}%; hubs' RSS {} kB at the end; {stored} records stored ({:.0}/s), {} waits answered",
+            took.as_secs_f64(),
+            load_average(),
+            cpu(before.hubs, after.hubs),
+            cpu(before.pg, after.pg),
+            cpu(before.sim, after.sim),
+            after.rss,
+            stored as f64 / took.as_secs_f64(),
+            counted(&sim.waits_answered) - answered_before,
         );
-        println!("  hubs' RSS at the end: {rss_b} kB");
+        report_phase(&sim, phase, &since);
         if phase == Phase::Abuse {
-            let a: Vec<u64> = sim.abuse.iter().map(|n| n.load(Ordering::Relaxed)).collect();
+            let a: Vec<u64> = sim
+                .abuse
+                .iter()
+                .zip(&abused_before)
+                .map(|(n, b)| n.load(Ordering::Relaxed) - b)
+                .collect();
             println!(
-                "  the abuser: {} pushes stored ({:.1} MiB), {} refused for its quota; {} waits waited, {} answered at once past a cap ({:.0}/s); {} other answers",
+                "  the abuser: {} pushes stored, {} refused for its quota; {} waits answered after their 30 s, {} answered at once past a cap ({:.0}/s); {} other answers",
                 a[0],
-                (a[0] * 200 * scale.abusive_record_bytes as u64) as f64 / 1024.0 / 1024.0,
                 a[1],
                 a[2],
                 a[3],
@@ -664,7 +789,12 @@ async fn main() {
         }
     }
     sim.set_phase(Phase::Done);
-    let (quiet, abused) = (&p99[&Phase::Quiet], &p99[&Phase::Abuse]);
+    println!("All rounds together:");
+    let none = HashMap::new();
+    println!("Quiet:");
+    let quiet = report_phase(&sim, Phase::Quiet, &none);
+    println!("Abuse:");
+    let abused = report_phase(&sim, Phase::Abuse, &none);
     for kind in KINDS {
         println!(
             "p99 of {kind:?} with the abuser / without: {:.2}x",

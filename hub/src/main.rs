@@ -189,12 +189,13 @@ struct ServeArgs {
     real_ip_header: Option<String>,
 
     /// Requests of one account worked on at once (its others wait for one of these turns, before
-    /// they take one of --max-requests): one account cannot fill the queue every account shares.
-    /// A long-poll holds one only until it waits. 0 for no limit.
+    /// they take one of --max-requests or a database connection): one account cannot fill the
+    /// queue every account shares. Keep it below --pool-size. A long-poll holds one only until it
+    /// waits. 0 for no limit.
     #[arg(
         long,
         env = "SITETRAIL_HUB_MAX_REQUESTS_PER_ACCOUNT",
-        default_value_t = 16,
+        default_value_t = 8,
         value_name = "N"
     )]
     max_requests_per_account: usize,
