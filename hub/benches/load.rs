@@ -6,7 +6,7 @@
 //! ```text
 //! cargo bench -p sitetrail-hub --bench load              # about 4 minutes
 //! cargo bench -p sitetrail-hub --bench load -- --quick   # under a minute (shorter windows)
-//! cargo bench -p sitetrail-hub --bench load -- --without-account-turns   # the hubs as before
+//! cargo bench -p sitetrail-hub --bench load -- --without-account-turns   # --max-requests-per-account 0
 //! ```
 //!
 //! The devices are simulated at the wire level (`hub/wire`'s shapes over real HTTP; payloads are
@@ -26,8 +26,8 @@
 //! device pushes 50 records a push back to back, waits and pulls still on.
 //!
 //! The hubs run with the default caps of waits per account (64) and per address (128), the
-//! default 8 turns per account (`--max-requests-per-account`; `--without-account-turns` sets 0,
-//! the hub before this bench), and
+//! default 8 turns per account (`--max-requests-per-account`; `--without-account-turns` sets 0),
+//! and
 //! `--max-connections 4096` (each holds 500 device waits, up to 500 of the abuser's, and the
 //! pushes' and probes' connections: the default 1,024 would leave the rest in the kernel's
 //! backlog), `--quota-bytes 16MiB` (so the abuser reaches its quota in seconds, before the
