@@ -25,6 +25,7 @@ pub mod log_json;
 pub mod metrics;
 pub mod migrate;
 pub mod notify;
+pub mod pace;
 pub mod quota;
 pub mod quota_words;
 pub mod request;
