@@ -31,94 +31,42 @@
     clippy::cast_possible_truncation
 )]
 
-#[path = "../../tests/support/postgres.rs"]
-mod postgres;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sitetrail_sync_wire::{authorization, Login, Payload, Record, Series, DEVICE_HEADER};
+use support::{postgres, Hub};
 use uuid::Uuid;
 
-const HUB: &str = env!("CARGO_BIN_EXE_sitetrail-hub");
+/// The flags of the bench's hubs. The scenarios go past these on purpose (500 devices and waits
+/// of one account, thousands of live leases, accounts by the hundred); the byte and record quotas
+/// stay on, so a push's cost includes its quota check. Each benchmark device creates its account
+/// from an address of its own (the proxy header).
+const HUB_FLAGS: &[&str] = &[
+    "--real-ip-header",
+    "x-forwarded-for",
+    "--quota-devices",
+    "0",
+    "--quota-leases",
+    "0",
+    "--quota-claim-jobs",
+    "0",
+    "--max-new-accounts-per-hour",
+    "0",
+    "--max-waits-per-account",
+    "0",
+    "--max-waits-per-address",
+    "0",
+    "--max-waits",
+    "0",
+];
 
-struct Hub {
-    child: Child,
-    url: String,
-}
-
-impl Hub {
-    fn start(database_url: &str) -> Hub {
-        let mut child = Command::new(HUB)
-            // Each benchmark device creates its account from an address of its own.
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--startup-wait",
-                "0",
-                "--real-ip-header",
-                "x-forwarded-for",
-                // The scenarios go past these on purpose (500 devices and waits of one account,
-                // thousands of live leases, accounts by the hundred); the byte and record quotas
-                // stay on, so a push's cost includes its quota check.
-                "--quota-devices",
-                "0",
-                "--quota-leases",
-                "0",
-                "--quota-claim-jobs",
-                "0",
-                "--max-new-accounts-per-hour",
-                "0",
-                "--max-waits-per-account",
-                "0",
-                "--max-waits-per-address",
-                "0",
-                "--max-waits",
-                "0",
-            ])
-            .env("SITETRAIL_HUB_DATABASE_URL", database_url)
-            .env("SITETRAIL_HUB_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("sitetrail-hub listening on ")
-            .expect("the hub started")
-            .to_owned();
-        Hub { child, url }
-    }
-
-    /// User + system CPU time so far, and resident memory now (kB).
-    fn cpu_and_rss(&self) -> (Duration, u64) {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-        // utime and stime are fields 14 and 15 (1-based) of the whole line; 12 and 13 after ')'.
-        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let rss = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0);
-        (Duration::from_millis(ticks * 10), rss)
-    }
-}
-
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn start_hub(database_url: &str) -> Hub {
+    Hub::start_with(database_url, HUB_FLAGS, &[("SITETRAIL_HUB_LOG", "warn")])
 }
 
 struct Device {
@@ -266,7 +214,7 @@ async fn main() {
     let pg = postgres::Postgres::start_durable();
     let db = pg.create_database("hubbench");
     let url = pg.url(&db);
-    let hubs: Vec<Hub> = (0..3).map(|_| Hub::start(&url)).collect();
+    let hubs: Vec<Hub> = (0..3).map(|_| start_hub(&url)).collect();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(32)
         .build()

@@ -11,7 +11,8 @@
 //!   `Authorization` header, is ever logged.
 //! - **Bounded**: the body is capped before it is read, every limit is checked before the
 //!   database is touched ([`request`]), requests and header reads have timeouts, and the number
-//!   of connections and requests in flight is capped ([`server`]).
+//!   of connections and requests in flight is capped ([`server`]), in all and per account
+//!   ([`turns`]).
 
 pub mod accounts;
 pub mod api;
@@ -24,9 +25,11 @@ pub mod log_json;
 pub mod metrics;
 pub mod migrate;
 pub mod notify;
+pub mod pace;
 pub mod quota;
 pub mod quota_words;
 pub mod request;
 pub mod server;
 pub mod sql;
 pub mod tls;
+pub mod turns;

@@ -204,6 +204,18 @@ struct ServeArgs {
     #[arg(long, env = "SITETRAIL_HUB_REAL_IP_HEADER", value_name = "HEADER")]
     real_ip_header: Option<String>,
 
+    /// Requests of one account worked on at once (its others wait for one of these turns, before
+    /// they take one of --max-requests or a database connection): one account cannot fill the
+    /// queue every account shares. Keep it below --pool-size. A long-poll holds one only until it
+    /// waits. 0 for no limit.
+    #[arg(
+        long,
+        env = "SITETRAIL_HUB_MAX_REQUESTS_PER_ACCOUNT",
+        default_value_t = 8,
+        value_name = "N"
+    )]
+    max_requests_per_account: usize,
+
     /// Long-polls (`GET /v1/index/wait`) of one account waiting at once; past it a wait is
     /// answered at once with the index and Retry-After. 0 for no cap.
     #[arg(
@@ -529,6 +541,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let limits = server::Limits {
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         max_requests: usize::try_from(args.max_requests).unwrap_or(usize::MAX),
+        max_requests_per_account: args.max_requests_per_account,
         request_timeout: Duration::from_secs(args.request_timeout),
         header_timeout: Duration::from_secs(args.header_timeout),
     };

@@ -21,6 +21,11 @@
 //! per client address and in all are registered at once; a wait past a cap is answered at once
 //! (the caller says so with `Retry-After`), so one account or address cannot hold the
 //! connections the others need, and a share of `--max-connections` stays for other requests.
+//! Answers past a cap are paced per account ([`Notifier::refusal_delay`]): at most
+//! [`REFUSALS_PER_SECOND`] a second at once in a process, the others after their slot, so a
+//! client that asks again the moment it is answered (ignoring `Retry-After`) cannot turn its waits
+//! into a stream of database reads that the other accounts' requests queue behind (measured by
+//! `hub/benches/load.rs`). A device asks again only after `Retry-After`: it never waits for a slot.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -34,6 +39,13 @@ use uuid::Uuid;
 
 /// The channel pushes notify and hubs listen on.
 pub const CHANNEL: &str = "sitetrail_records";
+
+/// Waits of one account answered at once past a cap, per second and process; past it, each
+/// waits for its slot (at most [`MAX_REFUSAL_DELAY`]).
+pub const REFUSALS_PER_SECOND: u32 = 10;
+
+/// The longest a wait past a cap waits for its slot.
+pub const MAX_REFUSAL_DELAY: Duration = Duration::from_millis(sitetrail_sync_wire::limits::MAX_WAIT_MS);
 
 /// The most waits registered at once (`None`: no cap).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,6 +96,8 @@ pub struct Notifier {
     accounts: Mutex<HashMap<Uuid, (Arc<Shared>, usize)>>,
     /// Waits by client address, and in all (counted under the `accounts` lock).
     addresses: Mutex<(HashMap<IpAddr, usize>, usize)>,
+    /// The next free slot of each account's answers past a cap.
+    refusals: Mutex<HashMap<Uuid, tokio::time::Instant>>,
     caps: WaitCaps,
     /// Every wait, for "look again" after a reconnect and for the shutdown.
     all: Notify,
@@ -164,6 +178,29 @@ impl Notifier {
             counted: true,
             shared: entry.0.clone(),
         })
+    }
+
+    /// How long a wait of `account` refused by a cap waits before it is answered: nothing while
+    /// the account's refusals in this process come at most [`REFUSALS_PER_SECOND`] a second, else
+    /// until its slot (at most [`MAX_REFUSAL_DELAY`]).
+    pub fn refusal_delay(&self, account: Uuid) -> Duration {
+        self.refusal_delay_at(account, tokio::time::Instant::now())
+    }
+
+    /// [`Notifier::refusal_delay`] at `now`.
+    fn refusal_delay_at(&self, account: Uuid, now: tokio::time::Instant) -> Duration {
+        let mut refusals = self
+            .refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if refusals.len() > 10_000 {
+            // Accounts whose slots are past: nothing to remember.
+            refusals.retain(|_, slot| *slot > now);
+        }
+        let slot = refusals.entry(account).or_insert(now);
+        let start = (*slot).max(now);
+        *slot = start + Duration::from_secs(1) / REFUSALS_PER_SECOND;
+        (start - now).min(MAX_REFUSAL_DELAY)
     }
 
     /// Wakes the waits of `account` in this process.
@@ -341,6 +378,25 @@ pub async fn listen(config: tokio_postgres::Config, notifier: Arc<Notifier>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_past_their_rate_wait_for_their_slot_per_account() {
+        let n = Notifier::default();
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        let step = Duration::from_secs(1) / REFUSALS_PER_SECOND;
+        let t0 = tokio::time::Instant::now();
+        assert_eq!(n.refusal_delay_at(a, t0), Duration::ZERO);
+        assert_eq!(n.refusal_delay_at(a, t0), step);
+        assert_eq!(n.refusal_delay_at(a, t0), step * 2);
+        // Another account has slots of its own.
+        assert_eq!(n.refusal_delay_at(b, t0), Duration::ZERO);
+        // Once the slots are past, an answer is at once again.
+        assert_eq!(n.refusal_delay_at(a, t0 + step * 3), Duration::ZERO);
+        // However many ask, none waits longer than the cap.
+        for _ in 0..1_000 {
+            assert!(n.refusal_delay_at(a, t0) <= MAX_REFUSAL_DELAY);
+        }
+    }
 
     #[tokio::test]
     async fn a_wake_between_arming_and_waiting_is_not_lost_and_watches_unregister() {

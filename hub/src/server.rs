@@ -10,6 +10,9 @@
 //! - at most `max_requests` requests are worked on at once (the others wait for a turn, within
 //!   their timeout), so the memory of bodies in flight is bounded by `max_requests` times the
 //!   body limit;
+//! - at most `max_requests_per_account` of them are one account's ([`crate::turns`]): an
+//!   account's other requests wait for one of its own turns before they take one of the
+//!   process's, so one account cannot fill the queue that every account's requests share;
 //! - every request is answered within `request_timeout`, body reading included (503 past it);
 //! - a panic in a handler is answered 500 and logged; it never takes the process down.
 
@@ -47,6 +50,8 @@ pub struct Limits {
     pub max_connections: usize,
     /// Requests worked on at once.
     pub max_requests: usize,
+    /// Requests of one account worked on at once (0: no limit).
+    pub max_requests_per_account: usize,
     /// Longest time to answer one request, reading its body included.
     pub request_timeout: Duration,
     /// Longest time for a request's headers to arrive (an idle kept-alive connection included).
@@ -132,6 +137,8 @@ pub async fn serve_with(
 ) {
     let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let requests = Arc::new(Semaphore::new(limits.max_requests.max(1)));
+    let account_turns = (limits.max_requests_per_account > 0)
+        .then(|| crate::turns::AccountTurns::new(limits.max_requests_per_account));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -164,6 +171,7 @@ pub async fn serve_with(
         let service = RequestService {
             router: router.clone(),
             requests: requests.clone(),
+            account_turns: account_turns.clone(),
             limits,
             peer,
         };
@@ -212,6 +220,7 @@ fn header_bytes<B>(request: &Request<B>) -> usize {
 struct RequestService {
     router: Router,
     requests: Arc<Semaphore>,
+    account_turns: Option<Arc<crate::turns::AccountTurns>>,
     limits: Limits,
     peer: SocketAddr,
 }
@@ -232,10 +241,18 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for RequestService 
             return Box::pin(async move { Ok(response) });
         }
         request.extensions_mut().insert(Peer(self.peer));
+        // The account the login names, before it is checked (see crate::turns).
+        let account = request
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| sitetrail_sync_wire::parse_authorization(v).ok())
+            .map(|(account, _)| account);
         let this = self.clone();
         Box::pin(async move {
-            // A long-poll waits without a turn (it holds no body and, while waiting, no database
-            // connection), and gets its wait on top of the timeout.
+            // A long-poll waits without a turn of the process (it holds no body and, while
+            // waiting, no database connection), and gets its wait on top of the timeout. It
+            // takes one of its account's turns, and gives it back once it waits.
             let long_poll = request.uri().path() == routes::INDEX_WAIT;
             let timeout = if long_poll {
                 this.limits.request_timeout + Duration::from_millis(sitetrail_sync_wire::limits::MAX_WAIT_MS)
@@ -243,12 +260,21 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for RequestService 
                 this.limits.request_timeout
             };
             let answer = tokio::time::timeout(timeout, async {
+                let account_turn = crate::turns::TurnSlot::new(match (&this.account_turns, account) {
+                    (Some(turns), Some(account)) => Some(turns.take(account).await),
+                    _ => None,
+                });
+                // Held here to the answer (an extractor that takes the body drops the request's
+                // extensions); the handler's copy lets a long-poll give it back once it waits.
+                request.extensions_mut().insert(account_turn.clone());
                 let _turn = if long_poll {
                     None
                 } else {
                     this.requests.clone().acquire_owned().await.ok()
                 };
-                this.router.oneshot(request.map(axum::body::Body::new)).await
+                let answer = this.router.oneshot(request.map(axum::body::Body::new)).await;
+                drop(account_turn);
+                answer
             })
             .await;
             Ok(match answer {

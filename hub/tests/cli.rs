@@ -27,6 +27,10 @@ fn help_names_every_flag_and_variable_and_never_a_password() {
         ("--pool-size", "SITETRAIL_HUB_POOL_SIZE"),
         ("--max-connections", "SITETRAIL_HUB_MAX_CONNECTIONS"),
         ("--max-requests", "SITETRAIL_HUB_MAX_REQUESTS"),
+        (
+            "--max-requests-per-account",
+            "SITETRAIL_HUB_MAX_REQUESTS_PER_ACCOUNT",
+        ),
         ("--request-timeout", "SITETRAIL_HUB_REQUEST_TIMEOUT"),
         ("--header-timeout", "SITETRAIL_HUB_HEADER_TIMEOUT"),
         ("--real-ip-header", "SITETRAIL_HUB_REAL_IP_HEADER"),

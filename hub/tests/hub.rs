@@ -16,6 +16,7 @@ mod support;
 mod sync_support;
 
 mod account_delete;
+mod account_turns;
 mod accounts;
 mod auth;
 mod claims;

@@ -292,3 +292,37 @@ async fn an_older_hubs_accounts_get_their_counters_when_it_is_migrated() {
     );
     drop(hub);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushes_after_a_quota_refusal_are_paced_and_other_accounts_are_not() {
+    use std::time::{Duration, Instant};
+    let s = setup_with("quota_pace", &["--quota-bytes", "10KiB"]);
+    let (a, dev) = s.api.account_with_device().await;
+    s.api
+        .push(&a, &records(dev, "visits", 1, 9, 1000))
+        .await
+        .expect(200);
+    let past = records(dev, "visits", 10, 12, 1000);
+    s.api.push(&a, &past).await.expect(507);
+    // Pushed again and again at once (as a client that ignores the refusal would): each waits
+    // for the account's slot before its body is read.
+    let started = Instant::now();
+    for _ in 0..4 {
+        s.api.push(&a, &past).await.expect(507);
+    }
+    let took = started.elapsed();
+    let pace = Duration::from_secs(1) / sitetrail_hub::pace::REFUSED_PUSHES_PER_SECOND;
+    assert!(took >= pace * 3, "4 refused pushes in {took:?}");
+    // Another account is not paced.
+    let (b, b_dev) = s.api.account_with_device().await;
+    let started = Instant::now();
+    s.api
+        .push(&b, &records(b_dev, "visits", 1, 1, 100))
+        .await
+        .expect(200);
+    assert!(
+        started.elapsed() < pace,
+        "another account waited {:?}",
+        started.elapsed()
+    );
+}

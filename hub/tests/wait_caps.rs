@@ -244,3 +244,60 @@ async fn the_waits_of_one_account_share_one_index_read_per_wake() {
         after - before
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_past_a_cap_asked_in_a_burst_are_answered_at_the_accounts_pace() {
+    let pg = postgres::shared();
+    let db = pg.create_database("wait_pace");
+    let hub = Hub::start_with(
+        &pg.url(&db),
+        &[
+            "--real-ip-header",
+            "x-forwarded-for",
+            "--max-waits-per-account",
+            "1",
+        ],
+        &[],
+    );
+    let api = Api::new(&hub.url);
+    let (a, a_dev) = api.account_with_device().await;
+    let (b, b_dev) = api.account_with_device().await;
+    let hub = std::sync::Arc::new(hub);
+    let spawn_wait = |account: &Account, device: Uuid, address: String| {
+        let (hub, account) = (hub.clone(), account.clone());
+        tokio::spawn(async move { wait(&hub, &account, device, &address, 0).await })
+    };
+    let held = spawn_wait(&a, a_dev, "198.51.100.1".into());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+
+    // 50 more of the account at once, from 50 addresses (as a client that ignores Retry-After
+    // and asks again at once would): answered at the account's pace, not all at once.
+    let started = Instant::now();
+    let refused: Vec<_> = (0..50)
+        .map(|i| spawn_wait(&a, a_dev, format!("203.0.113.{i}")))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let answered = refused.iter().filter(|r| r.is_finished()).count();
+    assert!(
+        (1..=20).contains(&answered),
+        "{answered} of 50 answered in 1.5 s (the pace is {} a second)",
+        sitetrail_hub::notify::REFUSALS_PER_SECOND
+    );
+    // Another account past its cap meanwhile is answered at once: the pace is per account.
+    let other = spawn_wait(&b, b_dev, "192.0.2.7".into());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (status, retry, took) = spawn_wait(&b, b_dev, "192.0.2.8".into()).await.unwrap();
+    assert_eq!((status, retry.as_deref()), (200, Some("20")));
+    assert!(took < Duration::from_secs(3), "another account waited {took:?}");
+    for r in refused {
+        let (status, retry, _) = r.await.unwrap();
+        assert_eq!((status, retry.as_deref()), (200, Some("20")));
+    }
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "50 answers past the cap in {:?}",
+        started.elapsed()
+    );
+    held.abort();
+    other.abort();
+}

@@ -278,6 +278,16 @@ impl Postgres {
         self.port
     }
 
+    /// The server's process id (the first line of `postmaster.pid`), for benchmarks that measure
+    /// its CPU.
+    pub fn pid(&self) -> u32 {
+        let file = std::fs::read_to_string(self.data.join("postmaster.pid")).expect("postmaster.pid");
+        file.lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("a pid")
+    }
+
     /// The URL of database `name`.
     pub fn url(&self, name: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)

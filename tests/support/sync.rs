@@ -93,6 +93,7 @@ impl TestHub {
                 let limits = sitetrail_hub::server::Limits {
                     max_connections: 256,
                     max_requests: 64,
+                    max_requests_per_account: 8,
                     request_timeout: Duration::from_secs(30),
                     header_timeout: Duration::from_secs(30),
                 };

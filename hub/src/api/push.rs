@@ -38,6 +38,33 @@ use crate::request::{parse_push, series_limit};
 use crate::sql::{Queries, Transaction};
 use tokio_postgres::types::Type;
 
+/// Waits, before the body is read, for the account's slot if it was refused for a quota lately
+/// (`crate::pace`).
+pub struct Paced;
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Paced {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let account = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| sitetrail_sync_wire::parse_authorization(v).ok())
+            .map(|(account, _)| account);
+        if let Some(account) = account {
+            let delay = crate::pace::delay(account);
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+        }
+        Ok(Paced)
+    }
+}
+
 /// A series: its device and name.
 type SeriesKey = (Uuid, String);
 
@@ -47,6 +74,7 @@ type SeriesKey = (Uuid, String);
 pub async fn push(
     State(app): State<App>,
     authed: Authed,
+    _paced: Paced,
     Body(body): Body,
 ) -> HubResult<(HeaderMap, Json<PushResponse>)> {
     let request = parse_push(&body)?;
@@ -56,7 +84,11 @@ pub async fn push(
     }
     let mut client = app.pool.get().await?;
     let tx = client.transaction().await?;
-    let (results, (bytes, records)) = store(&tx, authed.account_id, &request.records, &app.quotas).await?;
+    let stored = store(&tx, authed.account_id, &request.records, &app.quotas).await;
+    if let Err(crate::error::HubError::QuotaExceeded(_)) = &stored {
+        crate::pace::note_refused(authed.account_id);
+    }
+    let (results, (bytes, records)) = stored?;
     let mut headers = HeaderMap::new();
     app.quotas.header(&mut headers, Quota::Bytes, bytes);
     app.quotas.header(&mut headers, Quota::Records, records);
@@ -74,6 +106,7 @@ pub async fn push(
     }
     tx.commit().await?;
     if stored > 0 {
+        crate::pace::note_stored(authed.account_id);
         // This process's waits need not wait for the round trip.
         app.notifier.wake(authed.account_id);
     }

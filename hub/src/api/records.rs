@@ -31,22 +31,38 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
 /// asker has seen, or when the wait is over (or the hub is stopping). It holds no database
 /// connection and no request turn while it waits (`crate::notify`). Past a cap of waits (per
 /// account, per address, in all) it answers the index at once with `Retry-After`: the wait's
-/// time, which a device spends before asking again.
+/// time, which a device spends before asking again (an account asking past a cap more often than
+/// `REFUSALS_PER_SECOND` is answered at that pace).
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn wait(
     State(app): State<App>,
     authed: Authed,
     peer: Option<Extension<crate::body::Peer>>,
+    turn: Option<Extension<crate::turns::TurnSlot>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> HubResult<(HeaderMap, Json<IndexResponse>)> {
     let wait = parse_wait_query(uri.query())?;
     let address = crate::body::client_address(peer.map(|p| p.0), &headers, app.real_ip_header.as_deref());
     let watch = match app.notifier.try_watch(authed.account_id, address) {
-        Ok(watch) => watch,
+        Ok(watch) => {
+            // It waits: its account's turn is for requests that work (crate::turns).
+            if let Some(Extension(turn)) = turn {
+                turn.release();
+            }
+            watch
+        }
         Err(refused) => {
             crate::metrics::METRICS.wait_refused(refused.name());
             tracing::debug!(cap = refused.name(), "a wait past its cap answered at once");
+            // Paced per account (crate::notify::REFUSALS_PER_SECOND), holding no turn meanwhile.
+            let delay = app.notifier.refusal_delay(authed.account_id);
+            if !delay.is_zero() {
+                if let Some(Extension(turn)) = &turn {
+                    turn.release();
+                }
+                tokio::time::sleep(delay).await;
+            }
             let mut answer = HeaderMap::new();
             answer.insert(
                 axum::http::header::RETRY_AFTER,

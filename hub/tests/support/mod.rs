@@ -1,5 +1,6 @@
 //! What the hub's tests share: the PostgreSQL harness, a `sitetrail-hub` process, an HTTP client
-//! that speaks the wire crate's shapes, and generators of accounts and records.
+//! that speaks the wire crate's shapes, and generators of accounts and records. The benchmarks
+//! (`hub/benches/hub.rs`, `load.rs`) include this module too, so a hub is started one way.
 
 #![allow(dead_code)]
 
@@ -128,12 +129,33 @@ impl Hub {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+
+    /// Its user + system CPU time so far, and its resident memory now (kB), from `/proc`.
+    pub fn cpu_and_rss(&self) -> (Duration, u64) {
+        cpu_and_rss(self.pid())
+    }
 }
 
 /// The value of the sample `series` (name and labels exactly as written) in the metrics `text`.
 pub fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// A process's user + system CPU time so far, and its resident memory now (kB), from `/proc`.
+pub fn cpu_and_rss(pid: u32) -> (Duration, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 (1-based) of the whole line; 12 and 13 after ')'.
+    // Both count clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let rss = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    (Duration::from_millis(ticks * 10), rss)
 }
 
 impl Drop for Hub {
