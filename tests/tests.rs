@@ -70,6 +70,7 @@ mod time_spent;
 
 mod limits_sync;
 mod sync_account;
+mod sync_apply_batch;
 mod sync_claims;
 mod sync_clock;
 mod sync_devices;
