@@ -107,7 +107,7 @@ pub(crate) fn queue_everything_in(tx: &Transaction<'_>, before: i64) -> Result<(
     )?
     .execute(named_params! { ":b": before })?;
     queue_settings_in(tx)?;
-    // Limits and goals (their own registers, `limits::Version`): sent with a clock of this link.
+    // Limits and goals (their own registers, `limits::Version`): sent with the clocks they hold.
     crate::limits::queue_all_in(tx)?;
     queue_forgetting_in(tx)
 }
