@@ -9,6 +9,9 @@ mod import;
 mod live;
 mod review;
 mod settings;
+mod sync;
+#[path = "../../../tests/sync_support.rs"]
+mod sync_support;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
