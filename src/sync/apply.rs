@@ -445,10 +445,12 @@ fn apply_one(
             let Some(hash) = decode_sha256(domain_sha256) else {
                 return Ok(false);
             };
-            // Sent at the link, long after the forgetting: its clock is that of the forgetting
-            // (`at`), so visits other devices recorded after it are kept, as for a forgetting
-            // synced when it was made.
-            let hlc = local::next_hlc(0, at / 1000).min(s.hlc);
+            // Sent at a link, long after the forgetting, with the stamp it has on its device
+            // (`conflict::tombstone_stamp`: its clock, or the stamp of its time if it was made
+            // before any link), so visits other devices recorded after it are kept, and every
+            // device orders them against it the same way (a device whose wall clock is far off
+            // its clock included).
+            let hlc = s.hlc;
             if website_forgetting_held(tx, &hash, hlc)? {
                 return Ok(true);
             }

@@ -196,14 +196,10 @@ fn queue_forgetting_in(tx: &Transaction<'_>) -> Result<()> {
     for (hash, at, hlc) in websites {
         let domain_sha256 = hash.iter().map(|b| format!("{b:02x}")).collect();
         let op = Op::ForgetWebsiteHash { domain_sha256, at };
-        match hlc {
-            // Synced before: the clock it had, so visits recorded after it stay everywhere.
-            Some(hlc) => queue_held_in(tx, hlc, &op)?,
-            // From before any link: its time stands for its clock on the receivers.
-            None => {
-                local::queue_in(tx, &op)?;
-            }
-        }
+        // The stamp it has here (`conflict::tombstone_stamp`: the clock it was synced with, or,
+        // from before any link, the stamp of its time), so every device orders the visits
+        // recorded around it as this one does, whatever its wall clock says.
+        queue_held_in(tx, crate::sync_log::conflict::tombstone_stamp(hlc, at), &op)?;
     }
     let visits: Vec<VisitId> = tx
         .prepare(r#"SELECT visit_id FROM tombstone WHERE kind = 'visit' AND visit_id IS NOT NULL"#)?
