@@ -49,6 +49,21 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds this process used so far (user + system, every thread: the device's, and the
+/// hub's, which runs in this process too; PostgreSQL's are not counted).
+fn cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // The fields after the command name (in parentheses, which may hold spaces).
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
 /// Runs `f` while sampling the RSS; returns its result, its time and the peak RSS above the start.
 fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, u64) {
     let stop = Arc::new(AtomicBool::new(false));
@@ -63,9 +78,10 @@ fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, u64) {
             }
         })
     };
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_s());
     let out = f();
     let took = t.elapsed();
+    println!("    (CPU of this process: {:.1} s)", cpu_s() - cpu);
     stop.store(true, Ordering::Relaxed);
     sampler.join().unwrap();
     (out, took, peak.load(Ordering::Relaxed).saturating_sub(start))

@@ -407,16 +407,92 @@ pub fn remove_in(tx: &Transaction<'_>, target: &Target, period: Option<Period>) 
     Ok(gone)
 }
 
-/// Queues every entry for the other devices (when this device is linked: what it set before),
-/// each as a new incarnation.
+/// Queues every entry and every removal this device holds for the other devices, at a link
+/// (nothing if not linked). One its register holds as it is here is sent with the version the
+/// register holds (its clock and incarnation), so a newer change made elsewhere meanwhile still
+/// wins over it, as for the other settings; one changed, set or removed while this device was not
+/// linked (the register was not written then) is sent as a new write of its incarnation (a new
+/// incarnation if it was set anew).
 pub fn queue_all_in(tx: &Transaction<'_>) -> Result<()> {
+    if local::is_applying() || !local::is_linked(tx)? {
+        return Ok(());
+    }
+    let mut held: std::collections::BTreeMap<String, Version> = tx
+        .prepare(r#"SELECT key, hlc, device_id, value FROM sync_register WHERE key >= 'limit:' AND key < 'limit;'"#)?
+        .query_map([], |r| {
+            let device: Vec<u8> = r.get("device_id")?;
+            Ok((r.get::<_, String>("key")?, r.get("hlc")?, device, r.get::<_, Option<String>>("value")?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .filter_map(|(key, hlc, device, value)| {
+            let device = Uuid::from_slice(&device).ok()?;
+            let v = Version::from_register(&local::Register { hlc, device, value })?;
+            Some((key, v))
+        })
+        .collect();
     for l in list_in(tx)? {
         let target = l.target();
-        if let Some(c) = queue_in(tx, &target, l.period, l.kind, Some(l.minutes), None)? {
-            upsert_in(tx, &target, l.period, l.kind, l.minutes, Some(c), l.updated_at)?;
+        let key = register_key(&target, l.period, l.kind);
+        let created = get_created_in(tx, &target, l.period, l.kind)?.flatten();
+        match held.remove(&key) {
+            Some(v) if v.minutes == Some(l.minutes) && created == Some(v.created) => {
+                queue_held_in(tx, &target, l.period, l.kind, &v)?;
+            }
+            _ => {
+                if let Some(c) = queue_in(tx, &target, l.period, l.kind, Some(l.minutes), created)? {
+                    upsert_in(tx, &target, l.period, l.kind, l.minutes, Some(c), l.updated_at)?;
+                }
+            }
+        }
+    }
+    // Entries held in a register but not here: removed (here, or by the device that won).
+    for (key, v) in held {
+        let Some((target, period, kind)) = parse_register_key(&key) else {
+            continue;
+        };
+        if v.minutes.is_none() {
+            queue_held_in(tx, &target, period, kind, &v)?;
+        } else {
+            // Removed while this device was not linked.
+            queue_in(tx, &target, period, kind, None, Some(v.created))?;
         }
     }
     Ok(())
+}
+
+/// Queues the write `v` of an entry with the clock it was made with (its register's).
+fn queue_held_in(
+    tx: &Transaction<'_>,
+    target: &Target,
+    period: Period,
+    kind: Kind,
+    v: &Version,
+) -> Result<()> {
+    let op = Op::Limit {
+        target_type: target.type_str().to_owned(),
+        target: target.key().to_owned(),
+        period: period.as_str().to_owned(),
+        kind: kind.as_str().to_owned(),
+        minutes: v.minutes,
+        created: Some(v.created),
+    };
+    tx.prepare_cached(r#"INSERT INTO sync_op (hlc, op) VALUES (:h, :op)"#)?
+        .execute(named_params! { ":h": v.hlc, ":op": op.to_json() })?;
+    Ok(())
+}
+
+/// The entry a register key ([`register_key`]) names.
+fn parse_register_key(key: &str) -> Option<(Target, Period, Kind)> {
+    let rest = key.strip_prefix("limit:")?;
+    let (target_type, rest) = rest.split_once(':')?;
+    let (rest, kind) = rest.rsplit_once(':')?;
+    let (target, period) = rest.rsplit_once(':')?;
+    Some((
+        Target::from_parts(target_type, target)?,
+        Period::parse(period)?,
+        Kind::parse(kind)?,
+    ))
 }
 
 /// A limit as another device wrote it (an [`Op::Limit`]).

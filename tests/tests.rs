@@ -82,6 +82,7 @@ mod limits {
 
 mod sync {
     pub mod account;
+    pub mod apply_batch;
     pub mod claims;
     pub mod clock;
     pub mod devices;

@@ -91,6 +91,8 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::sync::sync_devices,
             cmd::sync::sync_leave,
             cmd::sync::sync_remove_device,
+            cmd::sync::sync_rotate_key,
+            cmd::sync::sync_delete_account,
         ])
 }
 

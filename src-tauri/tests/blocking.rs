@@ -221,6 +221,8 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("sync_devices", json!({})),
         ("sync_leave", json!({"force": true})),
         ("sync_remove_device", json!({"device": "0123"})),
+        ("sync_rotate_key", json!({"confirm": "01234567"})),
+        ("sync_delete_account", json!({"confirm": "01234567"})),
     ];
     // Every command the app registers is called here (forget_recent last, below).
     let called: BTreeSet<&str> = calls.iter().map(|c| c.0).chain(["forget_recent"]).collect();

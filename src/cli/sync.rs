@@ -482,7 +482,7 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
             out::line(&format!("    {}", r.recovery_key))?;
             out::line("")?;
             out::line(
-                "The old key opens nothing any more. On each of your other devices: `sitetrail sync leave --force`,",
+                "The old key opens nothing any more. On each of your other devices: `sitetrail sync leave`,",
             )?;
             out::line(&format!(
                 "then `sitetrail sync join --hub {}` with this key (what they recorded meanwhile is sent then).",
@@ -538,10 +538,19 @@ pub(crate) fn run_sync(store: &Store, settings: Option<PathBuf>, args: SyncArgs)
                     "account_id": link.account_id,
                     "device_id": link.device_id,
                     "pushed": left.pushed,
-                    // Changes not sent (forced while the hub could not be reached): they stay
-                    // only on this device, and go with it if it joins again.
+                    // Changes not sent (forced while the hub could not be reached, or the hub
+                    // refuses this device): they stay only on this device, and go with it if it
+                    // joins again.
                     "unsent": left.unsent,
+                    // The hub refused this device for good (the account deleted or its key
+                    // replaced, or this device removed): what it said; null otherwise.
+                    "refused": left.refused,
                 }));
+            }
+            if let Some(why) = &left.refused {
+                out::line(&format!(
+                    "the hub no longer takes this device's changes ({why}); so it leaves here only"
+                ))?;
             }
             if left.unsent > 0 {
                 out::line(&format!(

@@ -209,6 +209,20 @@ pub(crate) fn open_connection(store: &Store) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The connection other devices' operations are applied on: the forgetting's settings (they may
+/// forget), but `synchronous = NORMAL`: a transaction of applied records moves `sync_applied`
+/// past them in itself, so one lost to a power cut (the only thing NORMAL risks in WAL mode) is
+/// pulled and applied again at the next sync, and an fsync per commit (several a second while a
+/// first sync applies) buys nothing.
+pub(crate) fn open_applying_connection(store: &Store) -> Result<Connection> {
+    crate::blocking::note("database");
+    store.check_writable()?;
+    let conn = store.open_own_connection(crate::store::Synchronous::Normal, BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    conn.pragma_update(None, "secure_delete", "ON")?;
+    Ok(conn)
+}
+
 use crate::store::pause_between_batches as pause;
 
 /// The next batch's size from the last one's: aiming at [`TARGET_BATCH_TIME`], at most `max`.

@@ -63,8 +63,9 @@ pub struct Rotated {
 pub async fn rotate_key(store: &Store, key_dir: &Path) -> Result<Rotated> {
     // What the other devices pushed is here, and what this device queued is sent, before the old
     // account goes.
-    engine::sync_now(store, key_dir).await?;
-    let old = engine::session(store, key_dir).await?;
+    // One session (the key read once) for the sync and the rotation.
+    let (old, synced) = engine::sync_with(engine::session(store, key_dir).await?, store, key_dir).await;
+    synced?;
     let ca_file = old.link.ca_file.clone();
     let trust = blocking::run(move || Trust::load(ca_file.as_deref().map(Path::new))).await?;
     let transport = Transport {

@@ -19,6 +19,8 @@
 //!   time, by range for good; a large one continues in batches after the record's transaction
 //!   (`Store::resume_forgetting`).
 
+use std::collections::HashMap;
+
 use rusqlite::{named_params, Transaction};
 use uuid::Uuid;
 
@@ -62,7 +64,7 @@ pub(crate) fn set_device_name_in(tx: &Transaction<'_>, device: Uuid, name: &str,
     Ok(())
 }
 
-/// What a visit arriving is checked against, read once per call of [`apply_in`] and again after
+/// What a visit arriving is checked against, read once per [`Batch`] and again after
 /// a forgetting it applies (only it writes in its transaction): a first sync onto a device that
 /// forgot nothing asks nothing per visit. Each `any_` false means there is nothing to look up.
 struct Known {
@@ -109,62 +111,110 @@ pub const MAX_DEVICE_NAME: usize = 64;
 
 /// Applies `ops` of `device` in `tx`.
 pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timestamp) -> Result<Applied> {
-    local::applying(|| {
-        let mut applied = Applied::default();
-        let mut seen = 0;
-        let mut known = Known::load(tx)?;
-        // The visits' search index rows, added in one statement (`IndexBatch`), before any
-        // operation that reads or changes the index (a title, a forgetting) and at the end.
-        let mut index = crate::search::IndexBatch::default();
-        for s in ops {
-            // Applied with the stamp it carries (the same on every device), at most MAX_STAMP.
-            let s = if conflict::received(s.hlc) == s.hlc {
-                std::borrow::Cow::Borrowed(s)
-            } else {
-                std::borrow::Cow::Owned(Stamped {
-                    hlc: conflict::received(s.hlc),
-                    op: s.op.clone(),
-                })
-            };
-            let s = s.as_ref();
-            seen = seen.max(s.hlc);
-            if matches!(
-                s.op,
-                Op::Title { .. }
-                    | Op::ForgetVisits { .. }
-                    | Op::ForgetWebsite { .. }
-                    | Op::ForgetWebsiteHash { .. }
-                    | Op::ForgetRange { .. }
-            ) {
-                index.flush_in(tx)?;
-            }
-            match apply_one(tx, device, s, now, &known, &mut applied, &mut index)? {
-                true => applied.ops += 1,
-                false => applied.dropped += 1,
-            }
-            match s.op {
-                Op::ForgetVisits { .. }
-                | Op::ForgetWebsite { .. }
-                | Op::ForgetWebsiteHash { .. }
-                | Op::ForgetRange { .. } => known = Known::load(tx)?,
-                Op::Title { .. } => known.any_titles = true,
-                Op::Visit { .. }
-                | Op::ActiveTime { .. }
-                | Op::EstimatedTime { .. }
-                | Op::Category { .. }
-                | Op::Block { .. }
-                | Op::Exclude { .. }
-                | Op::Limit { .. }
-                | Op::Focus { .. }
-                | Op::Device { .. }
-                | Op::Unknown => {}
-            }
-        }
-        index.flush_in(tx)?;
-        local::observe_in(tx, seen)?;
-        Ok(applied)
-    })
+    let mut batch = Batch::begin(tx)?;
+    let applied = batch.apply(tx, device, ops, now)?;
+    batch.finish(tx)?;
+    Ok(applied)
 }
+
+/// Operations applied many calls at a time in one transaction (the pull's): what is read once
+/// per transaction (the forgetting's lists, [`Known`]), the website of each domain met in it, the
+/// visits' search index rows (added in one statement at [`Batch::finish`], before the commit) and
+/// the highest clock seen (observed at the end). It lives no longer than its transaction: the
+/// transaction holds the write lock, so nothing it remembers changes under it but by its own
+/// operations (a forgetting reads the lists again and drops the websites remembered).
+pub struct Batch {
+    known: Known,
+    index: crate::search::IndexBatch,
+    websites: HashMap<String, WebsiteId>,
+    seen: i64,
+}
+
+impl Batch {
+    /// Starts applying in `tx`.
+    pub fn begin(tx: &Transaction<'_>) -> Result<Batch> {
+        Ok(Batch {
+            known: Known::load(tx)?,
+            index: crate::search::IndexBatch::default(),
+            websites: HashMap::new(),
+            seen: 0,
+        })
+    }
+
+    /// Applies `ops` of `device` in `tx` (the transaction this batch began in).
+    pub fn apply(
+        &mut self,
+        tx: &Transaction<'_>,
+        device: Uuid,
+        ops: &[Stamped],
+        now: Timestamp,
+    ) -> Result<Applied> {
+        local::applying(|| {
+            let mut applied = Applied::default();
+            for s in ops {
+                // Applied with the stamp it carries (the same on every device), at most MAX_STAMP.
+                let s = if conflict::received(s.hlc) == s.hlc {
+                    std::borrow::Cow::Borrowed(s)
+                } else {
+                    std::borrow::Cow::Owned(Stamped {
+                        hlc: conflict::received(s.hlc),
+                        op: s.op.clone(),
+                    })
+                };
+                let s = s.as_ref();
+                self.seen = self.seen.max(s.hlc);
+                let forgets = matches!(
+                    s.op,
+                    Op::ForgetVisits { .. }
+                        | Op::ForgetWebsite { .. }
+                        | Op::ForgetWebsiteHash { .. }
+                        | Op::ForgetRange { .. }
+                );
+                // The index rows queued go in before an operation that reads or changes the index.
+                if forgets || matches!(s.op, Op::Title { .. }) {
+                    self.index.flush_in(tx)?;
+                }
+                match apply_one(tx, device, s, now, self, &mut applied)? {
+                    true => applied.ops += 1,
+                    false => applied.dropped += 1,
+                }
+                if forgets {
+                    // It may have removed websites and added tombstones.
+                    self.known = Known::load(tx)?;
+                    self.websites.clear();
+                } else if matches!(s.op, Op::Title { .. }) {
+                    self.known.any_titles = true;
+                }
+            }
+            Ok(applied)
+        })
+    }
+
+    /// Adds the queued index rows and observes the highest clock seen; call before the commit.
+    pub fn finish(mut self, tx: &Transaction<'_>) -> Result<()> {
+        local::applying(|| {
+            self.index.flush_in(tx)?;
+            local::observe_in(tx, self.seen)
+        })
+    }
+
+    /// The website of `domain`, stored if new (a new website gets the categories other devices
+    /// gave it: `apply_synced_categories_in`).
+    fn website_in(&mut self, tx: &Transaction<'_>, domain: &Domain, now: Timestamp) -> Result<WebsiteId> {
+        if let Some(&id) = self.websites.get(domain.as_str()) {
+            return Ok(id);
+        }
+        let (id, _) = visits::get_or_insert_website_in(tx, domain, now)?;
+        if self.websites.len() >= MAX_CACHED_WEBSITES {
+            self.websites.clear();
+        }
+        self.websites.insert(domain.as_str().to_owned(), id);
+        Ok(id)
+    }
+}
+
+/// Most websites a [`Batch`] remembers; past this it starts over, so memory stays bounded.
+const MAX_CACHED_WEBSITES: usize = 50_000;
 
 /// True if the visit every device knows as `id` is here, or was forgotten here.
 fn visit_known(tx: &Transaction<'_>, known: &Known, id: VisitId) -> Result<bool> {
@@ -198,10 +248,10 @@ fn apply_one(
     device: Uuid,
     s: &Stamped,
     now: Timestamp,
-    known: &Known,
+    batch: &mut Batch,
     applied: &mut Applied,
-    index: &mut crate::search::IndexBatch,
 ) -> Result<bool> {
+    let known = &batch.known;
     match &s.op {
         Op::Visit {
             id,
@@ -230,8 +280,7 @@ fn apply_one(
             {
                 return Ok(false);
             }
-            // A new website gets the categories other devices gave it (`apply_synced_categories_in`).
-            let (website, _) = visits::get_or_insert_website_in(tx, &domain, now)?;
+            let website = batch.website_in(tx, &domain, now)?;
             let visit = NewVisit {
                 url,
                 title: title.as_deref(),
@@ -239,10 +288,18 @@ fn apply_one(
                 source,
                 source_visit_id: None,
             };
-            let stored =
-                visits::insert_synced_visit_in(tx, *id, &visit, website, &domain, (device, s.hlc), index)?;
+            let stored = visits::insert_synced_visit_in(
+                tx,
+                *id,
+                &visit,
+                website,
+                &domain,
+                (device, s.hlc),
+                &mut batch.index,
+            )?;
             // A device that retitled this visit may have been heard from first.
-            if let Some(newer) = known
+            if let Some(newer) = batch
+                .known
                 .any_titles
                 .then(|| local::get_register(tx, &local::title_key(*id)))
                 .transpose()?
@@ -402,10 +459,12 @@ fn apply_one(
             let Some(hash) = decode_sha256(domain_sha256) else {
                 return Ok(false);
             };
-            // Sent at the link, long after the forgetting: its clock is that of the forgetting
-            // (`at`), so visits other devices recorded after it are kept, as for a forgetting
-            // synced when it was made.
-            let hlc = local::next_hlc(0, at / 1000).min(s.hlc);
+            // Sent at a link, long after the forgetting, with the stamp it has on its device
+            // (`conflict::tombstone_stamp`: its clock, or the stamp of its time if it was made
+            // before any link), so visits other devices recorded after it are kept, and every
+            // device orders them against it the same way (a device whose wall clock is far off
+            // its clock included).
+            let hlc = s.hlc;
             if website_forgetting_held(tx, &hash, hlc)? {
                 return Ok(true);
             }

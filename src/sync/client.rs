@@ -206,7 +206,24 @@ enum Caller {
 
 /// What a linked device is told when its login opens nothing any more.
 pub const ACCOUNT_GONE: &str = "the account was deleted on the hub, or its recovery key was replaced: \
-     join again with the new key (`sitetrail sync leave --force`, then `sitetrail sync join`); nothing recorded here is lost";
+     join again with the new key (`sitetrail sync leave`, then `sitetrail sync join`); nothing recorded here is lost";
+
+/// What a device removed from the account (or that left it) is told by the hub.
+pub const DEVICE_GONE: &str =
+    "this device has left the account on this hub; join it again with `sitetrail sync join`";
+
+/// True if `e` is the hub refusing this device for good: its account is gone (deleted, or its key
+/// replaced: [`ACCOUNT_GONE`]) or it is no longer a device of it ([`DEVICE_GONE`]). Nothing this
+/// device holds can be sent to that account any more.
+pub fn refuses_this_device(e: &Error) -> bool {
+    match e {
+        Error::Sync {
+            kind: ErrorKind::NeedsUser,
+            message,
+        } => message == ACCOUNT_GONE || message == DEVICE_GONE,
+        _ => false,
+    }
+}
 
 impl Caller {
     fn unauthorized(self) -> &'static str {
@@ -405,10 +422,7 @@ impl HubClient {
         }
         Err(match status {
             StatusCode::UNAUTHORIZED => sync_error(ErrorKind::NeedsUser, caller.unauthorized()),
-            StatusCode::FORBIDDEN => sync_error(
-                ErrorKind::NeedsUser,
-                "this device has left the account on this hub; join it again with `sitetrail sync join`",
-            ),
+            StatusCode::FORBIDDEN => sync_error(ErrorKind::NeedsUser, DEVICE_GONE),
             StatusCode::CONFLICT => sync_error(ErrorKind::Conflict, format!("the hub refused: {said}")),
             StatusCode::TOO_MANY_REQUESTS => sync_error(
                 ErrorKind::RateLimited,

@@ -31,7 +31,7 @@ pub use super::link::{
     MAX_DEVICE_NAME,
 };
 pub use super::push::{pending, OPS_PER_RECORD};
-pub(crate) use super::session::{series, session};
+pub(crate) use super::session::{series, session, Session};
 pub use super::session::{SyncReport, SERIES};
 pub use super::status::{
     devices, key_dir, key_place, pick_device, remove_device, status, DeviceRow, SyncStatus,
@@ -75,7 +75,17 @@ fn own_series(store: &Store) -> Result<(u64, u64)> {
 /// and the first error is returned. The outcome is noted for `sync status`.
 #[tracing::instrument(level = "info", skip_all)]
 pub async fn sync_now(store: &Store, key_dir: &Path) -> Result<SyncReport> {
-    let mut s = session(store, key_dir).await?;
+    let s = session(store, key_dir).await?;
+    sync_with(s, store, key_dir).await.1
+}
+
+/// [`sync_now`] with a session the caller opened (the key read once); returns the session as it
+/// is afterwards (a new one if the device healed) with the outcome.
+pub(crate) async fn sync_with(
+    mut s: Session,
+    store: &Store,
+    key_dir: &Path,
+) -> (Session, Result<SyncReport>) {
     let mut report = SyncReport::default();
     let mut first_error: Option<Error> = None;
     let mut failed = |e: Error| {
@@ -136,9 +146,10 @@ pub async fn sync_now(store: &Store, key_dir: &Path) -> Result<SyncReport> {
         None => Ok(report),
     };
     let st = store.clone();
-    blocking::run(move || {
+    let noted = blocking::run(move || {
         note_result(&st, &result)?;
         Ok(result)
     })
-    .await?
+    .await;
+    (s, noted.and_then(|r| r))
 }

@@ -255,9 +255,14 @@ pub struct Left {
     pub link: Link,
     /// Records pushed on the way out.
     pub pushed: u64,
-    /// Changes not sent (the hub could not be reached and `force` was given): they stay only on
-    /// this device until it is linked again (a link sends everything the device holds).
+    /// Changes not sent (the hub could not be reached and `force` was given, or the hub no longer
+    /// takes this device's changes): they stay only on this device until it is linked again (a
+    /// link sends everything the device holds).
     pub unsent: u64,
+    /// What the hub said when it refused this device for good (the account was deleted or its key
+    /// replaced, or this device was removed from it): the device left here all the same, as
+    /// nothing more can be sent to that account ([`super::client::refuses_this_device`]).
+    pub refused: Option<String>,
 }
 
 /// The refusal to leave while changes would stay only here: `why` the hub was not reached.
@@ -314,6 +319,7 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
         let st = store.clone();
         blocking::run(move || st.with_conn(pending))
     };
+    let mut refused = None;
     let (link, pushed, unsent) = match session(store, key_dir).await {
         Ok(s) => {
             let (s, _, sent) = send_waiting(s, store, key_dir).await;
@@ -324,6 +330,13 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
             let unsent = pending_now().await?;
             let pushed = match told {
                 Ok(pushed) => pushed,
+                // The account is gone or this device is no longer of it: nothing can be sent to
+                // it any more, whenever the user tries; leaving here is all that is left to do.
+                Err(e) if super::client::refuses_this_device(&e) => {
+                    tracing::warn!(error = %e, unsent, "the hub refuses this device for good: leaving here");
+                    refused = Some(e.to_string());
+                    0
+                }
                 Err(e) if force => {
                     tracing::warn!(error = %e, unsent, "leaving without telling the hub");
                     0
@@ -340,5 +353,10 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
         Err(e) => return Err(e),
     };
     unlink(store, key_dir, &link).await?;
-    Ok(Left { link, pushed, unsent })
+    Ok(Left {
+        link,
+        pushed,
+        unsent,
+        refused,
+    })
 }

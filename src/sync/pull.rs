@@ -11,10 +11,15 @@
 //!   only its real size once parsed, within [`MEMORY_BUDGET`]; the applier gives the bytes back
 //!   as it applies. One record is at most [`ops::MAX_INFLATED_BYTES`] inflated and
 //!   [`ops::MAX_OPS_PER_RECORD`] operations.
-//! - **The write lock is held briefly.** Records are applied many per transaction on the
-//!   forgetting's connection (deleted bytes zeroed), each transaction committed after
-//!   [`TX_TIME`] at most and followed by a [`TX_PAUSE`], so a visit the browser records meanwhile
-//!   waits about 100 ms at most; a record whose operations take longer spans transactions.
+//! - **The write lock is held briefly.** Records are applied many per transaction on a
+//!   connection with the forgetting's settings (deleted bytes zeroed; no fsync per commit: see
+//!   `forget::open_applying_connection`), each transaction committed after [`TX_TIME`] at most,
+//!   and the next one begun [`TX_PAUSE`] after it at the earliest (a pause spent waiting for the
+//!   reader when it is behind), so a visit the browser records meanwhile waits about 100 ms at
+//!   most; a record whose operations take longer spans transactions. What is read once per
+//!   transaction (the forgetting's lists, the websites met) is an [`apply::Batch`], and so are
+//!   the visits' search index rows (one statement at its end). The next page is fetched while
+//!   one is applied.
 //!   `sync_applied` moves past a record in the transaction that applies its last operations, and
 //!   applying is idempotent: a crash loses nothing and applies nothing twice.
 
@@ -204,7 +209,7 @@ struct PageApplied {
 /// idempotent, and `sync_applied` moves with its last ones, so a crash between applies the
 /// first ones again, which changes nothing.
 fn apply_read(
-    tx: &Transaction<'_>,
+    (tx, batch): (&Transaction<'_>, &mut apply::Batch),
     device: Uuid,
     (r, from): (&Read, usize),
     (now, started): (crate::time::Timestamp, Instant),
@@ -219,7 +224,7 @@ fn apply_read(
             let mut at = from;
             while at < stamped.len() {
                 let end = (at + SLICE_OPS).min(stamped.len());
-                let a = apply::apply_in(tx, device, &stamped[at..end], now)?;
+                let a = batch.apply(tx, device, &stamped[at..end], now)?;
                 out.visits += a.visits;
                 out.forgetting_left |= a.forgetting_left;
                 at = end;
@@ -286,18 +291,30 @@ fn read_and_apply(
 
 fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Budget) -> Result<PageApplied> {
     let mut out = PageApplied::default();
-    let mut conn = crate::forget::open_connection(store)?;
+    let mut conn = crate::forget::open_applying_connection(store)?;
+    // When the last transaction committed: the next one starts [`TX_PAUSE`] after it at the
+    // earliest, the pause spent waiting for the reader if it has to be waited for anyway.
+    let mut committed: Option<Instant> = None;
+    let pause = |committed: Option<Instant>| {
+        if let Some(left) = committed.and_then(|c| TX_PAUSE.checked_sub(c.elapsed())) {
+            std::thread::sleep(left);
+        }
+    };
     // The first record of each transaction is waited for outside it: the lock is never held
     // while the reader works.
     while let Ok(first) = rx.recv() {
         // The record being applied, and from which of its operations.
         let mut current = Some((first, 0));
         while current.is_some() {
+            pause(committed);
             let started = Instant::now();
             let now = store.now();
             store.write_on(&mut conn, crate::forget::forgetting(), |tx| {
+                let mut batch = apply::Batch::begin(tx)?;
                 while let Some((r, from)) = current.take() {
-                    if let Some(next) = apply_read(tx, device, (&r, from), (now, started), &mut out)? {
+                    if let Some(next) =
+                        apply_read((tx, &mut batch), device, (&r, from), (now, started), &mut out)?
+                    {
                         // Out of time inside the record: the next transaction goes on with it.
                         current = Some((r, next));
                         break;
@@ -308,11 +325,13 @@ fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Bu
                         current = rx.try_recv().ok().map(|r| (r, 0));
                     }
                 }
-                Ok(())
+                batch.finish(tx)
             })?;
-            std::thread::sleep(TX_PAUSE);
+            committed = Some(Instant::now());
         }
     }
+    // A writer that came during the last transaction gets the lock before the pull goes on.
+    pause(committed);
     Ok(out)
 }
 
@@ -340,20 +359,36 @@ pub(crate) async fn pull(
         }
         let (st, d) = (store.clone(), head.device_id);
         let mut after = blocking::run(move || st.with_conn(|c| applied_idx(c, d))).await?;
-        while after < head.last_idx {
-            let page = s
-                .client
-                .page(head.device_id, &series, after, PAGE_RECORDS)
-                .await?;
+        if after >= head.last_idx {
+            continue;
+        }
+        let mut page = s
+            .client
+            .page(head.device_id, &series, after, PAGE_RECORDS)
+            .await?;
+        loop {
             if page.records.is_empty() {
                 break;
             }
             let more = page.more;
             let (records, misplaced) = placed(page.records, head.device_id, after);
             let count = records.len() as u64;
+            // The index said more, and the page too: the next page is fetched while this one is
+            // applied (one more page of sealed records held: at most MAX_PAGE_PAYLOAD_BYTES).
+            let next =
+                (misplaced.is_none() && more && after + count < head.last_idx).then_some(after + count);
             let (st, keys, device) = (store.clone(), s.keys.clone(), head.device_id);
-            let applied =
-                blocking::run(move || read_and_apply(&st, &keys, device, records, MEMORY_BUDGET)).await?;
+            let applying = blocking::run(move || read_and_apply(&st, &keys, device, records, MEMORY_BUDGET));
+            let (applied, fetched) = match next {
+                Some(from) => {
+                    let (applied, fetched) = tokio::join!(
+                        applying,
+                        s.client.page(head.device_id, &series, from, PAGE_RECORDS)
+                    );
+                    (applied?, Some(fetched))
+                }
+                None => (applying.await?, None),
+            };
             if applied.forgetting_left {
                 let st = store.clone();
                 blocking::run(move || {
@@ -373,9 +408,11 @@ pub(crate) async fn pull(
                 // The rest of this series waits for the next sync; the other series go on.
                 break;
             }
-            if !more && after < head.last_idx {
-                // The index said more; the page says no more yet: next sync.
-                break;
+            match fetched {
+                Some(fetched) => page = fetched?,
+                // The series is read to its head, or the index said more and the page says no
+                // more yet: next sync.
+                None => break,
             }
         }
     }

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rusqlite::{named_params, Transaction};
+use rusqlite::{named_params, OptionalExtension, Transaction};
 
 use crate::error::Result;
 use crate::ids::VisitId;
@@ -113,7 +113,8 @@ pub(crate) fn queue_everything_in(tx: &Transaction<'_>, before: i64) -> Result<(
     )?
     .execute(named_params! { ":b": before })?;
     queue_settings_in(tx)?;
-    // Limits and goals (their own registers, `limits::Version`): sent with a clock of this link.
+    queue_titles_of_others_in(tx)?;
+    // Limits and goals (their own registers, `limits::Version`): sent with the clocks they hold.
     crate::limits::queue_all_in(tx)?;
     queue_forgetting_in(tx)
 }
@@ -206,14 +207,10 @@ fn queue_forgetting_in(tx: &Transaction<'_>) -> Result<()> {
     for (hash, at, hlc) in websites {
         let domain_sha256 = hash.iter().map(|b| format!("{b:02x}")).collect();
         let op = Op::ForgetWebsiteHash { domain_sha256, at };
-        match hlc {
-            // Synced before: the clock it had, so visits recorded after it stay everywhere.
-            Some(hlc) => queue_held_in(tx, hlc, &op)?,
-            // From before any link: its time stands for its clock on the receivers.
-            None => {
-                local::queue_in(tx, &op)?;
-            }
-        }
+        // The stamp it has here (`conflict::tombstone_stamp`: the clock it was synced with, or,
+        // from before any link, the stamp of its time), so every device orders the visits
+        // recorded around it as this one does, whatever its wall clock says.
+        queue_held_in(tx, crate::sync_log::conflict::tombstone_stamp(hlc, at), &op)?;
     }
     let visits: Vec<VisitId> = tx
         .prepare(r#"SELECT visit_id FROM tombstone WHERE kind = 'visit' AND visit_id IS NOT NULL"#)?
@@ -301,6 +298,53 @@ pub(crate) fn backfill_step(store: &Store) -> Result<bool> {
     })
 }
 
+/// Queues again the titles this device holds registers of for other devices' visits (a retitle
+/// made here, or applied here): with the clock the register holds, or fresh when the title here
+/// changed while this device was not linked. Its own visits' titles go with them
+/// ([`backfill_step`]).
+fn queue_titles_of_others_in(tx: &Transaction<'_>) -> Result<()> {
+    let held: Vec<(String, i64, Option<String>)> = tx
+        .prepare(r#"SELECT key, hlc, value FROM sync_register WHERE key >= 'title:' AND key < 'title;'"#)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (key, hlc, value) in held {
+        let Some(id) = key
+            .strip_prefix("title:")
+            .and_then(|s| uuid::Uuid::parse_str(s).ok())
+            .map(VisitId)
+        else {
+            continue;
+        };
+        let here: Option<(Option<String>, bool)> = match local::local_visit_id(tx, id)? {
+            Some(v) => tx
+                .prepare_cached(r#"SELECT title, device_id IS NULL FROM visit WHERE id = :v"#)?
+                .query_row(named_params! { ":v": v }, |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?,
+            None => None,
+        };
+        let title = match here {
+            // Its own visit: sent with it.
+            Some((_, true)) => continue,
+            Some((title, false)) => title,
+            // Not here (forgotten, or never arrived): as held.
+            None => {
+                queue_held_in(tx, hlc, &Op::Title { id, title: value })?;
+                continue;
+            }
+        };
+        let op = Op::Title {
+            id,
+            title: title.clone(),
+        };
+        if title == crate::visits::clean_title(value.as_deref()) {
+            queue_held_in(tx, hlc, &op)?;
+        } else {
+            local::queue_register_in(tx, &key, title.as_deref(), &op)?;
+        }
+    }
+    Ok(())
+}
+
 /// Queues the title of visit `id` (recorded with clock `visit_hlc`) again: with the clock its
 /// title register holds when the title is the one it won with, fresh when the title changed
 /// while this device was not linked, with the visit's clock when it was never changed.
@@ -313,7 +357,19 @@ fn queue_title_in(tx: &Transaction<'_>, id: VisitId, visit_hlc: i64, title: Opti
     };
     match (held, title) {
         (None, None) => Ok(()),
-        (None, Some(_)) => queue_held_in(tx, visit_hlc, &op),
+        (None, Some(_)) => {
+            // Its register here too, as the devices receiving it will hold it: a retitle stamped
+            // below the visit's clock (from a device whose clock is behind) then loses here as
+            // it does there.
+            let device: Option<Vec<u8>> = tx
+                .prepare_cached(r#"SELECT device_id FROM sync_link"#)?
+                .query_row([], |r| r.get(0))
+                .optional()?;
+            if let Some(device) = device.and_then(|d| uuid::Uuid::from_slice(&d).ok()) {
+                local::offer_register_in(tx, &key, visit_hlc, device, title)?;
+            }
+            queue_held_in(tx, visit_hlc, &op)
+        }
         (Some(held), _) => match resend(Some((held.hlc, held.value.as_deref())), title) {
             Resend::Fresh => local::queue_register_in(tx, &key, title, &op),
             _ => queue_held_in(tx, held.hlc, &op),

@@ -214,3 +214,42 @@ fn a_focus_started_on_one_device_holds_on_the_other_until_one_stops_it_and_a_dev
         assert_eq!(focus_on(d), None);
     }
 }
+
+/// A device that joins again sends its limits with the clocks they hold: a change made elsewhere
+/// while it was away (a removal, an edit) is newer and stays; one it made while away is newer and
+/// wins.
+#[test]
+fn a_limit_sent_again_at_a_join_keeps_its_clock_and_loses_to_a_newer_change() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "a");
+    b.join(&hub, "b", &key);
+    let (news, video) = (
+        Target::Domain("news.example".into()),
+        Target::Domain("video.example".into()),
+    );
+    a.store.set_limit(&news, Period::Day, Kind::Max, 30).unwrap();
+    a.store.set_limit(&video, Period::Day, Kind::Max, 60).unwrap();
+    converge(&[&a, &b]);
+    assert_eq!(limits(&b).len(), 2);
+    // A leaves; meanwhile B removes one limit and edits the other.
+    a.leave(false).unwrap();
+    b.store.remove_limits(&news, None).unwrap();
+    b.store.set_limit(&video, Period::Day, Kind::Max, 45).unwrap();
+    b.sync();
+    // A, away, sets a goal of its own.
+    let docs = Target::Domain("docs.example".into());
+    a.store.set_limit(&docs, Period::Week, Kind::Min, 120).unwrap();
+    a.join(&hub, "a", &key);
+    converge(&[&a, &b]);
+    let expected = [
+        ("docs.example".to_owned(), "week", "min", 120),
+        ("video.example".to_owned(), "day", "max", 45),
+    ];
+    assert_eq!(
+        limits(&b),
+        expected,
+        "B's newer changes stay, A's new goal arrives"
+    );
+    assert_eq!(limits(&a), expected);
+}

@@ -309,6 +309,14 @@ impl Device {
             .block_on(engine::remove_device(&self.store, &self.key_dir, which))
     }
 
+    /// Moves the account to a new recovery key (`sync rotate-key`); returns the new key.
+    pub fn rotate_key(&self) -> String {
+        self.rt
+            .block_on(sitetrail::sync::account::rotate_key(&self.store, &self.key_dir))
+            .unwrap()
+            .recovery_key
+    }
+
     /// This device's link.
     pub fn link(&self) -> Option<engine::Link> {
         self.store.with_conn(engine::get_link).unwrap()

@@ -111,6 +111,55 @@ fn delete_account_asks_deletes_everything_on_the_hub_and_the_others_are_told() {
     let c = Device::new();
     let e = c.try_join(&hub, &key).unwrap_err();
     assert!(e.to_string().contains("does not open an account"), "{e}");
+
+    // A plain `leave` (no --force): the hub refuses B for good, so B says so and leaves here,
+    // keeping everything; a join then sends what it holds.
+    let (code, out, err) = sync_cli(&b, &["leave", "--json"], "");
+    assert_eq!(code, 0, "{err}");
+    let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(out["left"], true);
+    assert!(
+        out["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("the account was deleted on the hub")),
+        "{out}"
+    );
+    assert!(
+        out["unsent"].as_u64().unwrap() >= 1,
+        "the visit to /c was never sent: {out}"
+    );
+    assert_eq!(key_files(&b), 0);
+    assert_eq!(b.visits().len(), 3);
+    let key = c.setup(&hub, "gamma");
+    b.join(&hub, "beta", &key);
+    crate::support::sync::converge(&[&b, &c]);
+    let mut urls: Vec<String> = c.visits().into_iter().map(|v| v.1).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        ["https://example.org/b", "https://example.org/c"],
+        "B's own visits, /c (never sent) too, reached the new account"
+    );
+}
+
+#[test]
+fn a_removed_device_leaves_plainly_saying_why() {
+    let hub = TestHub::start();
+    let (a, b) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "alpha");
+    b.join(&hub, "beta", &key);
+    b.visit_at("https://example.org/b", "B", 20);
+    a.remove_device(&b.link().unwrap().device_id.to_string()).unwrap();
+    let (code, out, err) = sync_cli(&b, &["leave"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("the hub no longer takes this device's changes")
+            && out.contains("has left the account")
+            && out.contains("stay only on this device"),
+        "{out}"
+    );
+    assert!(b.link().is_none());
+    assert_eq!(b.visits().len(), 1);
 }
 
 #[test]

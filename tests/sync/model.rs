@@ -1,7 +1,11 @@
 //! A model-based test of sync: random operations on three devices (visits, titles, categories,
-//! blocking, limits set, changed and removed, forgetting a website or a time range) interleaved
-//! with random syncs and the events of a device's life (leaving and joining again, a backup taken
-//! and, after the device synced, restored: it goes on as a new device); afterwards,
+//! blocking, exclusions, limits set, changed and removed, forgetting a website or a time range)
+//! interleaved with random syncs and the events of a device's life (leaving and joining again, a
+//! backup taken and, after the device synced, restored: it goes on as a new device; a device
+//! removed by another, `sync devices remove`; the recovery key rotated by one device; the hub
+//! restored from a dump taken earlier, losing the tail of every series). A device told on a sync
+//! that it must join again (it was removed, or the key was rotated, or the restored hub does not
+//! know it) leaves and joins again with the account's key, as its user would. Afterwards,
 //! once every device synced, all three hold the same state, and that state keeps every
 //! deletion: no visit of a website recorded (on any device) before that website was forgotten,
 //! none in a forgotten range. Each device's clock may be off, from the year 1970 to the year
@@ -13,7 +17,9 @@
 use proptest::prelude::*;
 use sitetrail::Category;
 
-use crate::support::sync::{converge, offset_to, t, Device, TestHub};
+use sitetrail::ErrorKind;
+
+use crate::support::sync::{converge, offset_to, postgres, t, Device, TestHub};
 
 const DOMAINS: [&str; 4] = ["a.example", "b.example", "c.example", "d.example"];
 const CATEGORIES: [Category; 3] = [Category::News, Category::Shopping, Category::DevTech];
@@ -35,6 +41,12 @@ enum Step {
         category: usize,
     },
     Block {
+        dev: usize,
+        domain: usize,
+        on: bool,
+    },
+    /// Keeps a website from the AI provider (`sync` shares the list) or lets it go again.
+    Exclude {
         dev: usize,
         domain: usize,
         on: bool,
@@ -69,7 +81,24 @@ enum Step {
     Restore {
         dev: usize,
     },
+    /// Device `dev` removes device `other` from the account (`sync devices remove`).
+    Remove {
+        dev: usize,
+        other: usize,
+    },
+    /// Device `dev` moves the account to a new recovery key (`sync rotate-key`).
+    Rotate {
+        dev: usize,
+    },
+    /// A `pg_dump` of the hub is taken.
+    HubDump,
+    /// The hub is restored from its last dump (if any): it loses what was pushed since.
+    HubRestore,
 }
+
+/// Most rotations a case makes (each founds an account: the hub lets one address found
+/// `ACCOUNTS_PER_ADDRESS_PER_MINUTE` a minute).
+const MAX_ROTATIONS: u32 = 2;
 
 /// How far a device's clock is off.
 #[derive(Clone, Copy, Debug)]
@@ -112,6 +141,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (dev.clone(), domain.clone(), 0..CATEGORIES.len())
             .prop_map(|(dev, domain, category)| Step::Categorize { dev, domain, category }),
         1 => (dev.clone(), domain.clone(), any::<bool>()).prop_map(|(dev, domain, on)| Step::Block { dev, domain, on }),
+        1 => (dev.clone(), domain.clone(), any::<bool>()).prop_map(|(dev, domain, on)| Step::Exclude { dev, domain, on }),
         2 => (dev.clone(), domain.clone(), proptest::option::of(1..3u32))
             .prop_map(|(dev, domain, minutes)| Step::Limit { dev, domain, minutes }),
         1 => (dev.clone(), domain.clone()).prop_map(|(dev, domain)| Step::ForgetWebsite { dev, domain }),
@@ -119,14 +149,18 @@ fn step() -> impl Strategy<Value = Step> {
         4 => dev.clone().prop_map(|dev| Step::Sync { dev }),
         1 => dev.clone().prop_map(|dev| Step::Rejoin { dev }),
         1 => dev.clone().prop_map(|dev| Step::Backup { dev }),
-        1 => dev.prop_map(|dev| Step::Restore { dev }),
+        1 => dev.clone().prop_map(|dev| Step::Restore { dev }),
+        1 => (dev.clone(), dev.clone()).prop_map(|(dev, other)| Step::Remove { dev, other }),
+        1 => dev.prop_map(|dev| Step::Rotate { dev }),
+        1 => Just(Step::HubDump),
+        1 => Just(Step::HubRestore),
     ]
 }
 
 type State = (
     Vec<(String, String, Option<String>, i64)>,
     Vec<(String, Option<String>, Option<String>)>,
-    Vec<String>,
+    (Vec<String>, Vec<String>),
     Vec<(String, Option<i64>, Option<i64>)>,
     Vec<(String, u32)>,
 );
@@ -150,7 +184,43 @@ fn state(d: &Device) -> State {
         .into_iter()
         .map(|l| (l.target, l.minutes))
         .collect();
-    (d.visits(), users, d.blocked(), d.times(), limits)
+    (
+        d.visits(),
+        users,
+        (d.blocked(), d.exclusions()),
+        d.times(),
+        limits,
+    )
+}
+
+/// The hub of a case: the shared one, until the case restores a dump into a hub of its own.
+struct Hubs<'a> {
+    shared: &'a TestHub,
+    restored: Option<TestHub>,
+    dump: Option<Vec<u8>>,
+}
+
+impl Hubs<'_> {
+    fn current(&self) -> &TestHub {
+        self.restored.as_ref().unwrap_or(self.shared)
+    }
+}
+
+/// Syncs device `dev`; if the hub says it must join again (it was removed, the key was rotated,
+/// a restored hub does not know it), which only `may_be_told` allows, it leaves and joins again
+/// with `key`, as its user would, and syncs. True if it was told (and joined again): a removed
+/// device may still pull until it has something to push, so it is told only then.
+fn sync_or_join_again(d: &Device, dev: usize, hub: &TestHub, key: &str, may_be_told: bool) -> bool {
+    match d.try_sync() {
+        Ok(_) => false,
+        Err(e) if may_be_told && e.kind() == ErrorKind::NeedsUser => {
+            d.leave(true).unwrap();
+            d.join(hub, &format!("d{dev}"), key);
+            d.sync();
+            true
+        }
+        Err(e) => panic!("device {dev}: {e}"),
+    }
 }
 
 /// Returns once the wall clock's millisecond has moved on (a millisecond at most).
@@ -163,12 +233,24 @@ fn next_millisecond() {
 }
 
 fn run(hub: &TestHub, steps: &[Step], skews: [Skew; 3]) {
+    let mut hubs = Hubs {
+        shared: hub,
+        restored: None,
+        dump: None,
+    };
     let mut devices = skews.map(|s| Device::with_clock(s.micros()));
     let mut backups: [Option<Device>; 3] = [None, None, None];
+    // Devices that may be told to join again: removed, or left on the account of an old key
+    // (and every device once a hub was restored: one it does not know is refused).
+    let mut told = [false; 3];
+    let mut hub_restored = false;
+    let mut rotations = 0;
+    // Devices restored from a backup in this case.
+    let mut restored = [false; 3];
     let right_clocks = skews.iter().all(|s| matches!(s, Skew::Right));
     // The visits each forgetting's device held when it forgot: gone everywhere afterwards.
     let mut seen_forgotten: Vec<String> = Vec::new();
-    let key = devices[0].setup(hub, "d0");
+    let mut key = devices[0].setup(hub, "d0");
     devices[1].join(hub, "d1", &key);
     devices[2].join(hub, "d2", &key);
     let mut forgotten_sites = Vec::new();
@@ -257,12 +339,31 @@ fn run(hub: &TestHub, steps: &[Step], skews: [Skew; 3]) {
                     .unwrap();
                 forgotten_ranges.push((t(*from).as_micros(), t(from + len).as_micros()));
             }
+            Step::Exclude { dev, domain, on } => {
+                if *on {
+                    devices[*dev].store.exclude_host(DOMAINS[*domain]).unwrap();
+                } else {
+                    devices[*dev].store.include_host(DOMAINS[*domain]).unwrap();
+                }
+            }
             Step::Sync { dev } => {
-                devices[*dev].sync();
+                let may = told[*dev] || hub_restored;
+                if sync_or_join_again(&devices[*dev], *dev, hubs.current(), &key, may) {
+                    told[*dev] = false;
+                }
             }
             Step::Rejoin { dev } => {
-                devices[*dev].leave(false).unwrap();
-                devices[*dev].join(hub, &format!("d{dev}"), &key);
+                // A device that was told cannot send what it queued: the join sends it all.
+                let may = told[*dev] || hub_restored;
+                match devices[*dev].leave(false) {
+                    Ok(_) => {}
+                    Err(e) if may && e.kind() == ErrorKind::NeedsUser => {
+                        devices[*dev].leave(true).unwrap();
+                    }
+                    Err(e) => panic!("device {dev} leaving: {e}"),
+                }
+                told[*dev] = false;
+                devices[*dev].join(hubs.current(), &format!("d{dev}"), &key);
                 // A backup from before is linked to the id that left: restored, it would be told
                 // to join again (a device that left never comes back by itself).
                 backups[*dev] = None;
@@ -271,12 +372,85 @@ fn run(hub: &TestHub, steps: &[Step], skews: [Skew; 3]) {
                 backups[*dev] = Some(Device::copy_of(&devices[*dev]));
             }
             Step::Restore { dev } => {
-                devices[*dev].sync();
+                let may = told[*dev] || hub_restored;
+                if sync_or_join_again(&devices[*dev], *dev, hubs.current(), &key, may) {
+                    told[*dev] = false;
+                }
                 if let Some(backup) = backups[*dev].take() {
                     devices[*dev] = backup;
+                    // Its link may be one the hub has forgotten since.
+                    told[*dev] = true;
+                    restored[*dev] = true;
                 }
             }
+            Step::Remove { dev, other } => {
+                let Some(target) = devices[*other].link().map(|l| l.device_id) else {
+                    continue;
+                };
+                if dev == other || told[*other] {
+                    continue;
+                }
+                let may = told[*dev] || hub_restored;
+                if sync_or_join_again(&devices[*dev], *dev, hubs.current(), &key, may) {
+                    told[*dev] = false;
+                }
+                // The hub must know the device (a restored hub may not).
+                let known = devices[*dev]
+                    .hub_devices()
+                    .iter()
+                    .any(|d| d.device_id == target && d.left_at.is_none());
+                if known {
+                    devices[*dev].remove_device(&target.to_string()).unwrap();
+                    told[*other] = true;
+                }
+            }
+            Step::Rotate { dev } => {
+                if rotations >= MAX_ROTATIONS {
+                    continue;
+                }
+                // Known gap, not drawn here (docs/SYNC.md, "its key is rotated"): the new account
+                // is founded from each device's own visits; those a database restored from a
+                // backup got back from its old series count as another device's, and no device
+                // sends them again.
+                if restored.iter().any(|r| *r) {
+                    continue;
+                }
+                let may = told[*dev] || hub_restored;
+                sync_or_join_again(&devices[*dev], *dev, hubs.current(), &key, may);
+                told[*dev] = false;
+                rotations += 1;
+                key = devices[*dev].rotate_key();
+                for (i, t) in told.iter_mut().enumerate() {
+                    *t |= i != *dev;
+                }
+                // A dump of the old account, restored, would bring back what the rotation
+                // deleted: not this test's event.
+                hubs.dump = None;
+            }
+            Step::HubDump => {
+                hubs.dump = Some(hubs.current().dump());
+            }
+            Step::HubRestore => {
+                let Some(dump) = hubs.dump.clone() else {
+                    continue;
+                };
+                let pg = postgres::shared();
+                let restored = pg.create_database("restored");
+                pg.restore(&restored, &dump);
+                let new = TestHub::start_on_database(pg, restored);
+                for d in devices.iter().chain(backups.iter().flatten()) {
+                    if d.link().is_some() {
+                        d.set_hub_url(&new.url);
+                    }
+                }
+                hubs.restored = Some(new);
+                hub_restored = true;
+            }
         }
+    }
+    // Every device told to join again does so.
+    for (dev, d) in devices.iter().enumerate() {
+        sync_or_join_again(d, dev, hubs.current(), &key, told[dev] || hub_restored);
     }
     let all: Vec<&Device> = devices.iter().collect();
     converge(&all);
@@ -345,11 +519,43 @@ fn with_hub(f: impl FnOnce(&TestHub)) {
     static HUB: std::sync::Mutex<Option<(TestHub, u32)>> = std::sync::Mutex::new(None);
     let mut slot = HUB.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let limit = sitetrail_sync_wire::limits::ACCOUNTS_PER_ADDRESS_PER_MINUTE;
-    if slot.as_ref().is_none_or(|(_, used)| *used >= limit) {
+    // The case's account, and those its rotations found.
+    let needs = 1 + MAX_ROTATIONS;
+    if slot.as_ref().is_none_or(|(_, used)| *used + needs > limit) {
         *slot = None;
         *slot = Some((TestHub::start(), 0));
     }
     let (hub, used) = slot.as_mut().unwrap();
-    *used += 1;
+    *used += needs;
     f(hub);
+}
+
+/// A case the model found (kept as a plain test): a visit retitled on a device whose clock is in
+/// 1970, after the device that recorded it left and joined again (sending its title with the
+/// visit's clock), three visits in one millisecond. The device that joined again kept the
+/// retitle stamped below the visit's clock while the others kept the title it sent again: it now
+/// holds that title's register too.
+#[test]
+fn a_retitle_from_a_device_in_1970_after_a_rejoin_converges() {
+    let steps = [
+        Step::Visit {
+            dev: 1,
+            domain: 0,
+            at: 0,
+        },
+        Step::Rejoin { dev: 1 },
+        Step::Sync { dev: 2 },
+        Step::Title { dev: 2, domain: 0 },
+        Step::Visit {
+            dev: 0,
+            domain: 0,
+            at: 0,
+        },
+        Step::Visit {
+            dev: 0,
+            domain: 0,
+            at: 0,
+        },
+    ];
+    with_hub(|hub| run(hub, &steps, [Skew::FarPast, Skew::Right, Skew::FarPast]));
 }

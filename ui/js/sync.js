@@ -1,6 +1,8 @@
 // Sync in Settings: set up an account on a hub (the recovery key shown once, with Copy), join one
-// with the key, the link's state (last sync, waiting changes, devices), Sync now and Leave. The
-// work is the backend's (`sitetrail::sync`, the same as `sitetrail sync ...`).
+// with the key, the link's state (last sync, waiting changes, devices), Sync now and Leave, and
+// the account as a whole: a new recovery key (shown once, as at setup) and deleting the account,
+// each confirmed by typing the start of the account's id, as the CLI asks. The work is the
+// backend's (`sitetrail::sync`, the same as `sitetrail sync ...`).
 import { call, describe, listen, SYNC_STATUS } from './api.js';
 import { el, fmtTime, toast } from './dom.js';
 
@@ -83,7 +85,7 @@ function drawUnlinked(container) {
     status);
 }
 
-function drawKey(container, recoveryKey) {
+function drawKey(container, recoveryKey, after = null) {
   // Numbered, four to a row, as people write them down.
   const words = el('ol', { class: 'recovery-words', id: 'sync-recovery', 'aria-label': 'Recovery key' },
     ...recoveryKey.split(' ').map((w) => el('li', {}, el('code', { text: w }))));
@@ -103,14 +105,23 @@ function drawKey(container, recoveryKey) {
   });
   const done = el('button', { type: 'button', id: 'sync-key-done' }, 'I have written it down');
   done.addEventListener('click', () => refresh(container));
-  container.replaceChildren(el('div', { class: 'recovery' },
+  container.replaceChildren(el('div', { class: 'recovery' }, ...[
     el('p', { class: 'note warn', text: 'Your recovery key. It is shown only this once: write it down and keep it safe. You need it to join another device; anyone who has it can read your synced history, and without it nobody (not even the hub\u2019s operator) can recover it.' }),
     words,
-    el('div', { class: 'row-buttons' }, copy, done)));
+    after ? el('p', { class: 'note', text: after }) : null,
+    el('div', { class: 'row-buttons' }, copy, done)].filter(Boolean)));
+}
+
+/** Asks for the first 8 characters of the account's id after `what`; the typed answer, or null. */
+function askAccountStart(l, what) {
+  const short = String(l.account_id).replaceAll('-', '').slice(0, 8);
+  return window.prompt(`${what} Type ${short} to go on:`, '');
 }
 
 function drawLinked(container, v) {
   const l = v.link;
+  const rotate = el('button', { type: 'button', id: 'sync-rotate-key', class: 'ghost small' }, 'New recovery key');
+  const remove = el('button', { type: 'button', id: 'sync-delete-account', class: 'ghost small danger' }, 'Delete the account');
   const now = el('button', { type: 'button', id: 'sync-now', class: 'small' }, 'Sync now');
   const leave = el('button', { type: 'button', id: 'sync-leave', class: 'ghost small' }, 'Leave');
   const status = el('p', { class: 'line small', role: 'status', 'aria-live': 'polite' });
@@ -140,6 +151,35 @@ function drawLinked(container, v) {
       } else {
         leave.disabled = false;
       }
+    }
+  });
+  rotate.addEventListener('click', async () => {
+    const answer = askAccountStart(l, `This makes a new recovery key, sends this device's history to a new account on ${l.hub} and deletes the account ${l.account_id} there: the old key, and every device that holds it, reads nothing more, and your other devices must join again with the new key (they keep what they recorded).`);
+    if (answer === null) return;
+    rotate.disabled = true;
+    status.textContent = 'Moving the account to a new recovery key…';
+    try {
+      const r = await call('sync_rotate_key', { confirm: answer });
+      toast(r.first_sync_error
+        ? `The account moved to a new recovery key; this device's history is sent on the next sync (${r.first_sync_error}).`
+        : 'The account moved to a new recovery key; the old account was deleted on the hub.');
+      drawKey(container, r.recovery_key, 'The old key opens nothing any more. On each of your other devices: leave, then join again with this key (what they recorded meanwhile is sent then).');
+    } catch (e) {
+      status.textContent = `Could not replace the recovery key: ${describe(e)}`;
+      rotate.disabled = false;
+    }
+  });
+  remove.addEventListener('click', async () => {
+    const answer = askAccountStart(l, `This deletes the account ${l.account_id} on ${l.hub} and everything of it there, for every device (the history on each device stays).`);
+    if (answer === null) return;
+    remove.disabled = true;
+    try {
+      await call('sync_delete_account', { confirm: answer });
+      toast(`The account was deleted on ${l.hub}, with everything of it there; this device's history stays here. The other devices are told on their next sync.`);
+      await refresh(container);
+    } catch (e) {
+      status.textContent = `Could not delete the account: ${describe(e)}`;
+      remove.disabled = false;
     }
   });
   const removeButton = (d) => {
@@ -177,5 +217,7 @@ function drawLinked(container, v) {
     el('p', {}, 'Devices:'),
     devices,
     el('div', { class: 'row-buttons' }, now, leave),
+    el('p', { class: 'small' }, 'The account: a new recovery key locks out a lost or stolen device; deleting the account removes it from the hub for every device.'),
+    el('div', { class: 'row-buttons' }, rotate, remove),
     status].filter(Boolean));
 }

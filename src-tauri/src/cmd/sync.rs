@@ -1,6 +1,8 @@
 //! Sync from the app's Settings: set up (the recovery key shown once), join (the key pasted),
 //! status (last sync, waiting changes, the devices, what sync did on its own), sync now, leave,
-//! remove another device. All of it is the library's
+//! remove another device, rotate the recovery key (the new one shown once) and delete the
+//! account (both confirmed, as `sitetrail sync rotate-key` and `delete-account` confirm them: the
+//! first 8 characters of the account's id typed). All of it is the library's
 //! (`sitetrail::sync`); its HTTP is async and its database work runs on the blocking pool. The
 //! background sync runs from `setup` (see `crate::lib`).
 
@@ -163,5 +165,72 @@ pub async fn sync_remove_device(state: State<'_, AppState>, device: String) -> C
 #[tauri::command]
 pub async fn sync_leave(state: State<'_, AppState>, force: bool) -> CmdResult<SyncView> {
     lib(engine::leave(&state.store, &state.sync_keys, force).await)?;
+    get_sync_status(state).await
+}
+
+/// What rotating the recovery key did: the new key, to show once.
+#[derive(Clone, Debug, Serialize)]
+pub struct RotatedView {
+    /// The hub.
+    pub hub: String,
+    /// The account that was deleted.
+    pub old_account_id: String,
+    /// The new account.
+    pub account_id: String,
+    /// This device's id in it.
+    pub device_id: String,
+    /// The new 24 words.
+    pub recovery_key: String,
+    /// Why the first sync to the new account failed, if it did (what this device holds is
+    /// queued: the background sync sends it).
+    pub first_sync_error: Option<String>,
+}
+
+/// Checks that `confirm` is the first 8 characters of the linked account's id (as the CLI asks
+/// them typed); `what` says what would not have happened.
+async fn confirmed(state: &State<'_, AppState>, confirm: &str, what: &str) -> CmdResult<()> {
+    let link = lib(state.store.run(|s| s.with_conn(engine::get_link)).await)?.ok_or_else(|| {
+        CmdError::new(
+            sitetrail::ErrorKind::NotFound,
+            "This device is not linked to a hub.",
+        )
+    })?;
+    let id = link.account_id.simple().to_string();
+    let short = id.get(..8).unwrap_or(&id);
+    if confirm.trim() != short {
+        return Err(CmdError::new(
+            sitetrail::ErrorKind::Conflict,
+            format!("Not confirmed (type {short}, the start of the account's id): nothing was {what}."),
+        ));
+    }
+    Ok(())
+}
+
+/// Moves the account to a new recovery key, as `sitetrail sync rotate-key` does: this device's
+/// history goes to a new account on the same hub, the old account is deleted there (the old key
+/// reads nothing more), and the other devices are told on their next sync to join again with
+/// the new key. `confirm`: the first 8 characters of the account's id.
+#[tauri::command]
+pub async fn sync_rotate_key(state: State<'_, AppState>, confirm: String) -> CmdResult<RotatedView> {
+    confirmed(&state, &confirm, "changed").await?;
+    let r = lib(sitetrail::sync::account::rotate_key(&state.store, &state.sync_keys).await)?;
+    state.sync_wake.notify_one();
+    Ok(RotatedView {
+        hub: r.hub,
+        old_account_id: r.old_account.to_string(),
+        account_id: r.linked.account_id.to_string(),
+        device_id: r.linked.device_id.to_string(),
+        recovery_key: r.recovery_key,
+        first_sync_error: r.first_sync.err().map(|e| e.to_string()),
+    })
+}
+
+/// Deletes the account on the hub with everything of it, for every device, as `sitetrail sync
+/// delete-account` does; this device's history stays, its link and key are removed.
+/// `confirm`: the first 8 characters of the account's id.
+#[tauri::command]
+pub async fn sync_delete_account(state: State<'_, AppState>, confirm: String) -> CmdResult<SyncView> {
+    confirmed(&state, &confirm, "deleted").await?;
+    lib(sitetrail::sync::account::delete_account(&state.store, &state.sync_keys).await)?;
     get_sync_status(state).await
 }

@@ -9,6 +9,7 @@ mod import;
 mod live;
 mod review;
 mod settings;
+mod sync;
 #[path = "../../../tests/support/sync.rs"]
 mod sync_support;
 mod sync_view;
