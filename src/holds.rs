@@ -137,23 +137,7 @@ mod tests {
     use crate::store::Store;
 
     fn visit(store: &Store, url: &str, active_ms: i64) {
-        let now = store.now();
-        let id = store
-            .record_visit(&crate::NewVisit {
-                url,
-                title: None,
-                visited_at: now,
-                source: "test",
-                source_visit_id: None,
-            })
-            .unwrap()
-            .visit_id
-            .unwrap();
-        store
-            .write(None, |tx| {
-                crate::time_spent::set_active_ms_in(tx, id, active_ms, now)
-            })
-            .unwrap();
+        crate::time_spent::measured_visit_for_tests(store, url, active_ms);
     }
 
     #[test]

@@ -196,6 +196,25 @@ fn id_range(since: Option<Timestamp>, until: Option<Timestamp>) -> (VisitId, Vis
     (low, below)
 }
 
+/// A visit to `url` now with `active_ms` measured: for the unit tests of what reads measured time.
+#[cfg(test)]
+pub(crate) fn measured_visit_for_tests(store: &crate::Store, url: &str, active_ms: i64) -> VisitId {
+    let rec = store
+        .record_visit(&crate::NewVisit {
+            url,
+            title: None,
+            visited_at: store.now(),
+            source: "test",
+            source_visit_id: None,
+        })
+        .unwrap();
+    let id = rec.visit_id.unwrap();
+    store
+        .write(None, |tx| set_active_ms_in(tx, id, active_ms, store.now()))
+        .unwrap();
+    id
+}
+
 /// Calls `f` with every visit made in `[since, until)`: its time, domain, category and times.
 pub(crate) fn for_each_visit(
     conn: &Connection,

@@ -491,21 +491,7 @@ mod tests {
         let db = dir.path().join("t.db");
         {
             let store = Store::open(&db).unwrap();
-            let rec = store
-                .record_visit(&crate::NewVisit {
-                    url: "https://news.test/a",
-                    title: None,
-                    visited_at: store.now(),
-                    source: "test",
-                    source_visit_id: None,
-                })
-                .unwrap();
-            let id = rec.visit_id.unwrap();
-            store
-                .write(None, |tx| {
-                    crate::time_spent::set_active_ms_in(tx, id, 90_000, store.now())
-                })
-                .unwrap();
+            crate::time_spent::measured_visit_for_tests(&store, "https://news.test/a", 90_000);
             store
                 .set_user_category("news.test", crate::Category::News)
                 .unwrap();
@@ -552,21 +538,7 @@ mod tests {
                 ("https://www.news.test/a", 90_000),
                 ("https://other.test/", 1_000),
             ] {
-                let rec = store
-                    .record_visit(&crate::NewVisit {
-                        url,
-                        title: None,
-                        visited_at: store.now(),
-                        source: "test",
-                        source_visit_id: None,
-                    })
-                    .unwrap();
-                let id = rec.visit_id.unwrap();
-                store
-                    .write(None, |tx| {
-                        crate::time_spent::set_active_ms_in(tx, id, ms, store.now())
-                    })
-                    .unwrap();
+                crate::time_spent::measured_visit_for_tests(&store, url, ms);
             }
             store
                 .set_user_category("news.test", crate::Category::News)

@@ -10,27 +10,13 @@ use sitetrail::import::{default_source, Browser};
 use sitetrail::{NewVisit, Store};
 
 use super::harness::Harness;
+use super::rows::{start, visible};
 use super::{serial, visit, AppDirs};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// WebDriver's key codes.
 const ENTER: &str = "\u{E007}";
 const DOWN: &str = "\u{E015}";
-
-fn start(dirs: &AppDirs) -> Harness {
-    let mut env = dirs.env();
-    env.push(("HOME", dirs.dir.path().display().to_string()));
-    let mut h = Harness::start(&env, &dirs.log());
-    h.launch();
-    h
-}
-
-fn visible(h: &Harness, css: &str) -> bool {
-    h.exec(
-        "const e = document.querySelector(arguments[0]); return !!e && e.getClientRects().length > 0 && !e.closest('[hidden]')",
-        json!([css]),
-    ) == true
-}
 
 fn active_id(h: &Harness) -> String {
     h.exec(

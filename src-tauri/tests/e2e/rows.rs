@@ -14,7 +14,7 @@ use super::{serial, visit, AppDirs};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-fn start(dirs: &AppDirs) -> Harness {
+pub(super) fn start(dirs: &AppDirs) -> Harness {
     let mut env = dirs.env();
     env.push(("HOME", dirs.dir.path().display().to_string()));
     let mut h = Harness::start(&env, &dirs.log());
@@ -22,7 +22,7 @@ fn start(dirs: &AppDirs) -> Harness {
     h
 }
 
-fn visible(h: &Harness, css: &str) -> bool {
+pub(super) fn visible(h: &Harness, css: &str) -> bool {
     h.exec(
         "const e = document.querySelector(arguments[0]); return !!e && e.getClientRects().length > 0 && !e.closest('[hidden]')",
         json!([css]),
