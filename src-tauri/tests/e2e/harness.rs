@@ -301,14 +301,26 @@ impl Harness {
 
     /// Resizes the window (W3C set window rect); false if the driver cannot.
     pub fn resize(&self, width: u32, height: u32) -> bool {
+        let before = self.exec("return [window.innerWidth, window.innerHeight]", json!([]));
         let r = self
             .http
             .post(format!("{}/window/rect", self.session()))
             .json(&json!({"width": width, "height": height}))
             .send();
         let ok = r.map(|r| r.status().is_success()).unwrap_or(false);
-        // Let layout settle.
-        std::thread::sleep(Duration::from_millis(400));
+        // The driver answers before the page is laid out at the new size: wait for the page's
+        // `resize` (or a size already changed), then two animation frames for layout. A window
+        // already of that size has no event: its wait ends after 3 s.
+        self.post(
+            "execute/async",
+            json!({
+                "script": "const [w, h] = arguments[0]; const done = arguments[arguments.length - 1];\
+                           const frames = () => requestAnimationFrame(() => requestAnimationFrame(() => done(true)));\
+                           if (window.innerWidth !== w || window.innerHeight !== h) frames();\
+                           else { window.addEventListener('resize', frames, { once: true }); setTimeout(() => done(false), 3000); }",
+                "args": [before]
+            }),
+        );
         ok
     }
 
