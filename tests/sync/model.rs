@@ -1,5 +1,6 @@
 //! A model-based test of sync: random operations on three devices (visits, titles, categories,
-//! blocking, exclusions, limits set, changed and removed, forgetting a website or a time range)
+//! blocking, exclusions, limits set, changed and removed, focus sessions started and stopped,
+//! forgetting a website or a time range)
 //! interleaved with random syncs and the events of a device's life (leaving and joining again, a
 //! backup taken and, after the device synced, restored: it goes on as a new device; a device
 //! removed by another, `sync devices remove`; the recovery key rotated by one device; the hub
@@ -53,6 +54,12 @@ enum Step {
     },
     /// Sets a daily limit on a website (`Some` minutes) or removes it.
     Limit {
+        dev: usize,
+        domain: usize,
+        minutes: Option<u32>,
+    },
+    /// Starts a focus session holding a website back (`Some` minutes), or stops the one running.
+    Focus {
         dev: usize,
         domain: usize,
         minutes: Option<u32>,
@@ -144,6 +151,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (dev.clone(), domain.clone(), any::<bool>()).prop_map(|(dev, domain, on)| Step::Exclude { dev, domain, on }),
         2 => (dev.clone(), domain.clone(), proptest::option::of(1..3u32))
             .prop_map(|(dev, domain, minutes)| Step::Limit { dev, domain, minutes }),
+        1 => (dev.clone(), domain.clone(), proptest::option::of(1..60u32))
+            .prop_map(|(dev, domain, minutes)| Step::Focus { dev, domain, minutes }),
         1 => (dev.clone(), domain.clone()).prop_map(|(dev, domain)| Step::ForgetWebsite { dev, domain }),
         1 => (dev.clone(), 0..100i64, 0..20i64).prop_map(|(dev, from, len)| Step::ForgetRange { dev, from, len }),
         4 => dev.clone().prop_map(|dev| Step::Sync { dev }),
@@ -163,6 +172,7 @@ type State = (
     (Vec<String>, Vec<String>),
     Vec<(String, Option<i64>, Option<i64>)>,
     Vec<(String, u32)>,
+    Option<sitetrail::focus::Focus>,
 );
 
 fn state(d: &Device) -> State {
@@ -190,6 +200,8 @@ fn state(d: &Device) -> State {
         (d.blocked(), d.exclusions()),
         d.times(),
         limits,
+        // The session as stored (running or not): the last start or stop everywhere.
+        d.store.with_conn(sitetrail::focus::get_in).unwrap(),
     )
 }
 
@@ -316,6 +328,18 @@ fn run(hub: &TestHub, steps: &[Step], skews: [Skew; 3]) {
                     }
                 }
             }
+            Step::Focus { dev, domain, minutes } => {
+                let store = &devices[*dev].store;
+                match minutes {
+                    Some(m) => {
+                        let target = sitetrail::limits::Target::Domain(DOMAINS[*domain].to_owned());
+                        store.start_focus(*m, vec![target]).unwrap();
+                    }
+                    None => {
+                        store.stop_focus().unwrap();
+                    }
+                }
+            }
             Step::ForgetWebsite { dev, domain } => {
                 let held: Vec<String> = devices[*dev]
                     .visits()
@@ -357,7 +381,11 @@ fn run(hub: &TestHub, steps: &[Step], skews: [Skew; 3]) {
                 let may = told[*dev] || hub_restored;
                 match devices[*dev].leave(false) {
                     Ok(_) => {}
-                    Err(e) if may && e.kind() == ErrorKind::NeedsUser => {
+                    // Told to join again, or on a restored hub that may not know this device
+                    // ("the account has no such device"): the user does what leave says, --force.
+                    Err(e)
+                        if may && (e.kind() == ErrorKind::NeedsUser || e.to_string().contains("--force")) =>
+                    {
                         devices[*dev].leave(true).unwrap();
                     }
                     Err(e) => panic!("device {dev} leaving: {e}"),
