@@ -10,23 +10,12 @@ use sitetrail::import::{default_source, Browser};
 use sitetrail::{NewVisit, Store};
 
 use super::harness::Harness;
-use super::rows::{start, visible};
+use super::rows::{active_id, start, visible, ENTER};
 use super::{serial, visit, AppDirs};
 
 const WAIT: Duration = Duration::from_secs(60);
-/// WebDriver's key codes.
-const ENTER: &str = "\u{E007}";
+/// WebDriver's key code for the down arrow.
 const DOWN: &str = "\u{E015}";
-
-fn active_id(h: &Harness) -> String {
-    h.exec(
-        "return document.activeElement ? document.activeElement.id : ''",
-        json!([]),
-    )
-    .as_str()
-    .unwrap_or("")
-    .to_owned()
-}
 
 /// Records a visit from `source` `minutes_ago` minutes ago.
 fn visit_from(store: &Store, url: &str, title: &str, source: &str, minutes_ago: u64) {

@@ -46,10 +46,10 @@ fn key(h: &Harness, target: &str, key: &str) {
 }
 
 /// WebDriver's key code for Enter.
-const ENTER: &str = "\u{E007}";
+pub(super) const ENTER: &str = "\u{E007}";
 
 /// The id of the element with the focus.
-fn active_id(h: &Harness) -> String {
+pub(super) fn active_id(h: &Harness) -> String {
     h.exec(
         "return document.activeElement ? document.activeElement.id : ''",
         json!([]),
