@@ -5,7 +5,7 @@
 import { excludedBy, normalize, siteOfUrl, toggleExclusion } from './lib/settings.js';
 import { MAX_EVENTS } from './lib/queue.js';
 import { openOptionsAndClose } from './lib/popup-actions.js';
-import { siteLine } from './lib/format.js';
+import { fmtClock, siteLine } from './lib/format.js';
 
 const $ = (id) => document.getElementById(id);
 const storage = chrome.storage.local;
@@ -54,7 +54,7 @@ async function render() {
 
 /** The focus session (from the worker's last answer of the host) and the button to start one. */
 function renderFocus(focus) {
-  const until = focus ? new Date(focus.ends_at_ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '';
+  const until = focus ? fmtClock(focus.ends_at_ms) : '';
   $('focus-state').textContent = focus ? `Focusing until ${until}: ${focus.target_name}` : '';
   $('focus-start').hidden = Boolean(focus);
   $('focus-stop').hidden = !focus;

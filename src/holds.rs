@@ -136,15 +136,11 @@ mod tests {
     use crate::limits::{Kind, Period, Target};
     use crate::store::Store;
 
-    fn visit(store: &Store, url: &str, active_ms: i64) {
-        crate::time_spent::measured_visit_for_tests(store, url, active_ms);
-    }
-
     #[test]
     fn a_limit_is_enforced_once_its_time_is_used_up_and_a_goal_never() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("db.sqlite")).unwrap();
-        visit(&store, "https://m.video.example/watch", 29 * 60_000);
+        crate::time_spent::measured_visit_for_tests(&store, "https://m.video.example/watch", 29 * 60_000);
         let video = Target::Domain("video.example".into());
         store.set_limit(&video, Period::Day, Kind::Max, 30).unwrap();
         store
@@ -153,14 +149,14 @@ mod tests {
         store
             .set_limit(&Target::Domain("goal.example".into()), Period::Day, Kind::Min, 1)
             .unwrap();
-        visit(&store, "https://goal.example/", 5 * 60_000);
+        crate::time_spent::measured_visit_for_tests(&store, "https://goal.example/", 5 * 60_000);
         let names = |r: Vec<Reached>| r.into_iter().map(|r| r.domains).collect::<Vec<_>>();
         // 29 of 30 minutes: not yet; 0m: at once; a goal met: never.
         assert_eq!(
             names(store.holds().unwrap().limits),
             vec![vec!["zero.example".to_owned()]]
         );
-        visit(&store, "https://video.example/again", 60_000);
+        crate::time_spent::measured_visit_for_tests(&store, "https://video.example/again", 60_000);
         assert_eq!(
             names(store.holds().unwrap().limits),
             vec![vec!["video.example".to_owned()], vec!["zero.example".to_owned()]]

@@ -11,7 +11,7 @@
 //! - Nothing is shown while reminders are off, in quiet hours, or when this device measured no
 //!   time on the target in the last [`ACTIVE_WITHIN`] (the time was spent on another device).
 
-use chrono::{NaiveTime, TimeZone, Timelike};
+use chrono::{NaiveTime, TimeZone};
 use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 
 use crate::error::{Error, Result};
@@ -189,10 +189,7 @@ pub fn due_in<Tz: TimeZone>(conn: &Connection, now: Timestamp, tz: &Tz) -> Resul
     let local = chrono::DateTime::<chrono::Utc>::from_timestamp_micros(now.0)
         .ok_or_else(|| Error::InvalidInput("the clock is outside the calendar".into()))?
         .with_timezone(tz);
-    if settings
-        .quiet
-        .is_some_and(|q| in_quiet(q, local.time().with_nanosecond(0).unwrap_or(local.time())))
-    {
+    if settings.quiet.is_some_and(|q| in_quiet(q, local.time())) {
         return Ok(Vec::new());
     }
     let progress = list_progress(conn, now, tz)?;

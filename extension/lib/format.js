@@ -32,3 +32,8 @@ export function siteLine(site) {
   if (site.today_visits > 0) return `${category} · ${site.today_visits} visit${site.today_visits === 1 ? '' : 's'} today, no time measured yet`;
   return `${category} · not visited today`;
 }
+
+/** A time of day in the browser's locale, hours and minutes: "14:50" (or "2:50 PM"). */
+export function fmtClock(ms) {
+  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}

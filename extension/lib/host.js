@@ -110,9 +110,9 @@ export class HostLink {
     /** The first event of the batch last left unanswered, and how many times in a row. */
     this.unanswered = { id: null, times: 0 };
     this.status = { connected: false, reason: 'Not connected yet.', host: null, rejected: 0, lastStoredAt: null };
-    this.siteNo = 0;
-    /** query number -> resolve, for the site questions waiting for their answer. */
-    this.siteAsked = new Map();
+    this.queryNo = 0;
+    /** query number -> resolve, for the questions (site, limits, focus) waiting for their answer. */
+    this.asked = new Map();
   }
 
   /**
@@ -147,21 +147,21 @@ export class HostLink {
   /** Sends a question numbered `query` and resolves with `read(answer)`, or null as above. */
   ask(message, read) {
     if (this.state !== 'connected' || !this.port) return Promise.resolve(null);
-    this.siteNo += 1;
-    const query = this.siteNo;
+    this.queryNo += 1;
+    const query = this.queryNo;
     return new Promise((resolve) => {
       const timer = this.timers.setTimeout(() => {
-        this.siteAsked.delete(query);
+        this.asked.delete(query);
         resolve(null);
       }, SITE_TIMEOUT_MS);
-      this.siteAsked.set(query, (msg) => {
+      this.asked.set(query, (msg) => {
         this.timers.clearTimeout(timer);
         resolve(read(msg));
       });
       try {
         this.port.postMessage({ ...message, query });
       } catch {
-        this.siteAsked.delete(query);
+        this.asked.delete(query);
         resolve(null);
       }
     });
@@ -274,8 +274,8 @@ export class HostLink {
       return;
     }
     if (msg.type === 'site' || msg.type === 'limits' || msg.type === 'focus') {
-      const answer = this.siteAsked.get(msg.query);
-      this.siteAsked.delete(msg.query);
+      const answer = this.asked.get(msg.query);
+      this.asked.delete(msg.query);
       if (answer) answer(msg);
       return;
     }

@@ -12,6 +12,8 @@
 // - Fail open: when the host cannot be asked, every rule is removed (a broken link must never
 //   lock a person out of the web) and the popup says why.
 
+import { fmtClock } from './format.js';
+
 /** Rule ids: redirects from REDIRECT_BASE, allows from ALLOW_BASE (the browser wants numbers). */
 export const REDIRECT_BASE = 1000;
 export const ALLOW_BASE = 100_000;
@@ -121,7 +123,7 @@ export function continueState({ pauseSeconds, strict, elapsedMs, focus = false }
 }
 
 /** The paused page's sentence for a limit: "Social networks: 32 min today; your limit is 30 min a day." */
-export function pausedLine(limit, fmt, clock = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })) {
+export function pausedLine(limit, fmt, clock = fmtClock) {
   if (limit.focus) return `You are focusing until ${clock(limit.ends_at_ms)}: ${limit.target_name} wait until then.`;
   const period = limit.period === 'week' ? 'this week' : 'today';
   const per = limit.period === 'week' ? 'a week' : 'a day';

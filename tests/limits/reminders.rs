@@ -11,10 +11,10 @@ use dbus::channel::MatchingReceiver;
 use dbus::message::MatchRule;
 
 use sitetrail::limits::{Kind, Period, Target};
-use sitetrail::{time_spent, Category, NewVisit, Timestamp};
+use sitetrail::Category;
 
 use crate::support::dbus::PrivateBus;
-use crate::support::{cli, run_ok, TempDb};
+use crate::support::{cli, measured_visit, run_ok, TempDb};
 
 /// `org.freedesktop.Notifications` on `address`, recording (title, body) of every notification.
 struct FakeNotifications {
@@ -84,25 +84,6 @@ impl Drop for FakeNotifications {
     }
 }
 
-/// A visit to `url` a minute ago with `active_ms` measured on this device.
-fn spend(store: &sitetrail::Store, url: &str, active_ms: i64) {
-    let rec = store
-        .record_visit(&NewVisit {
-            url,
-            title: None,
-            visited_at: Timestamp(Timestamp::now().0 - 60_000_000),
-            source: "extension",
-            source_visit_id: None,
-        })
-        .unwrap();
-    let id = rec.visit_id.unwrap();
-    store
-        .write(None, |tx| {
-            time_spent::set_active_ms_in(tx, id, active_ms, store.now())
-        })
-        .unwrap();
-}
-
 #[test]
 fn reminders_are_shown_once_each_after_opt_in_outside_quiet_hours_with_the_right_words() {
     let bus = PrivateBus::start();
@@ -110,12 +91,22 @@ fn reminders_are_shown_once_each_after_opt_in_outside_quiet_hours_with_the_right
     let db = TempDb::new();
     {
         let store = sitetrail::Store::open(&db.path).unwrap();
-        spend(&store, "https://chat.example/room", 31 * 60_000);
+        measured_visit(
+            &store,
+            "https://chat.example/room",
+            31 * 60_000,
+            Duration::from_secs(60),
+        );
         store.set_user_category("chat.example", Category::Social).unwrap();
         store
             .set_limit(&Target::Category(Category::Social), Period::Day, Kind::Max, 30)
             .unwrap();
-        spend(&store, "https://video.example/watch", 50 * 60_000);
+        measured_visit(
+            &store,
+            "https://video.example/watch",
+            50 * 60_000,
+            Duration::from_secs(60),
+        );
         store
             .set_limit(
                 &Target::Domain("video.example".into()),

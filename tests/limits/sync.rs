@@ -3,29 +3,17 @@
 //! counts toward it on both, and a removal wins over an edit made later on a device that had not
 //! seen it, while adding it again afterwards wins over the removal.
 
-use sitetrail::limits::{Kind, Period, Target};
-use sitetrail::{time_spent, Category, NewVisit, Timestamp};
+use std::time::Duration;
 
+use sitetrail::limits::{Kind, Period, Target};
+use sitetrail::Category;
+
+use crate::support::measured_visit;
 use crate::support::sync::{converge, Device, TestHub};
 
 /// A visit to `url` a few seconds ago with `active_ms` measured, on `d`.
 fn spend(d: &Device, url: &str, active_ms: i64) {
-    let rec = d
-        .store
-        .record_visit(&NewVisit {
-            url,
-            title: None,
-            visited_at: Timestamp(Timestamp::now().0 - 2_000_000),
-            source: "extension",
-            source_visit_id: None,
-        })
-        .unwrap();
-    let id = rec.visit_id.unwrap();
-    d.store
-        .write(None, |tx| {
-            time_spent::set_active_ms_in(tx, id, active_ms, d.store.now())
-        })
-        .unwrap();
+    measured_visit(&d.store, url, active_ms, Duration::from_secs(2));
 }
 
 /// (target, period, kind, minutes) of every limit on `d`.

@@ -135,3 +135,23 @@ pub fn builtin_answer(domain: &str) -> (String, String) {
     let j = sitetrail::classify::builtin::judge_domain(domain);
     (j.category.id().to_owned(), j.rule.as_str().to_owned())
 }
+
+/// A visit to `url` made `ago` before now, with `active_ms` measured (as the extension records it).
+pub fn measured_visit(store: &Store, url: &str, active_ms: i64, ago: Duration) {
+    let ago = i64::try_from(ago.as_micros()).unwrap();
+    let rec = store
+        .record_visit(&NewVisit {
+            url,
+            title: None,
+            visited_at: Timestamp(Timestamp::now().0 - ago),
+            source: "extension",
+            source_visit_id: None,
+        })
+        .unwrap();
+    let id = rec.visit_id.unwrap();
+    store
+        .write(None, |tx| {
+            sitetrail::time_spent::set_active_ms_in(tx, id, active_ms, store.now())
+        })
+        .unwrap();
+}
