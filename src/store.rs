@@ -99,6 +99,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (18, "limits", include_str!("../migrations/0018_limits.sql")),
     (19, "focus", include_str!("../migrations/0019_focus.sql")),
     (20, "reminders", include_str!("../migrations/0020_reminders.sql")),
+    (
+        21,
+        "sync_backfill_others",
+        include_str!("../migrations/0021_sync_backfill_others.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.

@@ -96,14 +96,20 @@ pub async fn rotate_key(store: &Store, key_dir: &Path) -> Result<Rotated> {
     }
     tracing::info!("the old account was deleted on the hub; this device moves to the new one");
     super::link::unlink(store, key_dir, &old.link).await?;
+    let new = super::link::NewLink {
+        name: old.link.device_name.clone(),
+        transport,
+        // The new account has nothing: it gets every visit this device holds, lost devices'
+        // included.
+        visits: super::reconcile::Visits::All,
+    };
     let linked = super::link::store_link(
         store,
         key_dir,
         &client,
         (&old.link.hub, keys.account_id, device),
-        old.link.device_name.clone(),
         &secret,
-        transport,
+        new,
     )
     .await?;
     let first_sync = engine::sync_now(store, key_dir).await;

@@ -219,7 +219,7 @@ fn heal_in(
     .execute(named_params! { ":d": old.as_bytes().as_slice(), ":s": SERIES, ":i": acked })?;
     let hlc = local::queue_in(tx, &Op::Device { name: name.clone() })?.map_or(0, |(hlc, _)| hlc);
     apply::set_device_name_in(tx, new, &name, hlc)?;
-    reconcile::queue_everything_in(tx, hlc)?;
+    reconcile::queue_everything_in(tx, hlc, reconcile::Visits::Own)?;
     Ok(true)
 }
 

@@ -105,16 +105,28 @@ async fn link(
         client.create_account().await?;
     }
     client.register_device(device).await?;
+    let new = NewLink {
+        name,
+        transport,
+        visits: reconcile::Visits::Own,
+    };
     store_link(
         store,
         key_dir,
         &client,
         (&hub, keys.account_id, device),
-        name,
         secret,
-        transport,
+        new,
     )
     .await
+}
+
+/// The link to write once the hub registered the device: its name, how it reaches the hub, and
+/// which visits it sends the account.
+pub(crate) struct NewLink {
+    pub(crate) name: String,
+    pub(crate) transport: Transport,
+    pub(crate) visits: reconcile::Visits,
 }
 
 /// The local half of a link, once the hub registered `device` in `account`: the key saved (the
@@ -126,16 +138,19 @@ pub(crate) async fn store_link(
     key_dir: &Path,
     client: &HubClient,
     (hub, account, device): (&str, Uuid, Uuid),
-    name: String,
     secret: &AccountSecret,
-    transport: Transport,
+    NewLink {
+        name,
+        transport,
+        visits,
+    }: NewLink,
 ) -> Result<Linked> {
     let (st, dir, secret) = (store.clone(), key_dir.to_path_buf(), secret.clone());
     let hub = hub.to_owned();
     let device_name = name.clone();
     let linked = blocking::run(move || {
         let saved = keystore::save(&dir, account, device, &secret)?;
-        let written = write_link(&st, (&hub, account, device), &device_name, &transport);
+        let written = write_link(&st, (&hub, account, device), &device_name, &transport, visits);
         if written.is_err() {
             // Nothing stays behind: the key goes with the link that was not written.
             if let Err(e) = keystore::delete(&dir, account, device) {
@@ -175,6 +190,7 @@ fn write_link(
     (hub, account, device): (&str, Uuid, Uuid),
     device_name: &str,
     transport: &Transport,
+    visits: reconcile::Visits,
 ) -> Result<()> {
     let now = store.now();
     store.write(Some(Change::Visits), |tx| {
@@ -197,7 +213,7 @@ fn write_link(
         };
         let hlc = local::queue_in(tx, &op)?.map_or(0, |(hlc, _)| hlc);
         apply::set_device_name_in(tx, device, device_name, hlc)?;
-        reconcile::queue_everything_in(tx, hlc)?;
+        reconcile::queue_everything_in(tx, hlc, visits)?;
         Ok(())
     })
 }

@@ -103,15 +103,30 @@ pub(crate) fn raise_clock_in(tx: &Transaction<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Which visits a link sends the account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Visits {
+    /// This device's own (a join, a heal: the account holds the others' already).
+    Own,
+    /// Every visit it holds, other devices' included: the account is founded anew from this
+    /// device (a rotation of the recovery key), and a visit whose device is lost, or that a
+    /// restored database got back from its old series, would reach the new account from no one
+    /// else.
+    All,
+}
+
 /// Queues everything this device holds for the account: its settings and every forgetting now,
-/// its own visits from the next sync on, in batches ([`backfill_step`]): those without a clock
-/// or with a clock below `before` (the clock of the link: later ones were queued as they were
-/// made).
-pub(crate) fn queue_everything_in(tx: &Transaction<'_>, before: i64) -> Result<()> {
+/// its visits (`visits`) from the next sync on, in batches ([`backfill_step`]): those without a
+/// clock or with a clock below `before` (the clock of the link: later ones were queued as they
+/// were made). A backfill of every visit not finished yet stays one (a heal during the first
+/// sync after a rotation).
+pub(crate) fn queue_everything_in(tx: &Transaction<'_>, before: i64, visits: Visits) -> Result<()> {
     tx.prepare_cached(
-        r#"UPDATE sync_link SET backfill_before = :b, backfill_after = NULL, backfill_done = 0"#,
+        r#"UPDATE sync_link SET backfill_before = :b, backfill_after = NULL,
+                  backfill_others = (backfill_others AND NOT backfill_done) OR :all,
+                  backfill_done = 0"#,
     )?
-    .execute(named_params! { ":b": before })?;
+    .execute(named_params! { ":b": before, ":all": visits == Visits::All })?;
     queue_settings_in(tx)?;
     queue_titles_of_others_in(tx)?;
     // Limits and goals (their own registers, `limits::Version`): sent with the clocks they hold.
@@ -222,37 +237,49 @@ fn queue_forgetting_in(tx: &Transaction<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Queues the next batch of this device's own visits that the account may lack (see
-/// [`queue_everything_in`]); true when all are queued. A visit never sent gets the clock of the
-/// link; one sent before keeps its clock and also sends its title and times (the account may
-/// hold the visit, and the receivers skip a visit they hold, not a title or a time).
+/// Queues the next batch of the visits that the account may lack (see [`queue_everything_in`]):
+/// this device's own, and after a rotation every visit it holds; true when all are queued. A
+/// visit never sent gets the clock of the link; one sent before keeps its clock and also sends
+/// its title and times (the account may hold the visit, and the receivers skip a visit they
+/// hold, not a title or a time). Another device's visit goes by the id every device knows it by;
+/// its title, where this device holds a register of it, went with the registers
+/// ([`queue_titles_of_others_in`]).
 pub(crate) fn backfill_step(store: &Store) -> Result<bool> {
     store.write(None, |tx| {
-        let (done, after, before, linked_at): (bool, Option<VisitId>, Option<i64>, Timestamp) = tx
+        type Link = (bool, Option<VisitId>, Option<i64>, Timestamp, bool);
+        let (done, after, before, linked_at, others): Link = tx
             .prepare_cached(
-                r#"SELECT backfill_done, backfill_after, backfill_before, linked_at FROM sync_link"#,
+                r#"SELECT backfill_done, backfill_after, backfill_before, linked_at, backfill_others
+                   FROM sync_link"#,
             )?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            .query_row([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?;
         if done {
             return Ok(true);
         }
         let fresh = local::next_hlc(0, linked_at.as_micros() / 1000);
-        type Row = (
-            VisitId,
-            Option<i64>,
-            String,
-            Option<String>,
-            Option<i64>,
-            Option<i64>,
-        );
+        struct Row {
+            id: VisitId,
+            global: VisitId,
+            own: bool,
+            hlc: Option<i64>,
+            op: String,
+            title: Option<String>,
+            active_ms: Option<i64>,
+            estimated_ms: Option<i64>,
+        }
         let rows: Vec<Row> = tx
             .prepare_cached(
-                r#"SELECT v.id, v.sync_hlc, v.title, t.active_ms, t.estimated_ms,
-                          json_object('t', 'visit', 'id', lower(hex(v.id)), 'url', v.url,
-                                      'title', v.title, 'at', v.visited_at, 'source', v.source,
-                                      'active_ms', t.active_ms, 'estimated_ms', t.estimated_ms) AS op
+                r#"SELECT v.id, coalesce(v.sync_id, v.id) AS global, v.device_id IS NULL AS own,
+                          v.sync_hlc, v.title, t.active_ms, t.estimated_ms,
+                          json_object('t', 'visit', 'id', lower(hex(coalesce(v.sync_id, v.id))),
+                                      'url', v.url, 'title', v.title, 'at', v.visited_at,
+                                      'source', v.source, 'active_ms', t.active_ms,
+                                      'estimated_ms', t.estimated_ms) AS op
                    FROM visit v LEFT JOIN visit_time t ON t.visit_id = v.id
-                   WHERE v.device_id IS NULL AND (v.sync_hlc IS NULL OR v.sync_hlc < :before)
+                   WHERE (v.device_id IS NULL OR :others)
+                     AND (v.sync_hlc IS NULL OR v.sync_hlc < :before)
                      AND v.id > coalesce(:after, x'')
                    ORDER BY v.id LIMIT :n"#,
             )?
@@ -260,40 +287,45 @@ pub(crate) fn backfill_step(store: &Store) -> Result<bool> {
                 named_params! {
                     ":after": after,
                     ":before": before,
+                    ":others": others,
                     ":n": BACKFILL_BATCH as i64,
                 },
                 |r| {
-                    Ok((
-                        r.get("id")?,
-                        r.get("sync_hlc")?,
-                        r.get("op")?,
-                        r.get("title")?,
-                        r.get("active_ms")?,
-                        r.get("estimated_ms")?,
-                    ))
+                    Ok(Row {
+                        id: r.get("id")?,
+                        global: r.get("global")?,
+                        own: r.get("own")?,
+                        hlc: r.get("sync_hlc")?,
+                        op: r.get("op")?,
+                        title: r.get("title")?,
+                        active_ms: r.get("active_ms")?,
+                        estimated_ms: r.get("estimated_ms")?,
+                    })
                 },
             )?
             .collect::<rusqlite::Result<_>>()?;
         let mut insert = tx.prepare_cached(r#"INSERT INTO sync_op (hlc, op) VALUES (:h, :op)"#)?;
-        for (id, hlc, op, title, active_ms, estimated_ms) in &rows {
-            let Some(hlc) = *hlc else {
-                insert.execute(named_params! { ":h": fresh, ":op": op })?;
+        for row in &rows {
+            let Some(hlc) = row.hlc else {
+                insert.execute(named_params! { ":h": fresh, ":op": row.op })?;
                 // The same clock here as on the devices that receive it.
-                local::set_visit_hlc_in(tx, *id, fresh)?;
+                local::set_visit_hlc_in(tx, row.id, fresh)?;
                 continue;
             };
-            insert.execute(named_params! { ":h": hlc, ":op": op })?;
-            queue_title_in(tx, *id, hlc, title.as_deref())?;
-            if let Some(ms) = *active_ms {
-                queue_held_in(tx, hlc, &Op::ActiveTime { id: *id, ms })?;
+            insert.execute(named_params! { ":h": hlc, ":op": row.op })?;
+            if row.own {
+                queue_title_in(tx, row.id, hlc, row.title.as_deref())?;
             }
-            if let Some(ms) = *estimated_ms {
-                queue_held_in(tx, hlc, &Op::EstimatedTime { id: *id, ms })?;
+            if let Some(ms) = row.active_ms {
+                queue_held_in(tx, hlc, &Op::ActiveTime { id: row.global, ms })?;
+            }
+            if let Some(ms) = row.estimated_ms {
+                queue_held_in(tx, hlc, &Op::EstimatedTime { id: row.global, ms })?;
             }
         }
         let done = rows.len() < BACKFILL_BATCH;
         tx.prepare_cached(r#"UPDATE sync_link SET backfill_after = :a, backfill_done = :d"#)?
-            .execute(named_params! { ":a": rows.last().map(|r| r.0).or(after), ":d": done })?;
+            .execute(named_params! { ":a": rows.last().map(|r| r.id).or(after), ":d": done })?;
         Ok(done)
     })
 }

@@ -91,3 +91,40 @@ fn rotating_the_key_locks_the_old_key_out_and_the_others_join_again_losing_nothi
     converge(&[&c]);
     assert_eq!(urls(&c), all);
 }
+
+/// The laptop was stolen: its visits are on the other devices only. The rotation founds the new
+/// account from everything the rotating device holds, so a device that joins the new account
+/// gets the stolen laptop's visits too, with their titles (a retitle included) and times; and
+/// the laptop's own devices that join again send nothing twice.
+#[test]
+fn a_rotation_sends_the_visits_of_a_lost_device_to_the_new_account() {
+    let hub = TestHub::start();
+    let (a, lost) = (Device::new(), Device::new());
+    let key = a.setup(&hub, "desktop");
+    lost.join(&hub, "laptop", &key);
+    a.visit_at("https://example.org/a", "A", 10);
+    let kept = lost.visit_at("https://example.org/laptop", "On the laptop", 20);
+    let retitled = lost.visit_at("https://example.org/retitled", "Before", 30);
+    lost.store
+        .write(Some(sitetrail::Change::Visits), |tx| {
+            sitetrail::time_spent::set_active_ms_in(tx, kept, 42_000, lost.store.now())?;
+            sitetrail::visits::update_title_in(tx, retitled, Some("After"))
+        })
+        .unwrap();
+    converge(&[&a, &lost]);
+    let everything = a.visits();
+    assert_eq!(everything.len(), 3);
+    let times = a.times();
+    assert!(times.iter().any(|t| t.1 == Some(42_000)), "{times:?}");
+    drop(lost);
+
+    let new_key = a.rotate_key();
+    let c = Device::new();
+    c.join(&hub, "new laptop", &new_key);
+    converge(&[&a, &c]);
+    // The same visits (ids, URLs, titles, times), none twice.
+    assert_eq!(c.visits(), everything);
+    assert_eq!(c.times(), times);
+    assert!(c.visits().iter().any(|v| v.2.as_deref() == Some("After")));
+    assert_eq!(c.search("laptop"), 1, "the search index follows");
+}
