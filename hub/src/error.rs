@@ -22,6 +22,13 @@ pub enum HubError {
     /// 403: the login is right but the device may not do this.
     #[error("{0}")]
     Forbidden(String),
+    /// 403: the account has no such device (not one that left: none at all), said so in the
+    /// body (`unregistered`) so the device registers again (a hub restored from a dump taken
+    /// before it registered).
+    #[error(
+        "this device is not registered with this account: register it first (PUT /v1/devices/{{device_id}})"
+    )]
+    NotRegistered,
     /// 404: no such account, device or route.
     #[error("{0}")]
     NotFound(String),
@@ -67,7 +74,7 @@ impl HubError {
         match self {
             HubError::BadRequest(_) => (StatusCode::BAD_REQUEST, ErrorCode::BadRequest),
             HubError::Unauthorized => (StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized),
-            HubError::Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
+            HubError::Forbidden(_) | HubError::NotRegistered => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
             HubError::NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
             HubError::Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
             HubError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::TooLarge),
@@ -87,6 +94,7 @@ impl HubError {
                 HubError::QuotaExceeded(refusal) => Some(*refusal),
                 _ => None,
             },
+            unregistered: matches!(self, HubError::NotRegistered),
         }
     }
 
@@ -126,6 +134,7 @@ mod tests {
             HubError::BadRequest("x".into()),
             HubError::Unauthorized,
             HubError::Forbidden("x".into()),
+            HubError::NotRegistered,
             HubError::NotFound("x".into()),
             HubError::Conflict("x".into()),
             HubError::TooLarge("x".into()),

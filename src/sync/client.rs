@@ -202,11 +202,25 @@ enum Caller {
     Joining,
     /// A linked device, whose key opened the account before: the account is gone from the hub.
     Linked,
+    /// A linked device leaving: as [`Caller::Linked`], and a hub that has no record of it (404)
+    /// has nothing to be told.
+    Leaving,
 }
 
 /// What a linked device is told when its login opens nothing any more.
 pub const ACCOUNT_GONE: &str = "the account was deleted on the hub, or its recovery key was replaced: \
      join again with the new key (`sitetrail sync leave`, then `sitetrail sync join`); nothing recorded here is lost";
+
+/// What a device is told when a hub has no record of it at all (restored from a dump taken
+/// before the device registered); the sync registers it again on its own.
+pub const DEVICE_UNKNOWN: &str =
+    "the hub has no record of this device (it was restored from a copy taken before this device joined)";
+
+/// True if `e` is the hub saying it has no record of this device at all ([`DEVICE_UNKNOWN`]):
+/// registering it again under the same id is all it takes.
+pub fn hub_lost_this_device(e: &Error) -> bool {
+    matches!(e, Error::Sync { kind: ErrorKind::Conflict, message } if message == DEVICE_UNKNOWN)
+}
 
 /// What a device removed from the account (or that left it) is told by the hub.
 pub const DEVICE_GONE: &str =
@@ -231,7 +245,7 @@ impl Caller {
             Caller::Joining => {
                 "this recovery key does not open an account on this hub (check the key, and the hub URL)"
             }
-            Caller::Linked => ACCOUNT_GONE,
+            Caller::Linked | Caller::Leaving => ACCOUNT_GONE,
         }
     }
 }
@@ -417,6 +431,14 @@ impl HubClient {
             .as_ref()
             .map(|b| crate::error::truncate_chars(&b.message.replace(|c: char| c.is_control(), " "), 300))
             .unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
+        if status == StatusCode::NOT_FOUND && caller == Caller::Leaving {
+            // The hub has no record of the device leaving (restored from a dump taken before it
+            // registered): it is not a device of the account there, which is what leaving wants.
+            return Ok((None, None));
+        }
+        if status == StatusCode::FORBIDDEN && body.as_ref().is_some_and(|b| b.unregistered) {
+            return Err(sync_error(ErrorKind::Conflict, DEVICE_UNKNOWN));
+        }
         if let Some(refusal) = body.and_then(|b| b.quota) {
             return Err(sync_error(ErrorKind::RateLimited, quota_full(&refusal)));
         }
@@ -493,6 +515,21 @@ impl HubClient {
     pub async fn leave(&self, device: Uuid) -> Result<()> {
         let _: Option<serde_json::Value> = self
             .call::<(), _>(Method::DELETE, &routes::device(device), None, true)
+            .await?;
+        Ok(())
+    }
+
+    /// This device leaves the account; a hub with no record of it (restored from a dump taken
+    /// before it registered) has nothing to be told, and that is no error.
+    pub async fn leave_self(&self, device: Uuid) -> Result<()> {
+        let _: Option<serde_json::Value> = self
+            .call_as::<(), _>(
+                Method::DELETE,
+                &routes::device(device),
+                None,
+                true,
+                Caller::Leaving,
+            )
             .await?;
         Ok(())
     }

@@ -340,7 +340,7 @@ pub async fn leave(store: &Store, key_dir: &Path, force: bool) -> Result<Left> {
         Ok(s) => {
             let (s, _, sent) = send_waiting(s, store, key_dir).await;
             let told = match sent {
-                Ok(pushed) => s.client.leave(s.link.device_id).await.map(|()| pushed),
+                Ok(pushed) => s.client.leave_self(s.link.device_id).await.map(|()| pushed),
                 Err(e) => Err(e),
             };
             let unsent = pending_now().await?;

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::client::hub_lost_this_device;
 use super::session::Session;
 use super::{heal, push, reconcile};
 use crate::blocking;
@@ -22,8 +23,9 @@ async fn backfill(store: &Store) -> Result<()> {
 
 /// Sends everything waiting (the backfill, then every sealed and queued operation). A push the
 /// hub refuses as not fitting this device's series heals the device ([`heal`]) and sends again,
-/// as the new device. Returns the session (a new one after a heal), whether it healed, and the
-/// records pushed.
+/// as the new device; a hub with no record of this device at all (restored from a dump taken
+/// before it registered) gets it registered again under its id, once, and the push again.
+/// Returns the session (a new one after a heal), whether it healed, and the records pushed.
 pub(crate) async fn send_waiting(
     mut s: Session,
     store: &Store,
@@ -31,6 +33,7 @@ pub(crate) async fn send_waiting(
 ) -> (Session, bool, Result<u64>) {
     let mut pushed = 0;
     let mut healed = false;
+    let mut registered = false;
     loop {
         if let Err(e) = backfill(store).await {
             return (s, healed, Err(e));
@@ -48,6 +51,13 @@ pub(crate) async fn send_waiting(
                         healed = true;
                     }
                     Err(e) => return (s, healed, Err(e)),
+                }
+            }
+            Err(e) if !registered && hub_lost_this_device(&e) => {
+                tracing::warn!("the hub has no record of this device: registering it again");
+                registered = true;
+                if let Err(e) = s.client.register_device(s.link.device_id).await {
+                    return (s, healed, Err(e));
                 }
             }
             Err(e) => return (s, healed, Err(e)),

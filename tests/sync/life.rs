@@ -317,6 +317,57 @@ fn a_hub_restored_from_its_dump_heals_every_device_that_pushed_since() {
     assert_eq!(active, 3);
 }
 
+/// A device that joined after the hub's last dump is unknown to the hub restored from it: it is
+/// not one that left (nothing tells it to join again), so leaving it, without `--force`, first
+/// registers it again, heals it and sends what it recorded; leaving a second time (the hub now
+/// unknowing again after another restore) has nothing to tell and simply leaves.
+#[test]
+fn a_device_unknown_to_a_restored_hub_leaves_it_without_force_and_loses_nothing() {
+    let pg = postgres::shared();
+    let hub = TestHub::start();
+    let a = Device::new();
+    let key = a.setup(&hub, "a");
+    a.visit_at("https://before-dump.example/", "1", 10);
+    a.sync();
+    let dump = hub.dump();
+    // B joins after the dump and records while the hub is down.
+    let b = Device::new();
+    b.join(&hub, "b", &key);
+    drop(hub);
+    b.visit_at("https://b-while-down.example/", "2", 20);
+    let restored = pg.create_database("restored");
+    pg.restore(&restored, &dump);
+    let hub = TestHub::start_on_database(pg, restored);
+    a.set_hub_url(&hub.url);
+    b.set_hub_url(&hub.url);
+    assert!(
+        !b.hub_devices()
+            .iter()
+            .any(|d| Some(d.device_id) == b.link().map(|l| l.device_id)),
+        "the restored hub knows nothing of B"
+    );
+    let left = b.leave(false).expect("a plain leave");
+    assert_eq!(left.unsent, 0, "{left:?}");
+    assert!(left.refused.is_none(), "{left:?}");
+    a.sync();
+    assert_eq!(
+        urls(&a),
+        ["https://b-while-down.example/", "https://before-dump.example/"]
+    );
+    // Joined again, then the hub restored once more from that same old dump: a leave with
+    // nothing to send is told nothing, and is no error.
+    b.join(&hub, "b", &key);
+    b.sync();
+    drop(hub);
+    let again = pg.create_database("restored-again");
+    pg.restore(&again, &dump);
+    let hub = TestHub::start_on_database(pg, again);
+    b.set_hub_url(&hub.url);
+    let left = b.leave(false).expect("a plain leave, with nothing to send");
+    assert_eq!(left.unsent, 0, "{left:?}");
+    assert!(b.link().is_none());
+}
+
 #[test]
 fn lost_devices_fill_the_account_until_they_are_removed_and_a_new_one_joins() {
     let hub = TestHub::start();

@@ -32,10 +32,7 @@ async fn require_active_device(tx: &Transaction<'_>, account_id: Uuid, device_id
 }
 
 fn not_registered() -> HubError {
-    HubError::Forbidden(
-        "this device is not registered with this account: register it first (PUT /v1/devices/{device_id})"
-            .into(),
-    )
+    HubError::NotRegistered
 }
 
 fn left() -> HubError {

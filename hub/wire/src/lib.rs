@@ -699,6 +699,11 @@ pub struct ErrorBody {
     /// For `quota_exceeded`: which quota, and the account's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<QuotaRefusal>,
+    /// For `forbidden`: true when the account has no such device at all (not one that left):
+    /// the hub was restored from a dump taken before the device registered, and the device may
+    /// register again under the same id. Absent (false) from hubs before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unregistered: bool,
 }
 
 #[cfg(test)]
