@@ -19,6 +19,7 @@ pub mod import_slot;
 pub mod locale;
 pub mod migrate;
 pub mod secret;
+pub mod startup;
 pub mod state;
 pub mod upkeep;
 
@@ -37,9 +38,7 @@ use crate::state::{AppPaths, AppState};
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     // The opener is used from Rust only (`open_url` checks the address first): the capability
     // grants the page none of its commands.
-    builder
-        .plugin(tauri_plugin_opener::init())
-        .invoke_handler(tauri::generate_handler![
+    let handler: fn(tauri::ipc::Invoke<R>) -> bool = tauri::generate_handler![
             cmd::overview::get_queue,
             cmd::overview::get_summary,
             cmd::period::get_period_overview,
@@ -93,7 +92,18 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             cmd::sync::sync_remove_device,
             cmd::sync::sync_rotate_key,
             cmd::sync::sync_delete_account,
-        ])
+            cmd::overview::first_view_painted,
+    ];
+    builder
+        .plugin(tauri_plugin_opener::init())
+        .on_page_load(|_, payload| match payload.event() {
+            tauri::webview::PageLoadEvent::Started => crate::startup::mark("page load started"),
+            tauri::webview::PageLoadEvent::Finished => crate::startup::mark("page load finished"),
+        })
+        .invoke_handler(move |invoke| {
+            crate::startup::mark("first IPC");
+            handler(invoke)
+        })
 }
 
 /// The real context: config, capabilities and the embedded UI, for any runtime.
@@ -240,10 +250,13 @@ fn init_tracing() {
 
 /// Runs the desktop app until its window closes.
 pub fn run() {
+    crate::startup::mark("main");
     init_tracing();
     let app = builder(tauri::Builder::default())
         .plugin(tauri_plugin_dialog::init())
         .setup(|app| {
+            // Tauri creates the configured window just before this.
+            crate::startup::mark("window created");
             let paths = AppPaths::from_env()?;
             let handle = app.handle().clone();
             let startup = Startup {
@@ -253,6 +266,7 @@ pub fn run() {
                 open_picker: open_dialog_picker(handle.clone()),
             };
             setup(&handle, startup)?;
+            crate::startup::mark("setup done");
             tauri::async_runtime::spawn(exit_on_signal(handle));
             Ok(())
         })

@@ -5,7 +5,7 @@
 // timeline. Every category and website leads somewhere (the history filtered to it, the website's
 // page). The classification queue is a compact line at the bottom, and an attention line at the
 // top only while something needs the user (failures, a pause, unusable settings).
-import { call, describe } from './api.js';
+import { call, describe, markOnce } from './api.js';
 import { $, el, fmtNumber, fmtDuration, fmtEstimate, fmtSpent, fmtTime, categoryName, toast } from './dom.js';
 import { categoryLabel } from './colours.js';
 import * as firstRun from './firstrun.js';
@@ -50,10 +50,10 @@ export function init() {
   });
 }
 
+/** Shows the overview; the promise settles once its figures and queue line are drawn. */
 export function show() {
   visible = true;
-  refreshQueue();
-  refresh();
+  return Promise.all([refreshQueue(), refresh()]);
 }
 
 export function hide() {
@@ -79,7 +79,7 @@ function openWebsite(domain) {
   go('website', { domain });
 }
 
-/** Loads the chosen period and draws everything. */
+/** Loads the chosen period and draws everything; settles once drawn (or failed). */
 export async function refresh() {
   refreshedAt = Date.now();
   const gen = ++generation;
@@ -94,6 +94,7 @@ export async function refresh() {
       asks.push(call('get_period_overview', { first, days: 7 }));
     }
     [o, week] = await Promise.all(asks);
+    markOnce('overview answers');
   } catch (e) {
     toast(`Could not load the overview: ${describe(e)}`, true);
     return;
@@ -113,8 +114,9 @@ export async function refresh() {
     selected: p.days === 1 ? [p.first] : null,
   });
   $('#timeline-card').hidden = p.days !== 1;
-  if (p.days === 1) timeline.refresh(p.first);
   $('#view-overview').dataset.period = `${p.first}/${p.days}`;
+  markOnce('overview drawn');
+  if (p.days === 1) await timeline.refresh(p.first);
 }
 
 /**

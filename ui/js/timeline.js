@@ -2,7 +2,7 @@
 // block from when it started for as long as it was in front of the user, in its category's colour.
 // Hover (or focus) shows the site, title, time and duration; a click opens the visit in History.
 // A visit with no known time is a thin outlined mark: it happened, for an unknown while.
-import { call, describe } from './api.js';
+import { call, describe, markOnce } from './api.js';
 import { $, el, fmtSpent, categoryName, toast } from './dom.js';
 import { colourOf } from './colours.js';
 import { svg, legendKey, onResize } from './timecharts.js';
@@ -25,6 +25,7 @@ export async function refresh(day) {
   let t;
   try {
     t = await call('get_timeline', { day });
+    markOnce('timeline answer');
   } catch (e) {
     toast(`Could not load the day's timeline: ${describe(e)}`, true);
     return;
