@@ -127,8 +127,14 @@ pub fn build_over(store: &Store, visits: usize, span: Duration, times: bool) -> 
             })?;
             if times && i % 5 != 0 {
                 let ms = 1_000 + rng.below(300_000) as i64;
-                let (active, estimated) = if i % 2 == 0 { (Some(ms), None) } else { (None, Some(ms)) };
-                time.execute(named_params! { ":id": id, ":active": active, ":estimated": estimated, ":at": at })?;
+                let (active, estimated) = if i % 2 == 0 {
+                    (Some(ms), None)
+                } else {
+                    (None, Some(ms))
+                };
+                time.execute(
+                    named_params! { ":id": id, ":active": active, ":estimated": estimated, ":at": at },
+                )?;
             }
         }
         // Stored without the index, as before migration 6: the backfill builds it.

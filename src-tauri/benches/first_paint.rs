@@ -15,7 +15,9 @@
 //! the cold starts (`/proc/sys/vm/drop_caches`; without it only warm starts are measured).
 //! `FIRST_PAINT_RUNS=N` rounds (default 5), `FIRST_PAINT_VISITS=N` (default 100,000),
 //! `FIRST_PAINT_APP=path` another binary instead of this build's, `FIRST_PAINT_BASELINE=path` an
-//! older build measured too, alternating with this one in every round.
+//! older build (or several, comma-separated) measured too, alternating with this one in every round; `FIRST_PAINT_APP_ENV="K=V
+//! ..."` more environment for the app (e.g. `SITETRAIL_LOG=debug`, a WebKit setting to try);
+//! `FIRST_PAINT_KEEP=1` keeps the work folder (each build's `app.log`).
 
 // A benchmark is a tool run by hand: it may panic on a broken setup and prints its figures.
 #![allow(
@@ -39,6 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use sitetrail::worker::LocalFirst;
 use sitetrail::Store;
 
 const APP: &str = env!("CARGO_BIN_EXE_sitetrail-app");
@@ -55,7 +58,18 @@ fn now_ms() -> f64 {
 /// Starts Xvfb on a free display; returns it and ":N".
 fn start_xvfb() -> (Child, String) {
     let mut child = Command::new("Xvfb")
-        .args(["-displayfd", "1", "-screen", "0", "1920x1080x24", "-nolisten", "tcp"])
+        // -noreset: the server resets when its last client leaves, and a start in that moment
+        // fails ("Failed to initialize GTK").
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1920x1080x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -146,11 +160,24 @@ fn start_once(app: &str, template: &Path, home: &Path, display: &str, cold: bool
         .env("SITETRAIL_DB", &db)
         .env("SITETRAIL_SYNC_KEYRING", "off")
         .env("NO_AT_BRIDGE", "1")
-        .env("LANG", std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()))
+        .env(
+            "LANG",
+            std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
+    // FIRST_PAINT_APP_ENV="K=V K2=V2": more environment for the app (an experiment: a WebKit
+    // setting, SITETRAIL_LOG=debug).
+    for kv in std::env::var("FIRST_PAINT_APP_ENV")
+        .unwrap_or_default()
+        .split_whitespace()
+    {
+        if let Some((k, v)) = kv.split_once('=') {
+            cmd.env(k, v);
+        }
+    }
     let mut child = cmd.spawn().expect("start the app");
     let stop = Arc::new(AtomicBool::new(false));
     let mapped = {
@@ -162,16 +189,32 @@ fn start_once(app: &str, template: &Path, home: &Path, display: &str, cold: bool
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             let _ = writeln!(log, "{line}");
+            // With SITETRAIL_LOG=debug in FIRST_PAINT_APP_ENV: each query's time, shown.
+            if line.contains("DEBUG") && line.contains("period overview") {
+                eprintln!(
+                    "    app: {}",
+                    line.split_once("DEBUG ").map_or(line.as_str(), |x| x.1)
+                );
+            }
             if line.contains(PAINTED) {
                 let _ = tx.send(line);
             }
         }
     });
-    let Ok(line) = rx.recv_timeout(Duration::from_secs(120)) else {
+    let waited = Instant::now();
+    let line = loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) => break Some(line),
+            Err(_) if waited.elapsed() > Duration::from_secs(120) => break None,
+            Err(_) if child.try_wait().ok().flatten().is_some() => break None,
+            Err(_) => {}
+        }
+    };
+    let Some(line) = line else {
         let log = std::fs::read_to_string(home.join("app.log")).unwrap_or_default();
         let tail: Vec<&str> = log.lines().rev().take(30).collect();
         panic!(
-            "no first view within 120 s; the app's log ends:\n{}",
+            "no first view (the app exited, or 120 s passed); the app's log ends:\n{}",
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
     };
@@ -228,7 +271,11 @@ fn report(label: &str, runs: &[Run]) {
     let mut steps: Vec<(&str, f64)> = by.into_iter().map(|(n, v)| (n, stats(v).0)).collect();
     steps.sort_by(|a, b| a.1.total_cmp(&b.1));
     let line: Vec<String> = steps.iter().map(|(n, ms)| format!("{n} {ms:.0}")).collect();
-    println!("  {:<22} medians, ms after the process start: {}", "", line.join(", "));
+    println!(
+        "  {:<22} medians, ms after the process start: {}",
+        "",
+        line.join(", ")
+    );
 }
 
 fn main() {
@@ -244,9 +291,17 @@ fn main() {
         .ok()
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| APP.to_owned());
-    let mut builds: Vec<(&str, String)> = vec![("this build", this)];
-    if let Some(b) = std::env::var("FIRST_PAINT_BASELINE").ok().filter(|p| !p.is_empty()) {
-        builds.push(("baseline", b));
+    let mut builds: Vec<(String, String)> = vec![("this build".to_owned(), this)];
+    // Several older builds: comma-separated, measured in this order.
+    let baselines = std::env::var("FIRST_PAINT_BASELINE").unwrap_or_default();
+    let baselines: Vec<&str> = baselines.split(',').filter(|p| !p.is_empty()).collect();
+    for (i, b) in baselines.iter().enumerate() {
+        let label = if baselines.len() == 1 {
+            "baseline".to_owned()
+        } else {
+            format!("baseline {}", i + 1)
+        };
+        builds.push((label, (*b).to_owned()));
     }
 
     let work = tempfile::tempdir().expect("temp dir");
@@ -256,11 +311,21 @@ fn main() {
         let store = Store::open(&template).expect("open");
         history_db::build_over(&store, visits, Duration::from_secs(365 * 86_400), true)
             .expect("build the history");
+        // The worker's passes done once, as on any start after the first: the built-in
+        // categories judged, the queue empty. Otherwise every start (on a fresh copy) judges
+        // 20,000 websites again beside the first paint.
+        let local = LocalFirst::new(std::sync::Arc::new(sitetrail::classify::builtin::Builtin));
+        for _ in 0..10_000 {
+            let judged = local.pass(&store).expect("local pass").judged;
+            if judged == 0 && local.title_pass(&store).expect("title pass") == 0 {
+                break;
+            }
+        }
         store
             .with_conn(|c| Ok(c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?))
             .expect("checkpoint");
         println!(
-            "first paint: {visits} visits over a year ending now ({} websites, 4 in 5 with a time spent), built in {:.1} s",
+            "first paint: {visits} visits over a year ending now ({} websites, 4 in 5 with a time spent, all classified), built in {:.1} s",
             history_db::WEBSITES,
             t.elapsed().as_secs_f64()
         );
@@ -277,7 +342,10 @@ fn main() {
     // on any start after a person's first.
     for ((label, app), home) in builds.iter().zip(&homes) {
         let r = start_once(app, &template, home, &display, false);
-        println!("  {label}: a first start, not counted: {:.0} ms ({app})", r.painted);
+        println!(
+            "  {label}: a first start, not counted: {:.0} ms ({app})",
+            r.painted
+        );
     }
     let mut cold: Vec<Vec<Run>> = vec![Vec::new(); builds.len()];
     let mut warm: Vec<Vec<Run>> = vec![Vec::new(); builds.len()];
@@ -286,11 +354,19 @@ fn main() {
             let mut line = format!("  round {} {label:<10}", round + 1);
             if can_drop {
                 let r = start_once(app, &template, &homes[i], &display, true);
-                line += &format!(" cold {:>5.0} ms (mapped {:>4.0})", r.painted, r.mapped.unwrap_or(f64::NAN));
+                line += &format!(
+                    " cold {:>5.0} ms (mapped {:>4.0})",
+                    r.painted,
+                    r.mapped.unwrap_or(f64::NAN)
+                );
                 cold[i].push(r);
             }
             let r = start_once(app, &template, &homes[i], &display, false);
-            line += &format!(" warm {:>5.0} ms (mapped {:>4.0})", r.painted, r.mapped.unwrap_or(f64::NAN));
+            line += &format!(
+                " warm {:>5.0} ms (mapped {:>4.0})",
+                r.painted,
+                r.mapped.unwrap_or(f64::NAN)
+            );
             warm[i].push(r);
             println!("{line}");
         }
@@ -302,4 +378,8 @@ fn main() {
     }
     let _ = xvfb.kill();
     let _ = xvfb.wait();
+    // FIRST_PAINT_KEEP=1: the apps' logs (and databases) stay for a look.
+    if std::env::var_os("FIRST_PAINT_KEEP").is_some() {
+        println!("  kept: {}", work.keep().display());
+    }
 }

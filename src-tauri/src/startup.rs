@@ -180,7 +180,11 @@ mod tests {
                 ("never reached".into(), 0.0),
             ],
         };
-        let shell = [("main", 1010.0), ("window created", 1250.0), ("first IPC", 1510.0)];
+        let shell = [
+            ("main", 1010.0),
+            ("window created", 1250.0),
+            ("first IPC", 1510.0),
+        ];
         let line = summary(1000.0, &shell, &page);
         assert_eq!(
             line,
@@ -204,16 +208,31 @@ mod tests {
             ..good.clone()
         };
         for bad in [
-            PageTimes { painted: f64::NAN, ..good.clone() },
-            PageTimes { painted: f64::INFINITY, ..good.clone() },
-            PageTimes { painted: 0.0, ..good.clone() },
-            PageTimes { navigation: now + 1000.0, ..good.clone() },
+            PageTimes {
+                painted: f64::NAN,
+                ..good.clone()
+            },
+            PageTimes {
+                painted: f64::INFINITY,
+                ..good.clone()
+            },
+            PageTimes {
+                painted: 0.0,
+                ..good.clone()
+            },
+            PageTimes {
+                navigation: now + 1000.0,
+                ..good.clone()
+            },
             with_mark("scripts run", 5.0),
             with_mark("scripts run", f64::NEG_INFINITY),
             with_mark("", now),
             with_mark("a\nforged log line", now),
             with_mark(&"x".repeat(61), now),
-            PageTimes { marks: vec![("m".into(), now); 33], ..good.clone() },
+            PageTimes {
+                marks: vec![("m".into(), now); 33],
+                ..good.clone()
+            },
         ] {
             let e = check(&bad).unwrap_err();
             assert_eq!(e.kind, sitetrail::ErrorKind::InvalidInput, "{bad:?}");

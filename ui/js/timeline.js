@@ -19,12 +19,12 @@ export function init() {
   box.addEventListener('mouseleave', hideTip);
 }
 
-/** Loads and draws the timeline of `day` (yyyy-mm-dd). */
-export async function refresh(day) {
+/** Loads and draws the timeline of `day` (yyyy-mm-dd); `asked`: its answer, when already asked for. */
+export async function refresh(day, asked = call('get_timeline', { day })) {
   const gen = ++generation;
   let t;
   try {
-    t = await call('get_timeline', { day });
+    t = await asked;
     markOnce('timeline answer');
   } catch (e) {
     toast(`Could not load the day's timeline: ${describe(e)}`, true);

@@ -29,11 +29,17 @@ pub async fn get_period_overview(
         None => period.previous()?,
     };
     crate::startup::mark("first overview query started");
+    let started = std::time::Instant::now();
     let overview = lib(state
         .store
         .run(move |s| s.period_overview(period, compare, TOP_WEBSITES))
         .await);
     crate::startup::mark("first overview query done");
+    tracing::debug!(
+        days,
+        ms = started.elapsed().as_secs_f64() * 1000.0,
+        "period overview"
+    );
     overview
 }
 
