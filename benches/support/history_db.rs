@@ -50,10 +50,16 @@ pub struct Built {
 
 /// Builds `visits` visits over two years ending now, then the search index.
 pub fn build(store: &Store, visits: usize) -> sitetrail::Result<Built> {
+    build_over(store, visits, Duration::from_secs(2 * 365 * 86_400), false)
+}
+
+/// Builds `visits` visits spread evenly over `span` ending now (the last one now), then the
+/// search index. With `times`, four visits in five have a time spent (up to 5 minutes, measured
+/// or estimated as the extension and a Chromium import give them), as a person's history has.
+pub fn build_over(store: &Store, visits: usize, span: Duration, times: bool) -> sitetrail::Result<Built> {
     let t = Instant::now();
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     let now = Timestamp::now();
-    let span = Duration::from_secs(2 * 365 * 86_400);
     let start = now.minus(span);
     let mut conn = store.conn()?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -88,6 +94,10 @@ pub fn build(store: &Store, visits: usize) -> sitetrail::Result<Built> {
             r#"INSERT INTO visit (id, website_id, url, title, visited_at, source)
                VALUES (:id, :w, :url, :title, :at, 'bench')"#,
         )?;
+        let mut time = tx.prepare(
+            r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
+               VALUES (:id, :active, :estimated, :at)"#,
+        )?;
         let step = span.as_micros() as i64 / visits as i64;
         for i in 0..visits {
             // Popular websites get most visits: a skewed pick.
@@ -109,11 +119,23 @@ pub fn build(store: &Store, visits: usize) -> sitetrail::Result<Built> {
                 title.push_str("zanzibar ");
             }
             title.push_str(&format!("- Site {w}"));
+            let id = VisitId::at(at);
             visit.execute(named_params! {
-                ":id": VisitId::at(at), ":w": sites[w],
+                ":id": id, ":w": sites[w],
                 ":url": format!("https://site{w}.example{}/page/{i}", w % 7),
                 ":title": title, ":at": at,
             })?;
+            if times && i % 5 != 0 {
+                let ms = 1_000 + rng.below(300_000) as i64;
+                let (active, estimated) = if i % 2 == 0 {
+                    (Some(ms), None)
+                } else {
+                    (None, Some(ms))
+                };
+                time.execute(
+                    named_params! { ":id": id, ":active": active, ":estimated": estimated, ":at": at },
+                )?;
+            }
         }
         // Stored without the index, as before migration 6: the backfill builds it.
         tx.execute(

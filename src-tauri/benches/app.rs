@@ -198,7 +198,7 @@ fn measure(app: &str, template: &Path, scroll: bool) -> Figures {
         "const n = performance.getEntriesByType('navigation')[0]; \
          const m = (name) => (performance.getEntriesByName(name)[0] || {}).startTime || 0; \
          return [performance.timeOrigin, n ? n.domContentLoadedEventEnd : 0, \
-                 m('sitetrail-started'), m('sitetrail-first-view')]",
+                 m('sitetrail-first-answers'), m('sitetrail-first-view')]",
         json!([]),
     );
     let at = |i: usize| page.get(i).and_then(serde_json::Value::as_f64).unwrap_or(0.0);

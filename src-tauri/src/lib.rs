@@ -19,6 +19,7 @@ pub mod import_slot;
 pub mod locale;
 pub mod migrate;
 pub mod secret;
+pub mod startup;
 pub mod state;
 pub mod upkeep;
 
@@ -37,63 +38,72 @@ use crate::state::{AppPaths, AppState};
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     // The opener is used from Rust only (`open_url` checks the address first): the capability
     // grants the page none of its commands.
+    let handler: fn(tauri::ipc::Invoke<R>) -> bool = tauri::generate_handler![
+        cmd::overview::get_queue,
+        cmd::overview::get_summary,
+        cmd::period::get_period_overview,
+        cmd::period::get_timeline,
+        cmd::website::get_website_page,
+        cmd::overview::list_categories,
+        cmd::overview::get_app_info,
+        cmd::overview::get_locale,
+        cmd::history::list_history,
+        cmd::history::set_category,
+        cmd::history::reclassify_website,
+        cmd::review::list_review,
+        cmd::review::confirm_category,
+        cmd::history::get_favicons,
+        cmd::history::get_search_index,
+        cmd::history::open_url,
+        cmd::forget::forget_visits,
+        cmd::forget::forget_website,
+        cmd::forget::forget_recent,
+        cmd::forget::list_blocked,
+        cmd::forget::block_domain,
+        cmd::forget::unblock_domain,
+        cmd::jobs::list_failed_jobs,
+        cmd::jobs::retry_jobs,
+        cmd::jobs::retry_all_failed,
+        cmd::jobs::get_jobs,
+        cmd::export::export_data,
+        cmd::settings::get_settings,
+        cmd::settings::save_settings,
+        cmd::settings::test_connection,
+        cmd::settings::set_api_key,
+        cmd::settings::delete_api_key,
+        cmd::settings::resume_worker,
+        cmd::import::detect_browsers,
+        cmd::import::describe_source,
+        cmd::import::import_browsers,
+        cmd::import::import_history_file,
+        cmd::import::get_import_settings,
+        cmd::import::save_import_settings,
+        cmd::capture::get_browser_links,
+        cmd::capture::link_browser,
+        cmd::capture::unlink_browser,
+        cmd::capture::get_time_summary,
+        cmd::capture::get_visit_times,
+        cmd::sync::get_sync_status,
+        cmd::sync::sync_setup,
+        cmd::sync::sync_join,
+        cmd::sync::sync_now,
+        cmd::sync::sync_devices,
+        cmd::sync::sync_leave,
+        cmd::sync::sync_remove_device,
+        cmd::sync::sync_rotate_key,
+        cmd::sync::sync_delete_account,
+        cmd::overview::first_view_painted,
+    ];
     builder
         .plugin(tauri_plugin_opener::init())
-        .invoke_handler(tauri::generate_handler![
-            cmd::overview::get_queue,
-            cmd::overview::get_summary,
-            cmd::period::get_period_overview,
-            cmd::period::get_timeline,
-            cmd::website::get_website_page,
-            cmd::overview::list_categories,
-            cmd::overview::get_app_info,
-            cmd::overview::get_locale,
-            cmd::history::list_history,
-            cmd::history::set_category,
-            cmd::history::reclassify_website,
-            cmd::review::list_review,
-            cmd::review::confirm_category,
-            cmd::history::get_favicons,
-            cmd::history::get_search_index,
-            cmd::history::open_url,
-            cmd::forget::forget_visits,
-            cmd::forget::forget_website,
-            cmd::forget::forget_recent,
-            cmd::forget::list_blocked,
-            cmd::forget::block_domain,
-            cmd::forget::unblock_domain,
-            cmd::jobs::list_failed_jobs,
-            cmd::jobs::retry_jobs,
-            cmd::jobs::retry_all_failed,
-            cmd::jobs::get_jobs,
-            cmd::export::export_data,
-            cmd::settings::get_settings,
-            cmd::settings::save_settings,
-            cmd::settings::test_connection,
-            cmd::settings::set_api_key,
-            cmd::settings::delete_api_key,
-            cmd::settings::resume_worker,
-            cmd::import::detect_browsers,
-            cmd::import::describe_source,
-            cmd::import::import_browsers,
-            cmd::import::import_history_file,
-            cmd::import::get_import_settings,
-            cmd::import::save_import_settings,
-            cmd::capture::get_browser_links,
-            cmd::capture::link_browser,
-            cmd::capture::unlink_browser,
-            cmd::capture::get_time_summary,
-            cmd::capture::get_visit_times,
-            cmd::sync::get_sync_status,
-            cmd::sync::sync_setup,
-            cmd::sync::sync_join,
-            cmd::sync::sync_now,
-            cmd::sync::sync_devices,
-            cmd::sync::sync_leave,
-            cmd::sync::sync_remove_device,
-            cmd::sync::sync_rotate_key,
-            cmd::sync::sync_delete_account,
-        ])
+        .on_page_load(|_, payload| match payload.event() {
+            tauri::webview::PageLoadEvent::Started => crate::startup::mark("page load started"),
+            tauri::webview::PageLoadEvent::Finished => crate::startup::mark("page load finished"),
+        })
+        .invoke_handler(move |invoke| {
+            crate::startup::mark("first IPC");
+            handler(invoke)
+        })
 }
 
 /// The real context: config, capabilities and the embedded UI, for any runtime.
@@ -240,10 +250,13 @@ fn init_tracing() {
 
 /// Runs the desktop app until its window closes.
 pub fn run() {
+    crate::startup::mark("main");
     init_tracing();
     let app = builder(tauri::Builder::default())
         .plugin(tauri_plugin_dialog::init())
         .setup(|app| {
+            // Tauri creates the configured window just before this.
+            crate::startup::mark("window created");
             let paths = AppPaths::from_env()?;
             let handle = app.handle().clone();
             let startup = Startup {
@@ -253,6 +266,7 @@ pub fn run() {
                 open_picker: open_dialog_picker(handle.clone()),
             };
             setup(&handle, startup)?;
+            crate::startup::mark("setup done");
             tauri::async_runtime::spawn(exit_on_signal(handle));
             Ok(())
         })

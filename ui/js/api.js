@@ -1,6 +1,15 @@
 // The bridge to the Rust side: commands, events, and turning {kind, message} errors into words.
 const tauri = window.__TAURI__;
 
+/**
+ * Marks a step of the first start in the page's performance timeline (`sitetrail-NAME`), once:
+ * the start's report (app.js, src-tauri/src/startup.rs) names where its time went.
+ */
+export function markOnce(name) {
+  const full = `sitetrail-${name}`;
+  if (performance.getEntriesByName(full).length === 0) performance.mark(full);
+}
+
 /** Calls a backend command; rejects with the backend's {kind, message}. */
 export function call(cmd, args = {}) {
   return tauri.core.invoke(cmd, args);

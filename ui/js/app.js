@@ -2,7 +2,7 @@
 // fans the backend's coalesced change events out to the views. No timer: the backend announces
 // every committed change, this process's and other processes' (the CLI, the native host), so an
 // idle app does nothing.
-import { call, describe, listen, STORE_CHANGED } from './api.js';
+import { call, describe, listen, markOnce, STORE_CHANGED } from './api.js';
 import { $, setCategories, toast } from './dom.js';
 import { setLocale } from './locale.js';
 import * as overview from './overview.js';
@@ -36,10 +36,35 @@ function showView(name) {
   current = name;
   // Leaving Failed with nothing failed left: its tab goes (overview.js shows it when a job fails).
   if (name !== 'failed' && $('#failed-badge').hidden) $('#tab-failed').hidden = true;
-  views[name].show();
+  return views[name].show();
+}
+
+/** performance.now() as Unix milliseconds, the backend's clock for the start's milestones. */
+const unixMs = (t) => performance.timeOrigin + t;
+
+/**
+ * Tells the backend the first view is painted with today's figures, with the page's own
+ * milestones (src-tauri/src/startup.rs logs where the start's time went; the first-paint
+ * benchmark reads that line).
+ */
+function reportFirstView() {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const at = (name) => { const m = performance.getEntriesByName(name)[0]; return m ? unixMs(m.startTime) : 0; };
+  const marks = [
+    ['scripts run', nav && nav.domContentLoadedEventEnd ? unixMs(nav.domContentLoadedEventEnd) : 0],
+    ...performance.getEntriesByType('mark')
+      .filter((m) => m.name.startsWith('sitetrail-') && m.name !== 'sitetrail-first-view')
+      .map((m) => [m.name.slice('sitetrail-'.length), unixMs(m.startTime)]),
+  ];
+  call('first_view_painted', { times: { navigation: performance.timeOrigin, painted: at('sitetrail-first-view'), marks } })
+    .catch(() => {});
 }
 
 async function start() {
+  requestAnimationFrame(() => markOnce('first frame'));
+  // Today's figures are asked for first, beside the app's own first answers: the overview's
+  // queries are the longest wait of a start.
+  overview.prefetch();
   let categories, info;
   try {
     let locale;
@@ -55,7 +80,7 @@ async function start() {
     return;
   }
   // The launch benchmark reads this: the first answers from the backend are in.
-  performance.mark('sitetrail-started');
+  markOnce('first answers');
   setCategories(categories);
   tip.init();
   overview.init();
@@ -103,11 +128,14 @@ async function start() {
     if (current === 'overview') overview.show();
   });
 
-  showView('overview');
-  await overview.refreshQueue();
+  // Ready (for the e2e tests and the launch benchmarks) once today's figures are drawn and
+  // two frames painted, not before.
+  await showView('overview');
+  markOnce('figures drawn');
   requestAnimationFrame(() => requestAnimationFrame(() => {
     performance.mark('sitetrail-first-view');
     document.body.dataset.ready = 'true';
+    reportFirstView();
   }));
 }
 

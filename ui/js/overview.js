@@ -5,7 +5,7 @@
 // timeline. Every category and website leads somewhere (the history filtered to it, the website's
 // page). The classification queue is a compact line at the bottom, and an attention line at the
 // top only while something needs the user (failures, a pause, unusable settings).
-import { call, describe } from './api.js';
+import { call, describe, markOnce } from './api.js';
 import { $, el, fmtNumber, fmtDuration, fmtEstimate, fmtSpent, fmtTime, categoryName, toast } from './dom.js';
 import { categoryLabel } from './colours.js';
 import * as firstRun from './firstrun.js';
@@ -50,10 +50,10 @@ export function init() {
   });
 }
 
+/** Shows the overview; the promise settles once its figures and queue line are drawn. */
 export function show() {
   visible = true;
-  refreshQueue();
-  refresh();
+  return Promise.all([refreshQueue(), refresh()]);
 }
 
 export function hide() {
@@ -79,21 +79,49 @@ function openWebsite(domain) {
   go('website', { domain });
 }
 
-/** Loads the chosen period and draws everything. */
+/**
+ * Asks the backend for everything the overview of `p` shows, all at once: the period's figures,
+ * for one day its week (the per-day chart) and its timeline. One round trip for all, not one
+ * after another.
+ */
+function ask(p) {
+  const asks = [call('get_period_overview', { first: p.first, days: p.days, compareFirst: p.compareFirst })];
+  // One day: its week around it in the per-day chart, so the days next to it are a click away.
+  if (p.days === 1) {
+    const first = period.dayKey(period.addDays(period.parseDay(p.first), -6));
+    asks.push(call('get_period_overview', { first, days: 7 }));
+  }
+  const figures = Promise.all(asks);
+  const line = p.days === 1 ? call('get_timeline', { day: p.first }) : null;
+  // Settled later (or dropped for a newer period): never an unhandled rejection meanwhile.
+  figures.catch(() => {});
+  if (line) line.catch(() => {});
+  return { key: `${p.first}/${p.days}/${p.compareFirst}`, figures, line };
+}
+
+let early = null;
+
+/**
+ * Asks for the chosen period's figures now, before the views are set up (app.js calls it first
+ * thing, beside its own first questions), so the first draw waits on one round trip that started
+ * with the scripts.
+ */
+export function prefetch() {
+  early = ask(period.current());
+}
+
+/** Loads the chosen period and draws everything; settles once drawn (or failed). */
 export async function refresh() {
   refreshedAt = Date.now();
   const gen = ++generation;
   const p = period.current();
+  const asked = early && early.key === `${p.first}/${p.days}/${p.compareFirst}` ? early : ask(p);
+  early = null;
   let o;
   let week = null;
   try {
-    const asks = [call('get_period_overview', { first: p.first, days: p.days, compareFirst: p.compareFirst })];
-    // One day: its week around it in the per-day chart, so the days next to it are a click away.
-    if (p.days === 1) {
-      const first = period.dayKey(period.addDays(period.parseDay(p.first), -6));
-      asks.push(call('get_period_overview', { first, days: 7 }));
-    }
-    [o, week] = await Promise.all(asks);
+    [o, week] = await asked.figures;
+    markOnce('overview answers');
   } catch (e) {
     toast(`Could not load the overview: ${describe(e)}`, true);
     return;
@@ -113,8 +141,9 @@ export async function refresh() {
     selected: p.days === 1 ? [p.first] : null,
   });
   $('#timeline-card').hidden = p.days !== 1;
-  if (p.days === 1) timeline.refresh(p.first);
   $('#view-overview').dataset.period = `${p.first}/${p.days}`;
+  markOnce('overview drawn');
+  if (asked.line) await timeline.refresh(p.first, asked.line);
 }
 
 /**

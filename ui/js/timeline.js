@@ -2,7 +2,7 @@
 // block from when it started for as long as it was in front of the user, in its category's colour.
 // Hover (or focus) shows the site, title, time and duration; a click opens the visit in History.
 // A visit with no known time is a thin outlined mark: it happened, for an unknown while.
-import { call, describe } from './api.js';
+import { call, describe, markOnce } from './api.js';
 import { $, el, fmtSpent, categoryName, toast } from './dom.js';
 import { colourOf } from './colours.js';
 import { svg, legendKey, onResize } from './timecharts.js';
@@ -19,12 +19,13 @@ export function init() {
   box.addEventListener('mouseleave', hideTip);
 }
 
-/** Loads and draws the timeline of `day` (yyyy-mm-dd). */
-export async function refresh(day) {
+/** Loads and draws the timeline of `day` (yyyy-mm-dd); `asked`: its answer, when already asked for. */
+export async function refresh(day, asked = call('get_timeline', { day })) {
   const gen = ++generation;
   let t;
   try {
-    t = await call('get_timeline', { day });
+    t = await asked;
+    markOnce('timeline answer');
   } catch (e) {
     toast(`Could not load the day's timeline: ${describe(e)}`, true);
     return;

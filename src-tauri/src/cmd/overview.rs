@@ -100,6 +100,13 @@ pub async fn get_summary(state: State<'_, AppState>) -> CmdResult<Summary> {
         .await)
 }
 
+/// The page has drawn its first view with today's figures: logs where the start's time went
+/// (once per process; [`crate::startup`]).
+#[tauri::command]
+pub fn first_view_painted(times: crate::startup::PageTimes) -> CmdResult<()> {
+    crate::startup::first_view_painted(&times).map(|_| ())
+}
+
 /// A category as the UI shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct CategoryInfo {

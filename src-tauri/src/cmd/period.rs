@@ -28,10 +28,19 @@ pub async fn get_period_overview(
         Some(c) => Period::parse(c, days)?,
         None => period.previous()?,
     };
-    lib(state
+    crate::startup::mark("first overview query started");
+    let started = std::time::Instant::now();
+    let overview = lib(state
         .store
         .run(move |s| s.period_overview(period, compare, TOP_WEBSITES))
-        .await)
+        .await);
+    crate::startup::mark("first overview query done");
+    tracing::debug!(
+        days,
+        ms = started.elapsed().as_secs_f64() * 1000.0,
+        "period overview"
+    );
+    overview
 }
 
 /// The visits of the local day `day` (`YYYY-MM-DD`), oldest first, for the day timeline.

@@ -4,6 +4,7 @@
 
 mod capture;
 mod commands;
+mod first_paint;
 mod forget;
 mod import;
 mod live;

@@ -647,3 +647,35 @@ fn a_few_measured_minutes_never_replace_the_estimated_time_of_imported_history()
     h.assert_no_csp_violations();
     h.quit();
 }
+
+#[test]
+fn the_app_is_ready_once_todays_figures_are_drawn_and_logs_where_its_start_went() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    seed_day(&dirs.store());
+    let h = start(&dirs, false);
+    // `launch` waited for the page's ready flag: today's figures are drawn by then, every part of
+    // the first view (the headline, the per-day chart, the day's timeline), nothing waited for.
+    assert_eq!(h.text("#hl-time"), "≈ 38 min");
+    assert!(h.count("#time-chart rect.seg") > 0, "the per-day chart is drawn");
+    assert!(h.count("#timeline rect.block") > 0, "the day's timeline is drawn");
+    // The page told the shell, which logged one line with the shell's and the page's milestones.
+    let line = h.wait_for(WAIT, || {
+        let log = std::fs::read_to_string(dirs.log()).unwrap_or_default();
+        log.lines()
+            .find(|l| l.contains("first view painted"))
+            .map(str::to_owned)
+    });
+    for step in [
+        "main ",
+        "window created ",
+        "first IPC ",
+        "first overview query done ",
+        "first answers ",
+        "figures drawn ",
+        "painted ",
+        "painted at unix ms ",
+    ] {
+        assert!(line.contains(step), "{step:?} missing in: {line}");
+    }
+}
