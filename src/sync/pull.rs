@@ -309,7 +309,8 @@ fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Bu
             pause(committed);
             let started = Instant::now();
             let now = store.now();
-            store.write_on(&mut conn, crate::forget::forgetting(), |tx| {
+            // Limits, goals and the focus session arrive from other devices too.
+            store.write_on(&mut conn, crate::forget::forgetting() | crate::changes::Change::Limits, |tx| {
                 let mut batch = apply::Batch::begin(tx)?;
                 while let Some((r, from)) = current.take() {
                     if let Some(next) =

@@ -6,6 +6,7 @@ mod capture;
 mod commands;
 mod forget;
 mod import;
+mod limits;
 mod live;
 mod review;
 mod settings;
