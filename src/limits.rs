@@ -578,7 +578,9 @@ impl Store {
     pub fn set_limit(&self, target: &Target, period: Period, kind: Kind, minutes: u32) -> Result<bool> {
         check_minutes(kind, period, minutes)?;
         let now = self.now();
-        self.write(Change::Limits, |tx| set_in(tx, target, period, kind, minutes, now))
+        self.write(Change::Limits, |tx| {
+            set_in(tx, target, period, kind, minutes, now)
+        })
     }
 
     /// Removes the limits and goals of `target` (of `period` only, if given); returns them.

@@ -37,9 +37,8 @@ pub(crate) fn parse_target(target: &str) -> CmdResult<Target> {
 }
 
 fn parse_kind(kind: &str) -> CmdResult<Kind> {
-    Kind::parse(kind).ok_or_else(|| {
-        CmdError::invalid("A kind is max (a limit: at most) or min (a goal: at least).")
-    })
+    Kind::parse(kind)
+        .ok_or_else(|| CmdError::invalid("A kind is max (a limit: at most) or min (a goal: at least)."))
 }
 
 fn parse_period(period: &str) -> CmdResult<Period> {
@@ -114,9 +113,11 @@ pub async fn remove_limit(
 #[tauri::command]
 pub async fn get_week_report(state: State<'_, AppState>, day: Option<String>) -> CmdResult<WeekReport> {
     state
-        .blocking(move |s| match day.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-            None => s.store.week_report(),
-            Some(d) => s.store.week_report_of(d),
-        })
+        .blocking(
+            move |s| match day.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+                None => s.store.week_report(),
+                Some(d) => s.store.week_report_of(d),
+            },
+        )
         .await
 }

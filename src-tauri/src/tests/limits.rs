@@ -45,8 +45,7 @@ fn a_limit_and_a_goal_set_from_the_app_show_their_progress_and_remove_one_at_a_t
     let t = TestApp::start(|s| {
         measured_visit(s, "https://www.youtube.com/watch", 40 * 60_000);
         measured_visit(s, "https://github.com/x", 20 * 60_000);
-        s.set_user_category("github.com", Category::DevTech)
-            .unwrap();
+        s.set_user_category("github.com", Category::DevTech).unwrap();
     });
     // Durations as people write them, a website (its subdomains count) and a category id.
     t.ok(
@@ -94,19 +93,23 @@ fn bad_limits_are_refused_with_clear_words_and_nothing_is_stored() {
         let m = e["message"].as_str().unwrap();
         assert!(m.contains(says), "{args}: {m:?} should say {says:?}");
     };
-    let with = |target: &str, kind: &str, period: &str, duration: &str| {
-        json!({"target": target, "kind": kind, "period": period, "duration": duration})
-    };
+    let with = |target: &str, kind: &str, period: &str, duration: &str| json!({"target": target, "kind": kind, "period": period, "duration": duration});
     refused(with("social", "max", "day", "90"), "90m");
     refused(with("social", "max", "day", "soon"), "30m, 2h");
     refused(with("social", "max", "day", "25h"), "never be reached");
     refused(with("social", "min", "day", "0m"), "always met");
-    refused(with("sociall", "max", "day", "30m"), "not a category id or a domain");
+    refused(
+        with("sociall", "max", "day", "30m"),
+        "not a category id or a domain",
+    );
     refused(with("", "max", "day", "30m"), "Choose a category");
     refused(with("social", "most", "day", "30m"), "max");
     refused(with("social", "max", "month", "30m"), "day or week");
     assert!(t.store().limits().unwrap().is_empty());
-    assert_eq!(t.err_kind("get_week_report", json!({"day": "last tuesday"})), "invalid_input");
+    assert_eq!(
+        t.err_kind("get_week_report", json!({"day": "last tuesday"})),
+        "invalid_input"
+    );
 }
 
 #[test]
@@ -124,18 +127,27 @@ fn the_week_report_is_the_librarys_the_cli_prints() {
     assert_eq!(r, serde_json::to_value(t.store().week_report().unwrap()).unwrap());
     assert_eq!(r["categories"][0]["category"], "video_streaming", "{r}");
     assert_eq!(r["categories"][0]["this_week_ms"], 40 * 60_000);
-    assert_eq!(r["limits"][0]["periods"].as_array().unwrap().len(), 1, "set today: {r}");
+    assert_eq!(
+        r["limits"][0]["periods"].as_array().unwrap().len(),
+        1,
+        "set today: {r}"
+    );
     assert_eq!(r["limits"][0]["kept"], 0);
     // This week asked by one of its days is this week so far; the week before is whole.
     let today = r["today"].as_str().unwrap();
     assert_eq!(t.ok("get_week_report", json!({"day": today})), r);
-    let before = t.ok(
-        "get_week_report",
-        json!({"day": r["previous_week_first_day"]}),
-    );
+    let before = t.ok("get_week_report", json!({"day": r["previous_week_first_day"]}));
     assert_eq!(before["week_first_day"], r["previous_week_first_day"]);
-    assert_eq!(before["categories"], json!([]), "nothing the week before: {before}");
-    assert_eq!(before["limits"][0]["periods"], json!([]), "set after that week: {before}");
+    assert_eq!(
+        before["categories"],
+        json!([]),
+        "nothing the week before: {before}"
+    );
+    assert_eq!(
+        before["limits"][0]["periods"],
+        json!([]),
+        "set after that week: {before}"
+    );
 }
 
 #[test]
@@ -166,7 +178,10 @@ fn a_focus_session_starts_shows_and_stops() {
         (json!({"duration": "50", "blocks": ["social"]}), "50m"),
         (json!({"duration": "13h", "blocks": ["social"]}), "12 hours"),
         (json!({"duration": "50m", "blocks": []}), "at least one"),
-        (json!({"duration": "50m", "blocks": ["nothing"]}), "not a category"),
+        (
+            json!({"duration": "50m", "blocks": ["nothing"]}),
+            "not a category",
+        ),
     ] {
         let e = t.invoke("start_focus", args.clone()).expect_err("refused");
         assert_eq!(e["kind"], "invalid_input", "{args}: {e}");
@@ -179,7 +194,10 @@ fn a_focus_session_starts_shows_and_stops() {
 fn reminders_are_off_and_unasked_until_answered_and_bad_settings_change_nothing() {
     let t = TestApp::start(|_| {});
     let r = t.ok("get_reminders", json!({}));
-    assert_eq!(r, json!({"asked": false, "enabled": false, "warn_percent": null, "quiet": null}));
+    assert_eq!(
+        r,
+        json!({"asked": false, "enabled": false, "warn_percent": null, "quiet": null})
+    );
     let e = t
         .invoke("set_reminders", json!({"enabled": true, "quiet": "22-07"}))
         .expect_err("bad quiet hours");
@@ -188,16 +206,26 @@ fn reminders_are_off_and_unasked_until_answered_and_bad_settings_change_nothing(
         t.err_kind("set_reminders", json!({"enabled": true, "warnPercent": 100})),
         "invalid_input"
     );
-    assert_eq!(t.store().stored_reminder_settings().unwrap(), None, "nothing stored");
+    assert_eq!(
+        t.store().stored_reminder_settings().unwrap(),
+        None,
+        "nothing stored"
+    );
     // "Not now" is an answer: the question is not asked again, and reminders stay off.
     let r = t.ok("set_reminders", json!({"enabled": false}));
-    assert_eq!((r["asked"].clone(), r["enabled"].clone()), (json!(true), json!(false)));
+    assert_eq!(
+        (r["asked"].clone(), r["enabled"].clone()),
+        (json!(true), json!(false))
+    );
     assert_eq!(t.ok("list_limits", json!({}))["reminders_asked"], true);
     let r = t.ok(
         "set_reminders",
         json!({"enabled": true, "warnPercent": 80, "quiet": "22:00-07:00"}),
     );
-    assert_eq!(r, json!({"asked": true, "enabled": true, "warn_percent": 80, "quiet": "22:00-07:00"}));
+    assert_eq!(
+        r,
+        json!({"asked": true, "enabled": true, "warn_percent": 80, "quiet": "22:00-07:00"})
+    );
     let saved = t.store().reminder_settings().unwrap();
     assert!(saved.enabled && saved.warn_percent == Some(80) && saved.quiet.is_some());
 }
@@ -217,7 +245,12 @@ fn a_limit_set_elsewhere_is_announced_to_the_ui() {
     let other = t.store();
     let target = sitetrail::limits::Target::Category(Category::Social);
     other
-        .set_limit(&target, sitetrail::limits::Period::Day, sitetrail::limits::Kind::Max, 30)
+        .set_limit(
+            &target,
+            sitetrail::limits::Period::Day,
+            sitetrail::limits::Kind::Max,
+            30,
+        )
         .unwrap();
     wait_for(Duration::from_secs(10), || {
         seen.lock()
