@@ -50,9 +50,9 @@ pub async fn set_reminders(
     warn_percent: Option<u32>,
     quiet: Option<String>,
 ) -> CmdResult<RemindersView> {
-    let warn_percent = match warn_percent {
+    let warn_percent = match warn_percent.map(u8::try_from) {
         None => None,
-        Some(p @ 1..=99) => Some(p as u8),
+        Some(Ok(p @ 1..=99)) => Some(p),
         Some(_) => return Err(CmdError::invalid("A warning is at 1 to 99 % of a limit.")),
     };
     let quiet = match quiet.as_deref().map(str::trim).filter(|q| !q.is_empty()) {

@@ -58,7 +58,7 @@ fn a_limit_and_a_goal_set_from_the_app_show_their_progress_and_remove_one_at_a_t
     );
     let v = t.ok(
         "set_limit",
-        json!({"target": "youtube.com", "kind": "min", "period": "week", "duration": "0:10"}),
+        json!({"target": "youtube.com", "kind": "min", "period": "day", "duration": "0:10"}),
     );
     let yt = limit(&v, "youtube.com", "max");
     assert_eq!(yt["minutes"], 30);
@@ -75,7 +75,7 @@ fn a_limit_and_a_goal_set_from_the_app_show_their_progress_and_remove_one_at_a_t
     let lib = serde_json::to_value(t.store().limit_progress().unwrap()).unwrap();
     assert_eq!(t.ok("list_limits", json!({}))["limits"], lib);
 
-    // Removing one removes that one only: the goal of the same website stays.
+    // Removing one removes that one only: the goal of the same website and day stays.
     let v = t.ok(
         "remove_limit",
         json!({"target": "youtube.com", "kind": "max", "period": "day"}),
