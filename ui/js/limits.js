@@ -121,10 +121,10 @@ function weekItem(l) {
   return li;
 }
 
-/** The overview shows a Monday-to-Sunday week: the limits are drawn day by day. */
+/** The overview shows a week (Monday to Sunday; this one up to today): the limits are drawn day by day. */
 function shownWeek() {
   const p = period.current();
-  return p.days === 7 && period.parseDay(p.first).getDay() === 1 ? p.first : null;
+  return p.kind === 'this-week' || p.kind === 'week' ? p.first : null;
 }
 
 function drawCard() {

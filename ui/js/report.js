@@ -51,9 +51,10 @@ export function onChange(ch) {
 
 function shift(days) {
   if (!report) return;
-  const next = period.addDays(period.parseDay(report.week_first_day), days);
-  const thisMonday = period.addDays(new Date(), -((new Date().getDay() + 6) % 7));
-  day = next > thisMonday ? null : period.dayKey(next);
+  const next = period.dayKey(period.addDays(period.parseDay(report.week_first_day), days));
+  const thisMonday = period.dayKey(period.addDays(new Date(), -((new Date().getDay() + 6) % 7)));
+  // This week is asked without a day: "so far", and no week after it.
+  day = next >= thisMonday ? null : next;
   load();
 }
 

@@ -106,6 +106,21 @@ fn a_limit_set_from_the_overview_shows_its_progress_and_one_set_elsewhere_appear
     assert_eq!((stored.len(), stored[0].minutes), (1, 30), "{stored:?}");
     h.screenshot("limits-overview.png");
 
+    // The overview's week: each limit day by day, today's state on today's chip.
+    h.click("#period-bar [data-period='this-week']");
+    h.wait_for(WAIT, || {
+        (attr(&h, "#limits-card", "data-view").as_deref() == Some("week")).then_some(())
+    });
+    let today = h
+        .exec("return document.querySelector('#p-day').max", json!([]))
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let chip = format!("{row} .days [data-day='{today}']");
+    h.wait_for(WAIT, || (h.count(&chip) == 1).then_some(()));
+    assert_eq!(attr(&h, &chip, "data-state").as_deref(), Some("over"));
+    h.screenshot("limits-week.png");
+
     // A goal set in another process (the CLI, the popup, a sync) appears without a reload.
     dirs.store()
         .set_limit(&Target::Domain("youtube.com".into()), Period::Week, Kind::Min, 10)
@@ -229,6 +244,25 @@ fn the_weekly_report_shows_the_numbers_of_sitetrail_report() {
         json["limits"].as_array().unwrap().len()
     );
     h.screenshot("weekly-report.png");
+    // The week before, whole, and back to this one.
+    let this_week = json["week_first_day"].as_str().unwrap();
+    let before = json["previous_week_first_day"].as_str().unwrap();
+    h.click("#rp-prev");
+    h.wait_for(WAIT, || {
+        (attr(&h, "#view-report", "data-week").as_deref() == Some(before)).then_some(())
+    });
+    h.wait_for(WAIT, || {
+        (attr(&h, "#rp-cat-rows tr[data-category='dev_tech']", "data-this-ms").as_deref() == Some("7500000"))
+            .then_some(())
+    });
+    h.click("#rp-next");
+    h.wait_for(WAIT, || {
+        (attr(&h, "#view-report", "data-week").as_deref() == Some(this_week)).then_some(())
+    });
+    assert_eq!(
+        h.exec("return document.querySelector('#rp-next').disabled", json!([])),
+        true
+    );
     h.assert_no_csp_violations();
 }
 
