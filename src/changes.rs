@@ -33,11 +33,20 @@ pub enum Change {
     Outbox,
     /// The worker paused or resumed.
     Worker,
+    /// A limit or goal, the focus session or the reminder settings changed (here, from another
+    /// process, or from another device through sync).
+    Limits,
 }
 
 impl Change {
     /// Every kind.
-    pub const ALL: [Change; 4] = [Change::Visits, Change::Websites, Change::Outbox, Change::Worker];
+    pub const ALL: [Change; 5] = [
+        Change::Visits,
+        Change::Websites,
+        Change::Outbox,
+        Change::Worker,
+        Change::Limits,
+    ];
 
     /// The name stored in `store_changes.kind`.
     pub fn as_str(self) -> &'static str {
@@ -46,6 +55,7 @@ impl Change {
             Change::Websites => "websites",
             Change::Outbox => "outbox",
             Change::Worker => "worker",
+            Change::Limits => "limits",
         }
     }
 
@@ -111,13 +121,12 @@ pub const TABLE_KINDS: &[(&str, Option<Change>)] = &[
     // Other devices' records that could not be read (migration 0017): sync status reads them
     // when shown, as it reads the link.
     ("sync_unreadable", None),
-    // Limits and goals (migration 0018): no view of the app shows them yet; `sitetrail limits`
-    // reads them when run. A view that shows them will need a kind of its own.
-    ("time_limit", None),
-    // Focus sessions (migration 0019): read by the native host and `sitetrail focus` when asked.
-    ("focus_session", None),
-    // Reminders (migration 0020): read by the reminder check (daemon, app, CLI) when it runs.
-    ("reminder_setting", None),
+    // Limits and goals (migration 0018), the focus session (0019) and the reminder settings
+    // (0020): the app's limits, focus and reminder views show them.
+    ("time_limit", Some(Change::Limits)),
+    ("focus_session", Some(Change::Limits)),
+    ("reminder_setting", Some(Change::Limits)),
+    // Which reminders were shown: read by the reminder check (daemon, app, CLI) when it runs.
     ("reminder_sent", None),
 ];
 

@@ -12,6 +12,7 @@
 use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 use uuid::Uuid;
 
+use crate::changes::Change;
 use crate::error::{Error, Result};
 use crate::limits::Target;
 use crate::store::Store;
@@ -228,14 +229,14 @@ impl Store {
     #[tracing::instrument(level = "debug", skip_all, fields(minutes, blocks = blocks.len()))]
     pub fn start_focus(&self, minutes: u32, blocks: Vec<Target>) -> Result<Focus> {
         let now = self.now();
-        self.write(None, |tx| start_in(tx, minutes, blocks, now))
+        self.write(Change::Limits, |tx| start_in(tx, minutes, blocks, now))
     }
 
     /// Stops the focus session running; `None` if none was.
     #[tracing::instrument(level = "debug", skip_all)]
     pub fn stop_focus(&self) -> Result<Option<Focus>> {
         let now = self.now();
-        self.write(None, |tx| stop_in(tx, now))
+        self.write(Change::Limits, |tx| stop_in(tx, now))
     }
 
     /// The focus session running now, if any.

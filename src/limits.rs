@@ -16,6 +16,7 @@ use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 use uuid::Uuid;
 
 use crate::category::Category;
+use crate::changes::Change;
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -407,6 +408,17 @@ pub fn remove_in(tx: &Transaction<'_>, target: &Target, period: Option<Period>) 
     Ok(gone)
 }
 
+/// Removes the entry of `target`, `period` and `kind` (the other kind of the period stays); true
+/// if there was one.
+pub fn remove_one_in(tx: &Transaction<'_>, target: &Target, period: Period, kind: Kind) -> Result<bool> {
+    let Some(created) = get_created_in(tx, target, period, kind)? else {
+        return Ok(false);
+    };
+    delete_in(tx, target, period, kind)?;
+    queue_in(tx, target, period, kind, None, created)?;
+    Ok(true)
+}
+
 /// Queues every entry and every removal this device holds for the other devices, at a link
 /// (nothing if not linked). One its register holds as it is here is sent with the version the
 /// register holds (its clock and incarnation), so a newer change made elsewhere meanwhile still
@@ -566,13 +578,21 @@ impl Store {
     pub fn set_limit(&self, target: &Target, period: Period, kind: Kind, minutes: u32) -> Result<bool> {
         check_minutes(kind, period, minutes)?;
         let now = self.now();
-        self.write(None, |tx| set_in(tx, target, period, kind, minutes, now))
+        self.write(Change::Limits, |tx| {
+            set_in(tx, target, period, kind, minutes, now)
+        })
     }
 
     /// Removes the limits and goals of `target` (of `period` only, if given); returns them.
     #[tracing::instrument(level = "debug", skip_all, fields(target_type = target.type_str()))]
     pub fn remove_limits(&self, target: &Target, period: Option<Period>) -> Result<Vec<Limit>> {
-        self.write(None, |tx| remove_in(tx, target, period))
+        self.write(Change::Limits, |tx| remove_in(tx, target, period))
+    }
+
+    /// Removes the one limit or goal of `target` of `period` and `kind`; true if there was one.
+    #[tracing::instrument(level = "debug", skip_all, fields(target_type = target.type_str(), period = period.as_str(), kind = kind.as_str()))]
+    pub fn remove_limit(&self, target: &Target, period: Period, kind: Kind) -> Result<bool> {
+        self.write(Change::Limits, |tx| remove_one_in(tx, target, period, kind))
     }
 
     /// Every limit and goal.

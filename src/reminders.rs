@@ -14,6 +14,7 @@
 use chrono::{NaiveTime, TimeZone};
 use rusqlite::{named_params, Connection, OptionalExtension, Transaction};
 
+use crate::changes::Change;
 use crate::error::{Error, Result};
 use crate::limits::progress::{list_progress, Progress};
 use crate::limits::{register_key, Kind, Period};
@@ -61,6 +62,12 @@ fn in_quiet((from, until): (NaiveTime, NaiveTime), at: NaiveTime) -> bool {
 
 /// The settings stored (off if never set).
 pub fn settings_in(conn: &Connection) -> Result<ReminderSettings> {
+    Ok(stored_in(conn)?.unwrap_or_default())
+}
+
+/// The settings stored, `None` if the user was never asked (they were never saved): the app asks
+/// once, and an answer either way is saved.
+pub fn stored_in(conn: &Connection) -> Result<Option<ReminderSettings>> {
     type Row = (bool, Option<u8>, Option<String>, Option<String>);
     let row: Option<Row> = conn
         .prepare_cached(
@@ -69,14 +76,14 @@ pub fn settings_in(conn: &Connection) -> Result<ReminderSettings> {
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()?;
     let Some((enabled, warn_percent, from, until)) = row else {
-        return Ok(ReminderSettings::default());
+        return Ok(None);
     };
     let time = |s: Option<String>| s.and_then(|s| NaiveTime::parse_from_str(&s, "%H:%M").ok());
-    Ok(ReminderSettings {
+    Ok(Some(ReminderSettings {
         enabled,
         warn_percent,
         quiet: time(from).zip(time(until)),
-    })
+    }))
 }
 
 /// Stores the settings.
@@ -275,11 +282,16 @@ impl Store {
         self.with_conn(settings_in)
     }
 
+    /// The reminder settings as saved, `None` if never saved (the user was not asked yet).
+    pub fn stored_reminder_settings(&self) -> Result<Option<ReminderSettings>> {
+        self.with_conn(stored_in)
+    }
+
     /// Stores the reminder settings.
     #[tracing::instrument(level = "debug", skip_all, fields(enabled = s.enabled))]
     pub fn set_reminder_settings(&self, s: &ReminderSettings) -> Result<()> {
         let now = self.now();
-        self.write(None, |tx| set_settings_in(tx, s, now))
+        self.write(Change::Limits, |tx| set_settings_in(tx, s, now))
     }
 
     /// Shows the reminders due now (local calendar) through `notifier`, each once; returns those

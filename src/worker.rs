@@ -269,7 +269,7 @@ async fn wait_for_work(rx: &mut broadcast::Receiver<Change>) {
     loop {
         match rx.recv().await {
             Ok(Change::Visits | Change::Websites | Change::Outbox) | Err(RecvError::Lagged(_)) => return,
-            Ok(Change::Worker) => {}
+            Ok(Change::Worker | Change::Limits) => {}
             Err(RecvError::Closed) => std::future::pending::<()>().await,
         }
     }

@@ -36,6 +36,9 @@ pub struct StoreChanged {
     pub outbox: bool,
     /// The worker paused or resumed.
     pub worker: bool,
+    /// A limit or goal, the focus session or the reminder settings changed (here, in the CLI,
+    /// the extension's popup, or on another device through sync).
+    pub limits: bool,
 }
 
 impl StoreChanged {
@@ -45,6 +48,7 @@ impl StoreChanged {
         websites: true,
         outbox: true,
         worker: true,
+        limits: true,
     };
 
     /// Adds `change` to the set.
@@ -54,6 +58,7 @@ impl StoreChanged {
             Change::Websites => self.websites = true,
             Change::Outbox => self.outbox = true,
             Change::Worker => self.worker = true,
+            Change::Limits => self.limits = true,
         }
     }
 }

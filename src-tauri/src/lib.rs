@@ -92,6 +92,15 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         cmd::sync::sync_remove_device,
         cmd::sync::sync_rotate_key,
         cmd::sync::sync_delete_account,
+        cmd::limits::list_limits,
+        cmd::limits::set_limit,
+        cmd::limits::remove_limit,
+        cmd::limits::get_week_report,
+        cmd::focus::get_focus,
+        cmd::focus::start_focus,
+        cmd::focus::stop_focus,
+        cmd::reminders::get_reminders,
+        cmd::reminders::set_reminders,
         cmd::overview::first_view_painted,
     ];
     builder

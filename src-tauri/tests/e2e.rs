@@ -18,6 +18,8 @@ mod first_run;
 mod harness;
 #[path = "e2e/history.rs"]
 mod history;
+#[path = "e2e/limits.rs"]
+mod limits;
 #[path = "e2e/overview.rs"]
 mod overview;
 #[path = "e2e/polish.rs"]

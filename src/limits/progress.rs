@@ -310,6 +310,38 @@ impl Store {
         let now = self.now();
         self.with_conn(|c| week_report(c, now, &chrono::Local))
     }
+
+    /// The weekly report of the ISO week of `day` (`YYYY-MM-DD`, local calendar): the current
+    /// week's so far, as [`Store::week_report`]; a past week's whole, as it was reported on its
+    /// Sunday's last instant (the week before it to compare).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub fn week_report_of(&self, day: &str) -> Result<WeekReport> {
+        let tz = chrono::Local;
+        let now = self.now();
+        let bad = || {
+            Error::InvalidInput(format!(
+                "{:?} is not a day: write it as YYYY-MM-DD",
+                crate::error::truncate_chars(day, 40)
+            ))
+        };
+        let day = NaiveDate::parse_from_str(day.trim(), "%Y-%m-%d").map_err(|_| bad())?;
+        let monday = week_start(day);
+        if monday > week_start(day_of(now, &tz)) {
+            return Err(Error::InvalidInput(
+                "that week has not begun: there is no report of it yet".into(),
+            ));
+        }
+        let next = monday
+            .checked_add_days(chrono::Days::new(7))
+            .ok_or_else(|| calendar("that week"))?;
+        let end = start_of_day(next, &tz)?;
+        let at = if end <= now {
+            end.minus(std::time::Duration::from_micros(1))
+        } else {
+            now
+        };
+        self.with_conn(|c| week_report(c, at, &tz))
+    }
 }
 
 #[cfg(test)]

@@ -309,24 +309,29 @@ fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Bu
             pause(committed);
             let started = Instant::now();
             let now = store.now();
-            store.write_on(&mut conn, crate::forget::forgetting(), |tx| {
-                let mut batch = apply::Batch::begin(tx)?;
-                while let Some((r, from)) = current.take() {
-                    if let Some(next) =
-                        apply_read((tx, &mut batch), device, (&r, from), (now, started), &mut out)?
-                    {
-                        // Out of time inside the record: the next transaction goes on with it.
-                        current = Some((r, next));
-                        break;
+            // Limits, goals and the focus session arrive from other devices too.
+            store.write_on(
+                &mut conn,
+                crate::forget::forgetting() | crate::changes::Change::Limits,
+                |tx| {
+                    let mut batch = apply::Batch::begin(tx)?;
+                    while let Some((r, from)) = current.take() {
+                        if let Some(next) =
+                            apply_read((tx, &mut batch), device, (&r, from), (now, started), &mut out)?
+                        {
+                            // Out of time inside the record: the next transaction goes on with it.
+                            current = Some((r, next));
+                            break;
+                        }
+                        budget.give(r.held);
+                        drop(r);
+                        if started.elapsed() < TX_TIME {
+                            current = rx.try_recv().ok().map(|r| (r, 0));
+                        }
                     }
-                    budget.give(r.held);
-                    drop(r);
-                    if started.elapsed() < TX_TIME {
-                        current = rx.try_recv().ok().map(|r| (r, 0));
-                    }
-                }
-                batch.finish(tx)
-            })?;
+                    batch.finish(tx)
+                },
+            )?;
             committed = Some(Instant::now());
         }
     }

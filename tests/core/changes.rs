@@ -163,6 +163,37 @@ fn every_write_announces_exactly_the_kinds_it_touched() {
     check("a resume with nothing to resume", &[], &|| {
         store.resume_worker().unwrap();
     });
+    // Limits and goals, the focus session and the reminder settings: the app's limit views
+    // refresh on this kind, whoever wrote it.
+    let social = sitetrail::limits::Target::Category(Category::Social);
+    let (day, max) = (sitetrail::limits::Period::Day, sitetrail::limits::Kind::Max);
+    check("a limit", &["limits"], &|| {
+        store.set_limit(&social, day, max, 30).unwrap();
+    });
+    check("a limit's one entry removed", &["limits"], &|| {
+        assert!(store.remove_limit(&social, day, max).unwrap());
+    });
+    check("a limit not there removed", &[], &|| {
+        assert!(!store.remove_limit(&social, day, max).unwrap());
+    });
+    check("a limit set again and removed", &["limits"], &|| {
+        store.set_limit(&social, day, max, 30).unwrap();
+        store.remove_limits(&social, None).unwrap();
+    });
+    check("a focus session", &["limits"], &|| {
+        store.start_focus(25, vec![social.clone()]).unwrap();
+    });
+    check("a focus session stopped", &["limits"], &|| {
+        store.stop_focus().unwrap();
+    });
+    check("the reminder settings", &["limits"], &|| {
+        store
+            .set_reminder_settings(&sitetrail::reminders::ReminderSettings {
+                enabled: true,
+                ..Default::default()
+            })
+            .unwrap();
+    });
     check("an import", &["visits", "websites", "outbox"], &|| {
         let fixture =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chromium-History");

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use sitetrail::limits::{Kind, Period, Target};
-use sitetrail::Category;
+use sitetrail::{Category, Change};
 
 use crate::support::measured_visit;
 use crate::support::sync::{converge, Device, TestHub};
@@ -46,9 +46,15 @@ fn a_limit_set_on_one_device_holds_on_the_other_and_counts_both_devices_time() {
     a.store.set_limit(&social, Period::Day, Kind::Max, 30).unwrap();
     let key = a.setup(&hub, "a");
     b.join(&hub, "b", &key);
+    let mut heard = b.store.subscribe();
     let video = Target::Domain("video.example".into());
     a.store.set_limit(&video, Period::Week, Kind::Min, 90).unwrap();
     converge(&[&a, &b]);
+    // The sync that brought it told b's subscribers that limits changed: the app's screens redraw.
+    assert!(
+        std::iter::from_fn(|| heard.try_recv().ok()).any(|c| c == Change::Limits),
+        "b's pull did not announce the limit it brought"
+    );
     assert_eq!(
         limits(&b),
         [

@@ -13,10 +13,12 @@ import * as settings from './settings.js';
 import * as firstRun from './firstrun.js';
 import * as forget from './forget.js';
 import * as website from './website.js';
+import * as limits from './limits.js';
+import * as report from './report.js';
 import { onNavigate } from './nav.js';
 import * as tip from './tip.js';
 
-const views = { overview, history, review, failed, settings, website };
+const views = { overview, history, review, failed, settings, website, report };
 /** The views with a tab, in tab order; the website page has none. Alt+1..5 pick the tabs shown
  * (Failed is one only while something failed). */
 const TABS = ['overview', 'history', 'review', 'failed', 'settings'];
@@ -26,8 +28,8 @@ let current = null;
 function showView(name) {
   if (!views[name]) name = 'overview';
   if (current && current !== name) views[current].hide();
-  // The website page belongs to the view it was opened from.
-  const tabView = name === 'website' ? null : name;
+  // The website page and the weekly report belong to the view they were opened from.
+  const tabView = name === 'website' || name === 'report' ? null : name;
   for (const tab of document.querySelectorAll('.tab')) {
     if (tab.dataset.view === tabView) tab.setAttribute('aria-current', 'page');
     else tab.removeAttribute('aria-current');
@@ -90,6 +92,8 @@ async function start() {
   failed.init();
   settings.init(info);
   website.init();
+  limits.init(categories);
+  report.init();
   onNavigate((name, what) => {
     const from = current;
     if (name === 'website' && !what.from) what.from = from === 'website' ? 'overview' : from;

@@ -7,12 +7,15 @@
 
 pub mod capture;
 pub mod export;
+pub mod focus;
 pub mod forget;
 pub mod history;
 pub mod import;
 pub mod jobs;
+pub mod limits;
 pub mod overview;
 pub mod period;
+pub mod reminders;
 pub mod review;
 pub mod settings;
 pub mod sync;

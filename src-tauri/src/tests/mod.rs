@@ -7,6 +7,7 @@ mod commands;
 mod first_paint;
 mod forget;
 mod import;
+mod limits;
 mod live;
 mod review;
 mod settings;
