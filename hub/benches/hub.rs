@@ -17,9 +17,18 @@
 //! (e) 500 long-polls waiting on one hub (CPU, memory) and the time one push through another
 //! hub process takes to answer them all.
 //! (f) 1,000 long-polls of one account waiting on one hub (each asking for more than will come,
-//!     so every push wakes all of them and none answers): 200 pushes of that account and 200
+//!     so no push puts one behind and none answers): 200 pushes of that account and 200
 //!     other requests (another account's index, health) through the same hub, one at a time,
 //!     against the same with no wait open, before and after (issue 29: within 2x of none).
+//!
+//! ```text
+//! cargo bench -p sitetrail-hub --bench hub -- --waits-only                  # (f) alone
+//! cargo bench -p sitetrail-hub --bench hub -- --waits-only --before PATH    # (f) alternating
+//! ```
+//!
+//! `--before PATH` runs (f) in alternating rounds against a hub started from another build of
+//! `sitetrail-hub` (the one before a change) and this one, over the same PostgreSQL, and prints
+//! the median ratios of each.
 //!
 //! Request bodies are built before the clock starts; the client runs on the same 2 cores as the
 //! hub and PostgreSQL, so absolute rates are a floor, and the ratios are the figures.
@@ -214,11 +223,26 @@ async fn main() {
     let pg = postgres::Postgres::start_durable();
     let db = pg.create_database("hubbench");
     let url = pg.url(&db);
-    let hubs: Vec<Hub> = (0..3).map(|_| start_hub(&url)).collect();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(32)
         .build()
         .unwrap();
+    let args: Vec<String> = std::env::args().collect();
+    let before = args
+        .iter()
+        .position(|a| a == "--before")
+        .map(|i| args.get(i + 1).expect("--before PATH").clone());
+    if args.iter().any(|a| a == "--waits-only") {
+        let n = if quick { 50 } else { 200 };
+        match before {
+            None => {
+                waits_against_none(&http, &start_hub(&url), n).await;
+            }
+            Some(binary) => before_and_after(&http, &url, &binary, n, if quick { 1 } else { 3 }).await,
+        }
+        return;
+    }
+    let hubs: Vec<Hub> = (0..3).map(|_| start_hub(&url)).collect();
     let (_, start_rss) = hubs[0].cpu_and_rss();
     println!(
         "hub bench: PostgreSQL 15 (fsync on), release hub, {}",
@@ -520,8 +544,38 @@ async fn pushes_and_others(
     times
 }
 
-/// (f) 1,000 waits of one account against none: what pushes and other requests cost meanwhile.
-async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
+/// (f) in alternating rounds against a hub from `binary` ("before") and this build's ("after"):
+/// the median over the rounds of each ratio (1,000 waits against none: p50 and total).
+async fn before_and_after(http: &reqwest::Client, url: &str, binary: &str, n: usize, rounds: usize) {
+    let hubs = [
+        Hub::start_binary(binary, url, HUB_FLAGS, &[("SITETRAIL_HUB_LOG", "warn")]),
+        start_hub(url),
+    ];
+    let mut ratios: [Vec<[[f64; 3]; 3]>; 2] = Default::default();
+    for round in 0..rounds {
+        for (k, hub) in hubs.iter().enumerate() {
+            println!("(f) round {round}, {}:", ["before", "after"][k]);
+            ratios[k].push(waits_against_none(http, hub, n).await);
+        }
+    }
+    let names = ["push", "another account's index", "health"];
+    for (k, label) in ["before", "after"].iter().enumerate() {
+        for (j, name) in names.iter().enumerate() {
+            let p50 = median(ratios[k].iter().map(|r| r[j][0]).collect());
+            let total = median(ratios[k].iter().map(|r| r[j][1]).collect());
+            let bracketed = median(ratios[k].iter().map(|r| r[j][2]).collect());
+            println!(
+                "(f) {label}, median of {rounds} rounds: {name} with 1,000 waits = {p50:.2}x the p50, {total:.2}x the total of none before; {bracketed:.2}x the p50 of none before and after (their mean)"
+            );
+        }
+    }
+}
+
+/// (f) 1,000 waits of one account against none: what pushes and other requests cost meanwhile;
+/// per kind of request (push, another account's index, health), the ratios with the waits to
+/// without (p50 and total against the no-wait requests before; p50 against the mean of the p50s
+/// before and after, which keeps a drift of the machine's load out of the ratio).
+async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) -> [[f64; 3]; 3] {
     const WAITS: usize = 1_000;
     let pusher = new_device(http, &hub.url).await;
     let other = new_device(http, &hub.url).await;
@@ -577,6 +631,7 @@ async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
     let after = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
 
     let names = ["push (1 record of 2 KiB)", "another account's index", "health"];
+    let mut ratios = [[0.0; 3]; 3];
     for (k, name) in names.iter().enumerate() {
         let (none_p50, none_p99, none_total) = spread(before[k].clone());
         let (with_p50, with_p99, with_total) = spread(during[k].clone());
@@ -588,8 +643,14 @@ async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
             with_p50 / none_p50,
             with_total / none_total,
         );
+        ratios[k] = [
+            with_p50 / none_p50,
+            with_total / none_total,
+            with_p50 / ((none_p50 + after_p50) / 2.0),
+        ];
     }
     println!(
         "(f) {waited} of {WAITS} waits waited their whole time (none refused by a cap), {finished_early} had answered before the measured requests ended"
     );
+    ratios
 }

@@ -220,25 +220,40 @@ impl Known {
         )
     }
 
-    /// `records_of_others` over this index, without a pass over every head.
-    fn others(&self, device: Option<Uuid>, series: &Series) -> u64 {
+    /// `records_of_others` over this index, without a pass over every head: the series' total
+    /// less the asker's own head (`own`: the asker's device and the series).
+    fn others(&self, series: &Series, own: Option<&(Uuid, Series)>) -> u64 {
         let total = self.totals.get(series).copied().unwrap_or(0);
-        let own = device
-            .and_then(|d| self.heads.get(&(d, series.clone())))
+        let own = own
+            .and_then(|key| self.heads.get(key))
             .copied()
             .map_or(0, u128::from);
         u64::try_from(total - own).unwrap_or(u64::MAX)
-    }
-
-    fn is_behind(&self, asker: &Asker) -> bool {
-        self.others(asker.device, &asker.series) > asker.seen
     }
 }
 
 /// A wait registered on its account's index: woken once the index puts it behind.
 struct Waiter {
-    asker: Asker,
+    series: Series,
+    /// The asking device's own head's key, if it named itself.
+    own: Option<(Uuid, Series)>,
+    seen: u64,
     wake: Arc<Notify>,
+}
+
+impl Waiter {
+    fn new(asker: &Asker, wake: Arc<Notify>) -> Waiter {
+        Waiter {
+            series: asker.series.clone(),
+            own: asker.device.map(|d| (d, asker.series.clone())),
+            seen: asker.seen,
+            wake,
+        }
+    }
+
+    fn is_behind(&self, known: &Known) -> bool {
+        known.others(&self.series, self.own.as_ref()) > self.seen
+    }
 }
 
 /// What the waits of one account share.
@@ -264,7 +279,7 @@ impl AccountState {
         };
         let mut woken = 0;
         waiters.retain(|_, waiter| {
-            if known.is_behind(&waiter.asker) {
+            if waiter.is_behind(known) {
                 waiter.wake.notify_one();
                 woken += 1;
                 false
@@ -552,20 +567,15 @@ impl Watch {
     fn look_known(&self, asker: &Asker) -> Option<Look> {
         let mut state = self.shared.state();
         let known = state.known.as_ref().filter(|k| k.read_at.elapsed() < RECHECK)?;
+        let waiter = Waiter::new(asker, self.wake.clone());
         let look = Look {
             index: known.list.clone(),
-            behind: known.is_behind(asker),
+            behind: waiter.is_behind(known),
         };
         if look.behind {
             state.waiters.remove(&self.id);
         } else {
-            state.waiters.insert(
-                self.id,
-                Waiter {
-                    asker: asker.clone(),
-                    wake: self.wake.clone(),
-                },
-            );
+            state.waiters.insert(self.id, waiter);
         }
         Some(look)
     }
@@ -675,7 +685,7 @@ pub async fn listen(config: tokio_postgres::Config, notifier: Arc<Notifier>) {
                 drop(client);
                 tracing::warn!(
                     why = ended.as_deref().unwrap_or("closed"),
-                    "the connection listening for new records ended; long-polls fall back to their timeout until it is back"
+                    "the connection listening for new records ended; long-polls wait for their timeout until it is back, then look again"
                 );
             }
             Err(_) => {
