@@ -74,6 +74,21 @@ const HUB_FLAGS: &[&str] = &[
     "0",
 ];
 
+/// A hub from `binary` with its metrics on a port of its own, and that address ((f) waits for
+/// its waits to register there).
+fn start_metered(binary: &str, database_url: &str) -> (Hub, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let metrics = format!("127.0.0.1:{port}");
+    let mut flags = HUB_FLAGS.to_vec();
+    flags.extend(["--metrics-listen", &metrics]);
+    let hub = Hub::start_binary(binary, database_url, &flags, &[("SITETRAIL_HUB_LOG", "warn")]);
+    (hub, metrics)
+}
+
 fn start_hub(database_url: &str) -> Hub {
     Hub::start_with(database_url, HUB_FLAGS, &[("SITETRAIL_HUB_LOG", "warn")])
 }
@@ -236,13 +251,15 @@ async fn main() {
         let n = if quick { 50 } else { 200 };
         match before {
             None => {
-                waits_against_none(&http, &start_hub(&url), n).await;
+                let (hub, metrics) = start_metered(support::HUB, &url);
+                waits_against_none(&http, &hub, &metrics, n).await;
             }
             Some(binary) => before_and_after(&http, &url, &binary, n, if quick { 1 } else { 3 }).await,
         }
         return;
     }
-    let hubs: Vec<Hub> = (0..3).map(|_| start_hub(&url)).collect();
+    let (first, metrics) = start_metered(support::HUB, &url);
+    let hubs: Vec<Hub> = [first, start_hub(&url), start_hub(&url)].into();
     let (_, start_rss) = hubs[0].cpu_and_rss();
     println!(
         "hub bench: PostgreSQL 15 (fsync on), release hub, {}",
@@ -478,7 +495,7 @@ async fn main() {
         (last - pushed).as_secs_f64() * 1000.0
     );
 
-    waits_against_none(&http, &hubs[0], if quick { 50 } else { 200 }).await;
+    waits_against_none(&http, &hubs[0], &metrics, if quick { 50 } else { 200 }).await;
 }
 
 /// Per request, one at a time: (median ms, 99th percentile ms, total s).
@@ -547,15 +564,12 @@ async fn pushes_and_others(
 /// (f) in alternating rounds against a hub from `binary` ("before") and this build's ("after"):
 /// the median over the rounds of each ratio (1,000 waits against none: p50 and total).
 async fn before_and_after(http: &reqwest::Client, url: &str, binary: &str, n: usize, rounds: usize) {
-    let hubs = [
-        Hub::start_binary(binary, url, HUB_FLAGS, &[("SITETRAIL_HUB_LOG", "warn")]),
-        start_hub(url),
-    ];
+    let hubs = [start_metered(binary, url), start_metered(support::HUB, url)];
     let mut ratios: [Vec<[[f64; 3]; 3]>; 2] = Default::default();
     for round in 0..rounds {
-        for (k, hub) in hubs.iter().enumerate() {
+        for (k, (hub, metrics)) in hubs.iter().enumerate() {
             println!("(f) round {round}, {}:", ["before", "after"][k]);
-            ratios[k].push(waits_against_none(http, hub, n).await);
+            ratios[k].push(waits_against_none(http, hub, metrics, n).await);
         }
     }
     let names = ["push", "another account's index", "health"];
@@ -575,7 +589,7 @@ async fn before_and_after(http: &reqwest::Client, url: &str, binary: &str, n: us
 /// per kind of request (push, another account's index, health), the ratios with the waits to
 /// without (p50 and total against the no-wait requests before; p50 against the mean of the p50s
 /// before and after, which keeps a drift of the machine's load out of the ratio).
-async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) -> [[f64; 3]; 3] {
+async fn waits_against_none(http: &reqwest::Client, hub: &Hub, metrics: &str, n: usize) -> [[f64; 3]; 3] {
     const WAITS: usize = 1_000;
     let pusher = new_device(http, &hub.url).await;
     let other = new_device(http, &hub.url).await;
@@ -614,8 +628,27 @@ async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) -> [[f6
         }));
     }
     opened.wait().await;
-    // Until every wait is registered on the hub (a wait refused by a cap would answer at once).
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Until every wait is registered on the hub (a wait refused by a cap would answer at once)
+    // and none holds or waits for a database connection: the measured requests do not run
+    // beside the waits' logins and first reads.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = reqwest::get(format!("http://{metrics}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let at = |series| support::sample(&text, series);
+        if at("sitetrail_hub_waits_open") == Some(WAITS as f64)
+            && at("sitetrail_hub_pool_connections_in_use") == Some(0.0)
+            && at("sitetrail_hub_pool_waiting") == Some(0.0)
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the waits did not register:\n{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let started = Instant::now();
     let during = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
     let took = started.elapsed();
