@@ -17,9 +17,18 @@
 //! (e) 500 long-polls waiting on one hub (CPU, memory) and the time one push through another
 //! hub process takes to answer them all.
 //! (f) 1,000 long-polls of one account waiting on one hub (each asking for more than will come,
-//!     so every push wakes all of them and none answers): 200 pushes of that account and 200
+//!     so no push puts one behind and none answers): 200 pushes of that account and 200
 //!     other requests (another account's index, health) through the same hub, one at a time,
 //!     against the same with no wait open, before and after (issue 29: within 2x of none).
+//!
+//! ```text
+//! cargo bench -p sitetrail-hub --bench hub -- --waits-only                  # (f) alone
+//! cargo bench -p sitetrail-hub --bench hub -- --waits-only --before PATH    # (f) alternating
+//! ```
+//!
+//! `--before PATH` runs (f) in alternating rounds against a hub started from another build of
+//! `sitetrail-hub` (the one before a change) and this one, over the same PostgreSQL, and prints
+//! the median ratios of each.
 //!
 //! Request bodies are built before the clock starts; the client runs on the same 2 cores as the
 //! hub and PostgreSQL, so absolute rates are a floor, and the ratios are the figures.
@@ -64,6 +73,21 @@ const HUB_FLAGS: &[&str] = &[
     "--max-waits",
     "0",
 ];
+
+/// A hub from `binary` with its metrics on a port of its own, and that address ((f) waits for
+/// its waits to register there).
+fn start_metered(binary: &str, database_url: &str) -> (Hub, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let metrics = format!("127.0.0.1:{port}");
+    let mut flags = HUB_FLAGS.to_vec();
+    flags.extend(["--metrics-listen", &metrics]);
+    let hub = Hub::start_binary(binary, database_url, &flags, &[("SITETRAIL_HUB_LOG", "warn")]);
+    (hub, metrics)
+}
 
 fn start_hub(database_url: &str) -> Hub {
     Hub::start_with(database_url, HUB_FLAGS, &[("SITETRAIL_HUB_LOG", "warn")])
@@ -214,11 +238,28 @@ async fn main() {
     let pg = postgres::Postgres::start_durable();
     let db = pg.create_database("hubbench");
     let url = pg.url(&db);
-    let hubs: Vec<Hub> = (0..3).map(|_| start_hub(&url)).collect();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(32)
         .build()
         .unwrap();
+    let args: Vec<String> = std::env::args().collect();
+    let before = args
+        .iter()
+        .position(|a| a == "--before")
+        .map(|i| args.get(i + 1).expect("--before PATH").clone());
+    if args.iter().any(|a| a == "--waits-only") {
+        let n = if quick { 50 } else { 200 };
+        match before {
+            None => {
+                let (hub, metrics) = start_metered(support::HUB, &url);
+                waits_against_none(&http, &hub, &metrics, n).await;
+            }
+            Some(binary) => before_and_after(&http, &url, &binary, n, if quick { 1 } else { 3 }).await,
+        }
+        return;
+    }
+    let (first, metrics) = start_metered(support::HUB, &url);
+    let hubs: Vec<Hub> = [first, start_hub(&url), start_hub(&url)].into();
     let (_, start_rss) = hubs[0].cpu_and_rss();
     println!(
         "hub bench: PostgreSQL 15 (fsync on), release hub, {}",
@@ -454,7 +495,7 @@ async fn main() {
         (last - pushed).as_secs_f64() * 1000.0
     );
 
-    waits_against_none(&http, &hubs[0], if quick { 50 } else { 200 }).await;
+    waits_against_none(&http, &hubs[0], &metrics, if quick { 50 } else { 200 }).await;
 }
 
 /// Per request, one at a time: (median ms, 99th percentile ms, total s).
@@ -520,8 +561,35 @@ async fn pushes_and_others(
     times
 }
 
-/// (f) 1,000 waits of one account against none: what pushes and other requests cost meanwhile.
-async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
+/// (f) in alternating rounds against a hub from `binary` ("before") and this build's ("after"):
+/// the median over the rounds of each ratio (1,000 waits against none: p50 and total).
+async fn before_and_after(http: &reqwest::Client, url: &str, binary: &str, n: usize, rounds: usize) {
+    let hubs = [start_metered(binary, url), start_metered(support::HUB, url)];
+    let mut ratios: [Vec<[[f64; 3]; 3]>; 2] = Default::default();
+    for round in 0..rounds {
+        for (k, (hub, metrics)) in hubs.iter().enumerate() {
+            println!("(f) round {round}, {}:", ["before", "after"][k]);
+            ratios[k].push(waits_against_none(http, hub, metrics, n).await);
+        }
+    }
+    let names = ["push", "another account's index", "health"];
+    for (k, label) in ["before", "after"].iter().enumerate() {
+        for (j, name) in names.iter().enumerate() {
+            let p50 = median(ratios[k].iter().map(|r| r[j][0]).collect());
+            let total = median(ratios[k].iter().map(|r| r[j][1]).collect());
+            let bracketed = median(ratios[k].iter().map(|r| r[j][2]).collect());
+            println!(
+                "(f) {label}, median of {rounds} rounds: {name} with 1,000 waits = {p50:.2}x the p50, {total:.2}x the total of none before; {bracketed:.2}x the p50 of none before and after (their mean)"
+            );
+        }
+    }
+}
+
+/// (f) 1,000 waits of one account against none: what pushes and other requests cost meanwhile;
+/// per kind of request (push, another account's index, health), the ratios with the waits to
+/// without (p50 and total against the no-wait requests before; p50 against the mean of the p50s
+/// before and after, which keeps a drift of the machine's load out of the ratio).
+async fn waits_against_none(http: &reqwest::Client, hub: &Hub, metrics: &str, n: usize) -> [[f64; 3]; 3] {
     const WAITS: usize = 1_000;
     let pusher = new_device(http, &hub.url).await;
     let other = new_device(http, &hub.url).await;
@@ -560,8 +628,27 @@ async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
         }));
     }
     opened.wait().await;
-    // Until every wait is registered on the hub (a wait refused by a cap would answer at once).
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Until every wait is registered on the hub (a wait refused by a cap would answer at once)
+    // and none holds or waits for a database connection: the measured requests do not run
+    // beside the waits' logins and first reads.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = reqwest::get(format!("http://{metrics}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let at = |series| support::sample(&text, series);
+        if at("sitetrail_hub_waits_open") == Some(WAITS as f64)
+            && at("sitetrail_hub_pool_connections_in_use") == Some(0.0)
+            && at("sitetrail_hub_pool_waiting") == Some(0.0)
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the waits did not register:\n{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let started = Instant::now();
     let during = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
     let took = started.elapsed();
@@ -577,6 +664,7 @@ async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
     let after = pushes_and_others(http, hub, &pusher, &mut next_idx, &other, n).await;
 
     let names = ["push (1 record of 2 KiB)", "another account's index", "health"];
+    let mut ratios = [[0.0; 3]; 3];
     for (k, name) in names.iter().enumerate() {
         let (none_p50, none_p99, none_total) = spread(before[k].clone());
         let (with_p50, with_p99, with_total) = spread(during[k].clone());
@@ -588,8 +676,14 @@ async fn waits_against_none(http: &reqwest::Client, hub: &Hub, n: usize) {
             with_p50 / none_p50,
             with_total / none_total,
         );
+        ratios[k] = [
+            with_p50 / none_p50,
+            with_total / none_total,
+            with_p50 / ((none_p50 + after_p50) / 2.0),
+        ];
     }
     println!(
         "(f) {waited} of {WAITS} waits waited their whole time (none refused by a cap), {finished_early} had answered before the measured requests ended"
     );
+    ratios
 }

@@ -7,6 +7,7 @@
 //! cargo bench -p sitetrail-hub --bench load              # about 4 minutes
 //! cargo bench -p sitetrail-hub --bench load -- --quick   # under a minute (shorter windows)
 //! cargo bench -p sitetrail-hub --bench load -- --without-account-turns   # --max-requests-per-account 0
+//! cargo bench -p sitetrail-hub --bench load -- --hub-binary PATH   # hubs from another build (a "before")
 //! ```
 //!
 //! The devices are simulated at the wire level (`hub/wire`'s shapes over real HTTP; payloads are
@@ -589,12 +590,18 @@ async fn main() {
     // `--without-account-turns`: no turns per account, as the hub was before this bench found
     // that one account could fill the queue every account shares (crate::turns).
     let without_turns = std::env::args().any(|a| a == "--without-account-turns");
+    // `--hub-binary PATH`: the hubs from another build of `sitetrail-hub`, to compare a change.
+    let args: Vec<String> = std::env::args().collect();
+    let binary = args.iter().position(|a| a == "--hub-binary").map_or_else(
+        || support::HUB.to_owned(),
+        |i| args.get(i + 1).expect("--hub-binary PATH").clone(),
+    );
     let mut flags = HUB_FLAGS.to_vec();
     if without_turns {
         flags.extend(["--max-requests-per-account", "0"]);
     }
     let hubs: Vec<Hub> = (0..2)
-        .map(|_| Hub::start_with(&url, &flags, &[("SITETRAIL_HUB_LOG", "warn")]))
+        .map(|_| Hub::start_binary(&binary, &url, &flags, &[("SITETRAIL_HUB_LOG", "warn")]))
         .collect();
     let b64 = |n: usize| base64::engine::general_purpose::STANDARD.encode(support::random_bytes(n));
     let sim = Arc::new(Sim {

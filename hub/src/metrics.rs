@@ -54,6 +54,7 @@ pub struct Metrics {
     pulled_records: AtomicU64,
     waits_open: AtomicI64,
     index_reads: AtomicU64,
+    wait_wakeups: AtomicU64,
     postgres_unavailable: AtomicU64,
     postgres_errors: AtomicU64,
     quota_refusals: Mutex<BTreeMap<&'static str, u64>>,
@@ -97,6 +98,13 @@ impl Metrics {
     /// The account index was read from the database (by `GET /v1/index` or a long-poll).
     pub fn index_read(&self) {
         self.index_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `n` long-polls were woken by a change of their account's index (`crate::notify`).
+    pub fn waits_woken(&self, n: u64) {
+        if n > 0 {
+            self.wait_wakeups.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// A long-poll starts waiting; it stops when the guard is dropped.
@@ -241,8 +249,14 @@ impl Metrics {
             (
                 "sitetrail_hub_index_reads_total",
                 "counter",
-                "Reads of an account's index from the database (the waits of one account share one per wake).",
+                "Reads of an account's index from the database (the waits of one account share one; a push's NOTIFY carries the heads that moved, so a woken wait reads none).",
                 load(&self.index_reads),
+            ),
+            (
+                "sitetrail_hub_wait_wakeups_total",
+                "counter",
+                "Long-polls woken by a change of their account's index: only those the change puts behind (all of an account's on a look-again).",
+                load(&self.wait_wakeups),
             ),
             (
                 "sitetrail_hub_waits_open",

@@ -121,3 +121,23 @@ fn the_man_pages_have_examples_exit_codes_environment_and_files() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_device_lets_an_idle_connection_go_before_the_hub_closes_it() {
+    // A device that kept an idle connection past the hub's header timeout could send a request
+    // on it as the hub closes it, and fail with a transport error (`src/sync/client.rs`).
+    let (code, serve, _) = run_hub(&["serve", "--help"], &[]);
+    assert_eq!(code, 0);
+    let after_flag = &serve[serve.find("--header-timeout").expect("the flag")..];
+    let default: u64 = after_flag
+        .split("[default: ")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no default for --header-timeout:\n{serve}"));
+    assert!(
+        sitetrail::sync::client::POOL_IDLE_TIMEOUT < std::time::Duration::from_secs(default),
+        "the device keeps idle connections {:?}, the hub closes them after {default} s",
+        sitetrail::sync::client::POOL_IDLE_TIMEOUT
+    );
+}

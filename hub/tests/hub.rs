@@ -35,3 +35,4 @@ mod records;
 mod schema;
 mod tls;
 mod wait_caps;
+mod wait_wakes;

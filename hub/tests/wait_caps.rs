@@ -236,8 +236,8 @@ async fn the_waits_of_one_account_share_one_index_read_per_wake() {
         assert!(took < Duration::from_secs(15), "woken by the push: {took:?}");
     }
     let after = reads().await;
-    // One read per wake of the account (the push wakes it here and through LISTEN): not one per
-    // wait.
+    // Not one read per wait: the push's heads are merged into the index the account's waits
+    // share, so they answer without a read (`wait_wakes.rs` checks that it is none).
     assert!(
         after - before <= 3,
         "{} index reads for {WAITS} waits woken once",

@@ -21,6 +21,13 @@ use crate::error::{Error, ErrorKind, Result};
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long connecting may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection to the hub is kept idle for the next request: under the hub's own
+/// idle timeout (`sitetrail-hub serve --header-timeout`, 10 s by default), so the client lets a
+/// connection go before the hub closes it. Kept past it, a request could be sent on a connection
+/// the hub was closing at that moment and fail with a transport error (pushes lost that race in
+/// `hub/benches/load.rs`, whose devices push every 5-15 s). `hub/tests/cli.rs` checks it against
+/// the hub's default.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn sync_error(kind: ErrorKind, message: impl Into<String>) -> Error {
     Error::Sync {
@@ -292,6 +299,7 @@ impl HubClient {
         let mut http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("sitetrail/", env!("CARGO_PKG_VERSION")));
         for certificate in &transport.trust.certificates {

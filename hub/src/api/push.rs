@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::Json;
-use sitetrail_sync_wire::{limits, PushResponse, PushResult, PushStatus, Quota, Record};
+use sitetrail_sync_wire::{limits, PushResponse, PushResult, PushStatus, Quota, Record, SeriesHead};
 use uuid::Uuid;
 
 use crate::app::App;
@@ -88,18 +88,23 @@ pub async fn push(
     if let Err(crate::error::HubError::QuotaExceeded(_)) = &stored {
         crate::pace::note_refused(authed.account_id);
     }
-    let (results, (bytes, records)) = stored?;
+    let Stored {
+        results,
+        usage: (bytes, records),
+        moved,
+    } = stored?;
     let mut headers = HeaderMap::new();
     app.quotas.header(&mut headers, Quota::Bytes, bytes);
     app.quotas.header(&mut headers, Quota::Records, records);
     let stored = results.iter().filter(|r| r.status == PushStatus::Stored).count();
     if stored > 0 {
-        // Delivered at COMMIT to every hub process's listener (crate::notify).
+        // Delivered at COMMIT to every hub process's listener, with the heads that moved, so
+        // only the waits they put behind wake and none reads the index again (crate::notify).
         tx.execute(
             "SELECT pg_notify($1, $2)",
             &[
                 (&crate::notify::CHANNEL, Type::TEXT),
-                (&authed.account_id.to_string(), Type::TEXT),
+                (&crate::notify::payload(authed.account_id, &moved), Type::TEXT),
             ],
         )
         .await?;
@@ -108,7 +113,7 @@ pub async fn push(
     if stored > 0 {
         crate::pace::note_stored(authed.account_id);
         // This process's waits need not wait for the round trip.
-        app.notifier.wake(authed.account_id);
+        app.notifier.changed(authed.account_id, &moved);
     }
     let stored_bytes: usize = results
         .iter()
@@ -121,14 +126,23 @@ pub async fn push(
     Ok((headers, Json(PushResponse { results })))
 }
 
-/// Stores the records; returns one result per record and the account's (bytes, records) stored
-/// afterwards.
+/// What a push stored.
+struct Stored {
+    /// One per record, in the request's order.
+    results: Vec<PushResult>,
+    /// The account's (bytes, records) stored afterwards.
+    usage: (u64, u64),
+    /// The series heads the push moved, at their new place.
+    moved: Vec<SeriesHead>,
+}
+
+/// Stores the records.
 async fn store(
     tx: &Transaction<'_>,
     account_id: Uuid,
     records: &[Record],
     quotas: &Quotas,
-) -> HubResult<(Vec<PushResult>, (u64, u64))> {
+) -> HubResult<Stored> {
     let devices: Vec<Uuid> = records
         .iter()
         .map(|r| r.device_id)
@@ -221,6 +235,7 @@ async fn store(
         .map(|(_, r)| r)
         .collect();
     let usage = add_usage(tx, account_id, &new, quotas).await?;
+    let mut moved_heads = Vec::new();
     if !new.is_empty() {
         let d: Vec<Uuid> = new.iter().map(|r| r.device_id).collect();
         let s: Vec<&str> = new.iter().map(|r| r.series.as_str()).collect();
@@ -261,6 +276,15 @@ async fn store(
             ],
         )
         .await?;
+        moved_heads = new
+            .iter()
+            .filter(|r| moved.get(&(r.device_id, r.series.as_str())) == Some(&idx(r)))
+            .map(|r| SeriesHead {
+                device_id: r.device_id,
+                series: r.series.clone(),
+                last_idx: r.idx,
+            })
+            .collect();
     }
 
     let results = records
@@ -273,7 +297,11 @@ async fn store(
             status,
         })
         .collect();
-    Ok((results, usage))
+    Ok(Stored {
+        results,
+        usage,
+        moved: moved_heads,
+    })
 }
 
 /// Adds the new records' bytes and count to the account's counters (locking its row until

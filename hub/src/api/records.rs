@@ -29,7 +29,8 @@ pub async fn index(State(app): State<App>, authed: Authed) -> HubResult<Json<Ind
 
 /// The long-poll: the index once the other devices' records of a series add up to more than the
 /// asker has seen, or when the wait is over (or the hub is stopping). It holds no database
-/// connection and no request turn while it waits (`crate::notify`). Past a cap of waits (per
+/// connection and no request turn while it waits, is woken only by a push that puts it behind,
+/// and then answers from the heads the push notified, without a read (`crate::notify`). Past a cap of waits (per
 /// account, per address, in all) it answers the index at once with `Retry-After`: the wait's
 /// time, which a device spends before asking again (an account asking past a cap more often than
 /// `REFUSALS_PER_SECOND` is answered at that pace).
@@ -74,25 +75,30 @@ pub async fn wait(
     };
     let _open = crate::metrics::METRICS.wait_open();
     let deadline = tokio::time::Instant::now() + wait.wait;
+    let asker = crate::notify::Asker {
+        device: authed.device_id,
+        series: wait.series,
+        seen: wait.seen,
+    };
     loop {
-        let armed = watch.arm();
-        let series = watch.index(read_index(&app, authed.account_id)).await?;
+        // The account's index as this process keeps it (read once for all its waits, then
+        // moved by the heads each push notifies); registers the wait unless it is behind.
+        let look = watch.look(&asker, || read_index(&app, authed.account_id)).await?;
         // An account deleted while its devices wait has no series: say it at once (401), as
         // every later request will, rather than at the end of the wait.
-        if series.is_empty() && !account_exists(&app, authed.account_id).await? {
+        if look.index.is_empty() && !account_exists(&app, authed.account_id).await? {
             return Err(crate::error::HubError::Unauthorized);
         }
-        let others = sitetrail_sync_wire::records_of_others(&series, authed.device_id, &wait.series);
-        if others > wait.seen || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
+        if look.behind || tokio::time::Instant::now() >= deadline || app.notifier.is_closed() {
             return Ok((
                 HeaderMap::new(),
                 Json(IndexResponse {
-                    series: series.to_vec(),
+                    series: look.index.to_vec(),
                 }),
             ));
         }
         tokio::select! {
-            () = armed.woken() => {}
+            () = watch.woken() => {}
             () = tokio::time::sleep_until(deadline) => {}
         }
     }

@@ -41,8 +41,13 @@ impl Hub {
 
     /// Starts a hub with more flags and environment variables.
     pub fn start_with(database_url: &str, args: &[&str], env: &[(&str, &str)]) -> Hub {
+        Hub::start_binary(HUB, database_url, args, env)
+    }
+
+    /// [`Hub::start_with`] from another build of `sitetrail-hub` (a benchmark's "before").
+    pub fn start_binary(binary: &str, database_url: &str, args: &[&str], env: &[(&str, &str)]) -> Hub {
         let log = tempfile::NamedTempFile::new().unwrap();
-        let mut child = Command::new(HUB)
+        let mut child = Command::new(binary)
             .args(["serve", "--listen", "127.0.0.1:0", "--startup-wait", "0"])
             .args(args)
             .env("SITETRAIL_HUB_DATABASE_URL", database_url)
