@@ -12,7 +12,7 @@ import { Queue } from './lib/queue.js';
 import { Tracker, emptyState, NO_WINDOW, PRESENCE_POLL_MS } from './lib/tracker.js';
 import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
-import { CONTINUE_MS, FAIL_OPEN_NOTE, holdsFrom, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
+import { FAIL_OPEN_NOTE, holdsFrom, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
 
 const storage = chrome.storage.local;
 /** 'firefox' in Firefox (the name `browser-link --browser` takes); unknown in the Chromium family. */
@@ -195,18 +195,20 @@ function refreshLimits() {
   return limitsAsking;
 }
 
-/** "Continue for 5 minutes" on the paused page: `url`'s site opens until then. */
+/** "Continue for 5 minutes" (the options' minutes) on the paused page: `url`'s site opens until
+ * then. */
 async function continueTo(url) {
   const site = siteOfPage(url);
   if (!site || settings.strictLimits) return false;
+  const span = settings.limitContinueMinutes * 60_000;
   await serialLimits(async () => {
     const saved = await savedLimits();
-    saved.allowed = { ...liveAllowed(saved.allowed, now()), [site]: now() + CONTINUE_MS };
+    saved.allowed = { ...liveAllowed(saved.allowed, now()), [site]: now() + span };
     await chrome.storage.session.set({ [LIMITS]: saved });
   });
   await applyLimits((await savedLimits()).limits);
   // Taken back when it runs out (the alarm's tick does it too, should this worker stop meanwhile).
-  setTimeout(() => refreshLimits(), CONTINUE_MS + 1000);
+  setTimeout(() => refreshLimits(), span + 1000);
   return true;
 }
 
@@ -347,7 +349,12 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
     // The paused page: which used-up limit holds this page back, and how it may go on.
     run(async () => {
       const { limits } = await savedLimits();
-      reply({ limit: limitFor(limits, msg.url), pauseSeconds: settings.limitPauseSeconds, strict: settings.strictLimits });
+      reply({
+        limit: limitFor(limits, msg.url),
+        pauseSeconds: settings.limitPauseSeconds,
+        continueMinutes: settings.limitContinueMinutes,
+        strict: settings.strictLimits,
+      });
     });
     return true;
   }

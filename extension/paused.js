@@ -1,8 +1,9 @@
 // The page shown instead of a site over its limit (or held back by a focus session, with no
 // "Continue"): the time and the limit, "Close tab", and after
-// a deliberate pause (the options' seconds; none when strict) "Continue for 5 minutes". The
+// a deliberate pause (the options' seconds; none when strict) "Continue for 5 minutes" (the
+// options' minutes). The
 // blocked URL is after the `#` (the redirect rule puts it there).
-import { continueState, pausedLine, siteOfPage } from './lib/limits.js';
+import { continueLabel, continueState, pausedLine, siteOfPage } from './lib/limits.js';
 import { fmtSpent } from './lib/format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -20,14 +21,14 @@ async function closeTab() {
   if (tab) await chrome.tabs.remove(tab.id);
 }
 
-function showContinue({ pauseSeconds, strict, limit }) {
+function showContinue({ pauseSeconds, continueMinutes, strict, limit }) {
   const button = $('continue');
   const tick = () => {
     const s = continueState({ pauseSeconds, strict, elapsedMs: Date.now() - shownAt, focus: Boolean(limit.focus) });
     button.hidden = !s.offered;
     $('strict').hidden = s.offered || Boolean(limit.focus);
     button.disabled = !s.ready;
-    button.textContent = s.ready ? 'Continue for 5 minutes' : `Continue in ${s.secondsLeft} s`;
+    button.textContent = s.ready ? continueLabel(continueMinutes || 5) : `Continue in ${s.secondsLeft} s`;
     if (s.offered && !s.ready) setTimeout(tick, 250);
   };
   tick();

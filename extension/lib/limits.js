@@ -5,8 +5,8 @@
 //
 // - One redirect rule per used-up limit, for the main frame only, naming the limit's domains
 //   (`requestDomains` covers their subdomains too), so the blocked site's server is never asked.
-// - "Continue for 5 minutes" on the page adds an allow rule of a higher priority for that site,
-//   until it runs out.
+// - "Continue for 5 minutes" (the options' minutes) on the page adds an allow rule of a higher
+//   priority for that site, until it runs out.
 // - A focus session (`sitetrail focus start`) holds back its categories and websites the same way,
 //   above any "Continue", until it ends.
 // - Fail open: when the host cannot be asked, every rule is removed (a broken link must never
@@ -17,7 +17,7 @@ import { fmtClock } from './format.js';
 /** Rule ids: redirects from REDIRECT_BASE, allows from ALLOW_BASE (the browser wants numbers). */
 export const REDIRECT_BASE = 1000;
 export const ALLOW_BASE = 100_000;
-/** How long "Continue" lets a site open. */
+/** How long "Continue" lets a site open by default (the options' `limitContinueMinutes`). */
 export const CONTINUE_MS = 5 * 60_000;
 /** The note the popup shows while limits cannot be enforced. */
 export const FAIL_OPEN_NOTE = 'Limits are not enforced now: Sitetrail cannot be reached from this browser, so every page opens.';
@@ -120,6 +120,11 @@ export function continueState({ pauseSeconds, strict, elapsedMs, focus = false }
   if (strict || focus) return { offered: false, ready: false, secondsLeft: 0 };
   const left = Math.max(0, Math.ceil((pauseSeconds * 1000 - elapsedMs) / 1000));
   return { offered: true, ready: left === 0, secondsLeft: left };
+}
+
+/** The paused page's button once the pause is over: "Continue for 5 minutes". */
+export function continueLabel(minutes) {
+  return `Continue for ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
 }
 
 /** The paused page's sentence for a limit: "Social networks: 32 min today; your limit is 30 min a day." */

@@ -71,6 +71,19 @@ test('the pause before "Continue" is kept between none and two minutes; strict o
   assert.equal(normalize({ strictLimits: true }).strictLimits, true);
 });
 
+test('"Continue" lasts five minutes unless the options say between one and sixty, and its button says so', async () => {
+  const { normalize, DEFAULTS } = await import('../lib/settings.js');
+  const { continueLabel } = await import('../lib/limits.js');
+  assert.equal(DEFAULTS.limitContinueMinutes * 60_000, CONTINUE_MS);
+  assert.equal(normalize(undefined).limitContinueMinutes, 5);
+  assert.equal(normalize({ limitContinueMinutes: 1 }).limitContinueMinutes, 1);
+  assert.equal(normalize({ limitContinueMinutes: 0 }).limitContinueMinutes, 1);
+  assert.equal(normalize({ limitContinueMinutes: 600 }).limitContinueMinutes, 60);
+  assert.equal(normalize({ limitContinueMinutes: 'later' }).limitContinueMinutes, 5);
+  assert.equal(continueLabel(5), 'Continue for 5 minutes');
+  assert.equal(continueLabel(1), 'Continue for 1 minute');
+});
+
 test('a focus session is held back first, above "Continue", with no "Continue" of its own', async () => {
   const { holdsFrom } = await import('../lib/limits.js');
   const entries = holdsFrom({ limits: [social], focus: { ends_at_ms: 5_000, target_names: ['Social networks', 'Games'], domains: ['game.test', 'social.test'] } });

@@ -338,6 +338,21 @@ impl Chromium {
             .collect()
     }
 
+    /// The (URL, title) of the tab with DevTools id `id`, if it is open.
+    pub fn tab(&self, id: &str) -> Option<(String, String)> {
+        let body = http(self.devtools, "GET", "/json/list");
+        let list: Vec<Value> = serde_json::from_str(&body).unwrap_or_default();
+        list.iter().find(|t| t["id"] == id).map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or("").to_owned();
+            (s("url"), s("title"))
+        })
+    }
+
+    /// The port of the DevTools endpoints (and of each tab's DevTools protocol WebSocket).
+    pub fn devtools_port(&self) -> u16 {
+        self.devtools
+    }
+
     /// Closes the tab with DevTools id `id`.
     pub fn close(&self, id: &str) {
         http(self.devtools, "GET", &format!("/json/close/{id}"));
