@@ -19,6 +19,9 @@ export const REDIRECT_BASE = 1000;
 export const ALLOW_BASE = 100_000;
 /** How long "Continue" lets a site open by default (the options' `limitContinueMinutes`). */
 export const CONTINUE_MS = 5 * 60_000;
+/** The storage.session key of what the rules were made from ({limits, allowed}): the service
+ * worker writes it, the paused page reads it. */
+export const SAVED_LIMITS = 'l:limits';
 /** The note the popup shows while limits cannot be enforced. */
 export const FAIL_OPEN_NOTE = 'Limits are not enforced now: Sitetrail cannot be reached from this browser, so every page opens.';
 
@@ -106,10 +109,28 @@ export function rulesFor(limits, allowed, pausedPage, now) {
   return rules;
 }
 
+/** What a rule says, as far as rulesFor sets it. The browser gives its rules back with its own key
+ * order (Chromium: sorted) and may add the defaults it fills in (Firefox), so rules are compared
+ * by this, not by their JSON as given. */
+function ruleKey(r) {
+  const c = r.condition || {};
+  const a = r.action || {};
+  const sorted = (list) => [...(list || [])].sort();
+  return JSON.stringify([
+    r.id,
+    r.priority,
+    a.type,
+    (a.redirect && a.redirect.regexSubstitution) || null,
+    c.regexFilter || null,
+    sorted(c.requestDomains),
+    sorted(c.resourceTypes),
+  ]);
+}
+
 /** The update that turns the `current` session rules into `wanted` (null when they are the
  * same: no call, so keeping in step costs nothing while nothing changes). */
 export function ruleUpdate(current, wanted) {
-  const key = (rules) => JSON.stringify([...rules].sort((a, b) => a.id - b.id));
+  const key = (rules) => [...rules].sort((a, b) => a.id - b.id).map(ruleKey).join('\n');
   if (key(current || []) === key(wanted)) return null;
   return { removeRuleIds: (current || []).map((r) => r.id), addRules: wanted };
 }

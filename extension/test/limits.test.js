@@ -47,6 +47,20 @@ test('rules are replaced only when they change', () => {
   assert.deepEqual(ruleUpdate([], a), { removeRuleIds: [], addRules: a });
 });
 
+test('rules given back by the browser in its own key order, with its defaults, are the same rules', () => {
+  const a = rulesFor([social], { 'ok.test': 10 }, PAGE, 0);
+  // Chromium sorts the keys (as getSessionRules gave them in the browser test); Firefox adds defaults.
+  const sortKeys = (v) =>
+    Array.isArray(v) ? v.map(sortKeys) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])) : v;
+  const chromium = a.map(sortKeys);
+  assert.notEqual(JSON.stringify(chromium), JSON.stringify(a));
+  assert.equal(ruleUpdate(chromium, a), null);
+  const firefox = a.map((r) => ({ ...r, condition: { ...r.condition, isUrlFilterCaseSensitive: false } }));
+  assert.equal(ruleUpdate(firefox, a), null);
+  const other = a.map((r) => ({ ...r, condition: { ...r.condition, requestDomains: ['else.test'] } }));
+  assert.notEqual(ruleUpdate(other, a), null, 'a rule for other sites is a change');
+});
+
 test('"Continue" is offered after the pause, never when strict', () => {
   assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 0 }), { offered: true, ready: false, secondsLeft: 10 });
   assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 9_001 }), { offered: true, ready: false, secondsLeft: 1 });

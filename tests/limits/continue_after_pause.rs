@@ -2,7 +2,8 @@
 //! pressed with the mouse through the DevTools protocol: a press during the pause does nothing;
 //! after it the button says "Continue for 1 minute" (the options' shortest), and pressed, the
 //! site loads and stays open for that minute, then is held back again; with "strict" the page
-//! offers no "Continue" and the service worker refuses one.
+//! offers no "Continue" and the service worker refuses one. And the extension asking the host
+//! again with nothing changed updates no rule.
 
 use std::time::Duration;
 
@@ -81,8 +82,35 @@ fn continue_opens_the_site_only_after_the_pause_for_the_continue_window_and_stri
         open_and_see(&s, &s.url("over.test", &format!("/probe?title=P{n}"))).0
     });
 
-    // A pause of 3 s, and "Continue" for the shortest time the options allow: one minute.
+    // Keeping the rules in step costs no rule update while the answer stays the same: pages of
+    // other sites make the extension ask again, and the rules are left alone.
     let (id, mut tab) = paused_tab(&s, &s.url("over.test", "/settings?title=S"));
+    let stats = |tab: &mut Tab| {
+        let v = tab
+            .eval("chrome.runtime.sendMessage({ type: 'limits-stats' })")
+            .unwrap();
+        (v["asked"].as_u64().unwrap(), v["updated"].as_u64().unwrap())
+    };
+    let (asked, updated) = stats(&mut tab);
+    for i in 0..3 {
+        let url = s.url("ok.test", &format!("/page?title=Again{i}"));
+        s.browser.open(&url);
+        s.expect(Duration::from_secs(30), "the page to be stored", || {
+            !s.visits_of(&url).is_empty()
+        });
+    }
+    s.expect(Duration::from_secs(30), "the extension to ask again", || {
+        stats(&mut tab).0 >= asked + 3
+    });
+    assert_eq!(
+        stats(&mut tab).1,
+        updated,
+        "the rules were updated with nothing changed: {}",
+        tab.eval("chrome.declarativeNetRequest.getSessionRules()")
+            .unwrap()
+    );
+
+    // A pause of 3 s, and "Continue" for the shortest time the options allow: one minute.
     set_settings(&mut tab, "{ limitPauseSeconds: 3, limitContinueMinutes: 1 }");
     drop(tab);
     s.browser.close(&id);
