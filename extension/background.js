@@ -12,7 +12,7 @@ import { Queue } from './lib/queue.js';
 import { Tracker, emptyState, NO_WINDOW, PRESENCE_POLL_MS } from './lib/tracker.js';
 import { HostLink } from './lib/host.js';
 import { normalize } from './lib/settings.js';
-import { CONTINUE_MS, FAIL_OPEN_NOTE, holdsFrom, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
+import { FAIL_OPEN_NOTE, SAVED_LIMITS, holdsFrom, limitFor, liveAllowed, ruleUpdate, rulesFor, siteOfPage } from './lib/limits.js';
 
 const storage = chrome.storage.local;
 /** 'firefox' in Firefox (the name `browser-link --browser` takes); unknown in the Chromium family. */
@@ -21,7 +21,7 @@ const STATE = 't:state';
 const TICK = 'sitetrail-tick';
 /** storage.session: the used-up limits the rules were made from, and the sites "Continue" let
  * through until when ({limits, allowed}); gone when the browser quits, like the rules. */
-const LIMITS = 'l:limits';
+const LIMITS = SAVED_LIMITS;
 
 let chain = Promise.resolve();
 /** Runs `fn` after everything queued before it; errors are logged, never break the chain. */
@@ -134,7 +134,9 @@ function pollPresence() {
   });
 }
 
-run(start);
+/** Settled once start() has run (the settings read): what a question that does not wait for the
+ * tracker's events waits for. */
+const started = run(start);
 
 let limitsChain = Promise.resolve();
 /** Runs `fn` after every rule change queued before it (rule updates must not interleave). */
@@ -149,6 +151,10 @@ async function savedLimits() {
   const saved = got[LIMITS] || {};
   return { limits: Array.isArray(saved.limits) ? saved.limits : [], allowed: saved.allowed || {} };
 }
+
+/** What keeping the rules in step has cost since this worker started: questions to the host and
+ * rule updates made (the `limits-stats` message; benches/limits.rs reads it). */
+const limitsStats = { asked: 0, updated: 0 };
 
 let focusEnds = null;
 /** Sets the redirect rules for `limits` (what holdsFrom lists; null: the host could not say, so
@@ -167,7 +173,10 @@ function applyLimits(limits) {
       await chrome.declarativeNetRequest.getSessionRules(),
       rulesFor(held, allowed, chrome.runtime.getURL('paused.html'), t),
     );
-    if (update) await chrome.declarativeNetRequest.updateSessionRules(update);
+    if (update) {
+      await chrome.declarativeNetRequest.updateSessionRules(update);
+      limitsStats.updated += 1;
+    }
     await chrome.storage.session.set({ [LIMITS]: { limits: held, allowed } });
     const note = limits ? null : FAIL_OPEN_NOTE;
     if (((await storage.get('limitsNote')).limitsNote || null) !== note) await storage.set({ limitsNote: note });
@@ -186,6 +195,7 @@ function refreshLimits() {
   limitsAsking = (async () => {
     do {
       limitsAgain = false;
+      limitsStats.asked += 1;
       const holds = link ? await link.askLimits() : null;
       await applyLimits(holds ? holdsFrom(holds) : null);
     } while (limitsAgain);
@@ -195,18 +205,20 @@ function refreshLimits() {
   return limitsAsking;
 }
 
-/** "Continue for 5 minutes" on the paused page: `url`'s site opens until then. */
+/** "Continue for 5 minutes" (the options' minutes) on the paused page: `url`'s site opens until
+ * then. */
 async function continueTo(url) {
   const site = siteOfPage(url);
   if (!site || settings.strictLimits) return false;
+  const span = settings.limitContinueMinutes * 60_000;
   await serialLimits(async () => {
     const saved = await savedLimits();
-    saved.allowed = { ...liveAllowed(saved.allowed, now()), [site]: now() + CONTINUE_MS };
+    saved.allowed = { ...liveAllowed(saved.allowed, now()), [site]: now() + span };
     await chrome.storage.session.set({ [LIMITS]: saved });
   });
   await applyLimits((await savedLimits()).limits);
   // Taken back when it runs out (the alarm's tick does it too, should this worker stop meanwhile).
-  setTimeout(() => refreshLimits(), CONTINUE_MS + 1000);
+  setTimeout(() => refreshLimits(), span + 1000);
   return true;
 }
 
@@ -329,8 +341,10 @@ chrome.alarms.onAlarm.addListener((alarm) => {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== 'local' || !changes.settings) return;
+  // At once, for the questions answered off the chain (the paused page's); the tracker and the
+  // idle detection take the newest settings in their turn.
+  settings = normalize(changes.settings.newValue);
   run(async () => {
-    settings = normalize(changes.settings.newValue);
     chrome.idle.setDetectionInterval(settings.idleSeconds);
     tracker.applySettings(settings, now());
     await commit();
@@ -344,10 +358,17 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
     return true;
   }
   if (msg && msg.type === 'limit-for' && typeof msg.url === 'string') {
-    // The paused page: which used-up limit holds this page back, and how it may go on.
-    run(async () => {
+    // The paused page: which used-up limit holds this page back, and how it may go on. Not on the
+    // serial chain: the navigation that brought the page queued the tracker's events there, and
+    // the page's sentence must not wait for them to be written.
+    started.then(async () => {
       const { limits } = await savedLimits();
-      reply({ limit: limitFor(limits, msg.url), pauseSeconds: settings.limitPauseSeconds, strict: settings.strictLimits });
+      reply({
+        limit: limitFor(limits, msg.url),
+        pauseSeconds: settings.limitPauseSeconds,
+        continueMinutes: settings.limitContinueMinutes,
+        strict: settings.strictLimits,
+      });
     });
     return true;
   }
@@ -366,6 +387,10 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
   if (msg && msg.type === 'continue' && typeof msg.url === 'string') {
     run(async () => reply({ ok: await continueTo(msg.url) }));
     return true;
+  }
+  if (msg && msg.type === 'limits-stats') {
+    reply({ ...limitsStats });
+    return false;
   }
   if (msg && msg.type === 'reconnect') {
     run(async () => {

@@ -17,6 +17,7 @@ function render() {
   $('idle').value = String(settings.idleSeconds);
   $('audible').checked = settings.countAudible;
   $('limit-pause').value = String(settings.limitPauseSeconds);
+  $('limit-continue').value = String(settings.limitContinueMinutes);
   $('strict-limits').checked = settings.strictLimits;
   $('focus-minutes').value = String(settings.focusMinutes);
   $('focus-blocks').value = settings.focusBlocks.join(', ');
@@ -40,6 +41,7 @@ async function init() {
   $('idle').addEventListener('change', (e) => save({ idleSeconds: Number(e.target.value) }));
   $('audible').addEventListener('change', (e) => save({ countAudible: e.target.checked }));
   $('limit-pause').addEventListener('change', (e) => save({ limitPauseSeconds: Number(e.target.value) }));
+  $('limit-continue').addEventListener('change', (e) => save({ limitContinueMinutes: Number(e.target.value) }));
   $('strict-limits').addEventListener('change', (e) => save({ strictLimits: e.target.checked }));
   $('focus-minutes').addEventListener('change', (e) => save({ focusMinutes: Number(e.target.value) }));
   $('focus-blocks').addEventListener('change', (e) => save({ focusBlocks: e.target.value.split(',') }));

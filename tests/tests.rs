@@ -76,6 +76,8 @@ mod capture {
 mod limits {
     pub mod browser;
     pub mod cli;
+    pub mod continue_after_pause;
+    pub mod firefox;
     pub mod reminders;
     pub mod sync;
 }

@@ -5,8 +5,8 @@
 //
 // - One redirect rule per used-up limit, for the main frame only, naming the limit's domains
 //   (`requestDomains` covers their subdomains too), so the blocked site's server is never asked.
-// - "Continue for 5 minutes" on the page adds an allow rule of a higher priority for that site,
-//   until it runs out.
+// - "Continue for 5 minutes" (the options' minutes) on the page adds an allow rule of a higher
+//   priority for that site, until it runs out.
 // - A focus session (`sitetrail focus start`) holds back its categories and websites the same way,
 //   above any "Continue", until it ends.
 // - Fail open: when the host cannot be asked, every rule is removed (a broken link must never
@@ -17,8 +17,11 @@ import { fmtClock } from './format.js';
 /** Rule ids: redirects from REDIRECT_BASE, allows from ALLOW_BASE (the browser wants numbers). */
 export const REDIRECT_BASE = 1000;
 export const ALLOW_BASE = 100_000;
-/** How long "Continue" lets a site open. */
+/** How long "Continue" lets a site open by default (the options' `limitContinueMinutes`). */
 export const CONTINUE_MS = 5 * 60_000;
+/** The storage.session key of what the rules were made from ({limits, allowed}): the service
+ * worker writes it, the paused page reads it. */
+export const SAVED_LIMITS = 'l:limits';
 /** The note the popup shows while limits cannot be enforced. */
 export const FAIL_OPEN_NOTE = 'Limits are not enforced now: Sitetrail cannot be reached from this browser, so every page opens.';
 
@@ -106,10 +109,28 @@ export function rulesFor(limits, allowed, pausedPage, now) {
   return rules;
 }
 
+/** What a rule says, as far as rulesFor sets it. The browser gives its rules back with its own key
+ * order (Chromium: sorted) and may add the defaults it fills in (Firefox), so rules are compared
+ * by this, not by their JSON as given. */
+function ruleKey(r) {
+  const c = r.condition || {};
+  const a = r.action || {};
+  const sorted = (list) => [...(list || [])].sort();
+  return JSON.stringify([
+    r.id,
+    r.priority,
+    a.type,
+    (a.redirect && a.redirect.regexSubstitution) || null,
+    c.regexFilter || null,
+    sorted(c.requestDomains),
+    sorted(c.resourceTypes),
+  ]);
+}
+
 /** The update that turns the `current` session rules into `wanted` (null when they are the
  * same: no call, so keeping in step costs nothing while nothing changes). */
 export function ruleUpdate(current, wanted) {
-  const key = (rules) => JSON.stringify([...rules].sort((a, b) => a.id - b.id));
+  const key = (rules) => [...rules].sort((a, b) => a.id - b.id).map(ruleKey).join('\n');
   if (key(current || []) === key(wanted)) return null;
   return { removeRuleIds: (current || []).map((r) => r.id), addRules: wanted };
 }
@@ -120,6 +141,11 @@ export function continueState({ pauseSeconds, strict, elapsedMs, focus = false }
   if (strict || focus) return { offered: false, ready: false, secondsLeft: 0 };
   const left = Math.max(0, Math.ceil((pauseSeconds * 1000 - elapsedMs) / 1000));
   return { offered: true, ready: left === 0, secondsLeft: left };
+}
+
+/** The paused page's button once the pause is over: "Continue for 5 minutes". */
+export function continueLabel(minutes) {
+  return `Continue for ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
 }
 
 /** The paused page's sentence for a limit: "Social networks: 32 min today; your limit is 30 min a day." */

@@ -13,6 +13,8 @@ export const DEFAULTS = Object.freeze({
   excludedHosts: [],
   /** Seconds the page shown instead of a site over its limit waits before offering "Continue". */
   limitPauseSeconds: 10,
+  /** Minutes "Continue" lets the site open before its page is held back again. */
+  limitContinueMinutes: 5,
   /** No "Continue" on that page at all. */
   strictLimits: false,
   /** The popup's "Focus" button: how long, and what it holds back (category ids or domains). */
@@ -22,6 +24,9 @@ export const DEFAULTS = Object.freeze({
 
 /** The longest pause before "Continue" (a pause is a moment to think, not a lock). */
 export const MAX_LIMIT_PAUSE_SECONDS = 120;
+
+/** The longest "Continue" (more would be no limit at all). */
+export const MAX_LIMIT_CONTINUE_MINUTES = 60;
 
 /** chrome.idle accepts 15 s at least; more than an hour would make idle meaningless. */
 export const MIN_IDLE_SECONDS = 15;
@@ -43,6 +48,10 @@ export function normalize(stored) {
   s.limitPauseSeconds = Number.isFinite(pause)
     ? Math.min(MAX_LIMIT_PAUSE_SECONDS, Math.max(0, Math.round(pause)))
     : DEFAULTS.limitPauseSeconds;
+  const minutesOn = Number(s.limitContinueMinutes);
+  s.limitContinueMinutes = Number.isFinite(minutesOn)
+    ? Math.min(MAX_LIMIT_CONTINUE_MINUTES, Math.max(1, Math.round(minutesOn)))
+    : DEFAULTS.limitContinueMinutes;
   s.strictLimits = s.strictLimits === true;
   const minutes = Number(s.focusMinutes);
   s.focusMinutes = Number.isFinite(minutes) ? Math.min(720, Math.max(1, Math.round(minutes))) : DEFAULTS.focusMinutes;

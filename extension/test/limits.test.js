@@ -47,6 +47,20 @@ test('rules are replaced only when they change', () => {
   assert.deepEqual(ruleUpdate([], a), { removeRuleIds: [], addRules: a });
 });
 
+test('rules given back by the browser in its own key order, with its defaults, are the same rules', () => {
+  const a = rulesFor([social], { 'ok.test': 10 }, PAGE, 0);
+  // Chromium sorts the keys (as getSessionRules gave them in the browser test); Firefox adds defaults.
+  const sortKeys = (v) =>
+    Array.isArray(v) ? v.map(sortKeys) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])) : v;
+  const chromium = a.map(sortKeys);
+  assert.notEqual(JSON.stringify(chromium), JSON.stringify(a));
+  assert.equal(ruleUpdate(chromium, a), null);
+  const firefox = a.map((r) => ({ ...r, condition: { ...r.condition, isUrlFilterCaseSensitive: false } }));
+  assert.equal(ruleUpdate(firefox, a), null);
+  const other = a.map((r) => ({ ...r, condition: { ...r.condition, requestDomains: ['else.test'] } }));
+  assert.notEqual(ruleUpdate(other, a), null, 'a rule for other sites is a change');
+});
+
 test('"Continue" is offered after the pause, never when strict', () => {
   assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 0 }), { offered: true, ready: false, secondsLeft: 10 });
   assert.deepEqual(continueState({ pauseSeconds: 10, strict: false, elapsedMs: 9_001 }), { offered: true, ready: false, secondsLeft: 1 });
@@ -69,6 +83,19 @@ test('the pause before "Continue" is kept between none and two minutes; strict o
   assert.equal(normalize({ limitPauseSeconds: 'soon' }).limitPauseSeconds, 10);
   assert.equal(normalize({ strictLimits: 'yes' }).strictLimits, false);
   assert.equal(normalize({ strictLimits: true }).strictLimits, true);
+});
+
+test('"Continue" lasts five minutes unless the options say between one and sixty, and its button says so', async () => {
+  const { normalize, DEFAULTS } = await import('../lib/settings.js');
+  const { continueLabel } = await import('../lib/limits.js');
+  assert.equal(DEFAULTS.limitContinueMinutes * 60_000, CONTINUE_MS);
+  assert.equal(normalize(undefined).limitContinueMinutes, 5);
+  assert.equal(normalize({ limitContinueMinutes: 1 }).limitContinueMinutes, 1);
+  assert.equal(normalize({ limitContinueMinutes: 0 }).limitContinueMinutes, 1);
+  assert.equal(normalize({ limitContinueMinutes: 600 }).limitContinueMinutes, 60);
+  assert.equal(normalize({ limitContinueMinutes: 'later' }).limitContinueMinutes, 5);
+  assert.equal(continueLabel(5), 'Continue for 5 minutes');
+  assert.equal(continueLabel(1), 'Continue for 1 minute');
 });
 
 test('a focus session is held back first, above "Continue", with no "Continue" of its own', async () => {

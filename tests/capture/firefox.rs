@@ -44,16 +44,33 @@ user_pref("browser.newtabpage.enabled", false);
 
 /// A headless Firefox ESR on `profile` with `home` as HOME (where it finds native hosts), in its
 /// own process group, stopped with that group when dropped.
-struct Firefox {
+pub(crate) struct Firefox {
     child: Child,
 }
 
 impl Firefox {
-    fn start(profile: &Path, home: &Path, url: &str, log: &Path) -> Firefox {
+    pub(crate) fn start(profile: &Path, home: &Path, url: &str, log: &Path) -> Firefox {
+        Firefox::launch(profile, home, url, log, &[])
+    }
+
+    /// With WebDriver BiDi on 127.0.0.1:`port` (`ws://127.0.0.1:PORT/session`), for tests that
+    /// drive it (open pages, read a tab's address and title).
+    pub(crate) fn start_with_bidi(profile: &Path, home: &Path, log: &Path, port: u16) -> Firefox {
+        Firefox::launch(
+            profile,
+            home,
+            "about:blank",
+            log,
+            &["--remote-debugging-port", &port.to_string()],
+        )
+    }
+
+    fn launch(profile: &Path, home: &Path, url: &str, log: &Path, extra: &[&str]) -> Firefox {
         let log = std::fs::File::create(log).unwrap();
         let child = Command::new("firefox-esr")
             .args(["--headless", "--no-remote", "--profile"])
             .arg(profile)
+            .args(extra)
             .arg(url)
             .env("HOME", home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -77,16 +94,21 @@ impl Drop for Firefox {
 }
 
 /// A new profile with `xpi` installed as Sitetrail's extension.
-fn profile_with(dir: &Path, xpi: &Path) -> PathBuf {
+pub(crate) fn profile_with(dir: &Path, xpi: &Path) -> PathBuf {
+    profile_with_prefs(dir, xpi, "")
+}
+
+/// [`profile_with`], with more preferences (`user_pref(...);` lines) after the usual ones.
+pub(crate) fn profile_with_prefs(dir: &Path, xpi: &Path, more: &str) -> PathBuf {
     let profile = dir.join("profile");
     std::fs::create_dir_all(profile.join("extensions")).unwrap();
-    std::fs::write(profile.join("user.js"), USER_JS).unwrap();
+    std::fs::write(profile.join("user.js"), format!("{USER_JS}{more}")).unwrap();
     std::fs::copy(xpi, profile.join("extensions").join(format!("{FIREFOX_ID}.xpi"))).unwrap();
     profile
 }
 
 /// Builds the Firefox extension with `scripts/firefox-extension --out DIR`; returns the package.
-fn build_package(dir: &Path) -> PathBuf {
+pub(crate) fn build_package(dir: &Path) -> PathBuf {
     let out = Command::new(format!("{REPO}/scripts/firefox-extension"))
         .arg("--out")
         .arg(dir)
@@ -99,7 +121,7 @@ fn build_package(dir: &Path) -> PathBuf {
     xpi
 }
 
-fn link_firefox(db: &Path, home: &Path) {
+pub(crate) fn link_firefox(db: &Path, home: &Path) {
     run_ok(
         cli(db)
             .env("HOME", home)

@@ -11,7 +11,7 @@ use crate::support::{run_ok, wait_for};
 
 /// Opens `url` and waits until its tab shows either the page itself (served: false) or the
 /// extension's page in its place (true), with that tab's title; returns how long it took.
-fn open_and_see(s: &Session, url: &str) -> (bool, String, Duration) {
+pub(crate) fn open_and_see(s: &Session, url: &str) -> (bool, String, Duration) {
     let start = Instant::now();
     let tab = s.browser.open(url);
     let mut seen = None;

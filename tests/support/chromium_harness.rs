@@ -338,6 +338,39 @@ impl Chromium {
             .collect()
     }
 
+    /// The (URL, title) of the tab with DevTools id `id`, if it is open.
+    pub fn tab(&self, id: &str) -> Option<(String, String)> {
+        let body = http(self.devtools, "GET", "/json/list");
+        let list: Vec<Value> = serde_json::from_str(&body).unwrap_or_default();
+        list.iter().find(|t| t["id"] == id).map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or("").to_owned();
+            (s("url"), s("title"))
+        })
+    }
+
+    /// The browser's process id, which leads the process group of all its processes.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The extension's origin (`chrome-extension://ID`), from its service worker's DevTools target.
+    pub fn extension_origin(&self) -> Option<String> {
+        let body = http(self.devtools, "GET", "/json/list");
+        let list: Vec<Value> = serde_json::from_str(&body).unwrap_or_default();
+        list.iter().find_map(|t| {
+            let url = t["url"].as_str()?;
+            let origin = url.strip_suffix("/background.js")?;
+            origin
+                .starts_with("chrome-extension://")
+                .then(|| origin.to_owned())
+        })
+    }
+
+    /// The port of the DevTools endpoints (and of each tab's DevTools protocol WebSocket).
+    pub fn devtools_port(&self) -> u16 {
+        self.devtools
+    }
+
     /// Closes the tab with DevTools id `id`.
     pub fn close(&self, id: &str) {
         http(self.devtools, "GET", &format!("/json/close/{id}"));
@@ -561,4 +594,39 @@ pub fn memory_kib(pid: i32) -> Option<(u64, u64)> {
         rss,
         field("Private_Clean:") + field("Private_Dirty:") + field("Swap:"),
     ))
+}
+
+/// User + system CPU time `pid` has used, in seconds (/proc/PID/stat), or None once it is gone.
+pub fn cpu_seconds(pid: i32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces, inside parentheses).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(ticks as f64 / per_second)
+}
+
+/// Pids of the processes in process group `pgid` (a browser started by [`Chromium`] leads its own).
+pub fn group_processes(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let group = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+            .and_then(|g| g.parse::<i32>().ok());
+        if group == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
 }

@@ -5,6 +5,7 @@
 pub mod builtin_answer;
 pub mod chromium_harness;
 pub mod dbus;
+pub mod devtools;
 pub mod fake_ai;
 pub mod import;
 pub mod raw_http;
