@@ -223,6 +223,30 @@ fn no_command_blocks_the_async_runtime_or_the_ui_thread() {
         ("sync_remove_device", json!({"device": "0123"})),
         ("sync_rotate_key", json!({"confirm": "01234567"})),
         ("sync_delete_account", json!({"confirm": "01234567"})),
+        // Limits and goals, the weekly report, focus sessions and reminders.
+        (
+            "set_limit",
+            json!({"target": "shop.example", "kind": "max", "period": "day", "duration": "30m"}),
+        ),
+        ("list_limits", json!({})),
+        ("get_week_report", json!({"day": null})),
+        (
+            "remove_limit",
+            json!({"target": "shop.example", "kind": "max", "period": "day"}),
+        ),
+        ("start_focus", json!({"duration": "50m", "blocks": ["social"]})),
+        ("get_focus", json!({})),
+        ("stop_focus", json!({})),
+        (
+            "set_reminders",
+            json!({"enabled": true, "warnPercent": 80, "quiet": "22:00-07:00"}),
+        ),
+        ("get_reminders", json!({})),
+        // The page's report of its first paint (logged by the shell).
+        (
+            "first_view_painted",
+            json!({"times": {"navigation": 1.0e12, "painted": 1.0e12 + 900.0, "marks": []}}),
+        ),
     ];
     // Every command the app registers is called here (forget_recent last, below).
     let called: BTreeSet<&str> = calls.iter().map(|c| c.0).chain(["forget_recent"]).collect();
