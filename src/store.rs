@@ -24,6 +24,7 @@
 
 mod identity;
 pub(crate) mod scrub;
+pub(crate) mod waiting;
 
 pub use identity::APPLICATION_ID;
 
@@ -506,19 +507,28 @@ impl Store {
         f: impl FnOnce(&Transaction<'_>, &mut Changes) -> Result<T>,
     ) -> Result<T> {
         self.check_writable()?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let before = tx.total_changes();
-        let mut changes = Changes::NONE;
-        let out = crate::time::writing_at(self.now(), || f(&tx, &mut changes))?;
-        let changed = tx.total_changes() != before;
-        if changed {
-            bump_counters(&tx, changes)?;
-        }
-        tx.commit()?;
+        // A writer that waits for the lock says so, for long work holding it (`waiting`).
+        let (out, changed, changes) = waiting::begin_immediate(conn, &self.path, |tx| {
+            let before = tx.total_changes();
+            let mut changes = Changes::NONE;
+            let out = crate::time::writing_at(self.now(), || f(&tx, &mut changes))?;
+            let changed = tx.total_changes() != before;
+            if changed {
+                bump_counters(&tx, changes)?;
+            }
+            tx.commit()?;
+            Ok((out, changed, changes))
+        })?;
         if changed {
             self.hub.send(changes);
         }
         Ok(out)
+    }
+
+    /// A view of the writers waiting for the write lock, for long work that holds it in many
+    /// transactions ([`waiting::Watch`]). Blocking (it may create the empty `-writers` file).
+    pub(crate) fn watch_writers(&self) -> Result<waiting::Watch> {
+        Ok(waiting::Watch::open(&self.path)?)
     }
 
     /// A receiver of committed changes: this process's at once, other processes' within

@@ -96,4 +96,5 @@ mod sync {
     pub mod rotate;
     pub mod transport;
     pub mod unreadable;
+    pub mod writer_waits;
 }

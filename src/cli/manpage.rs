@@ -188,7 +188,7 @@ pub(crate) const ENVIRONMENT: &[(&str, &str)] = &[
 const FILES: &[(&str, &str)] = &[
     (
         "$XDG_DATA_HOME/sitetrail/sitetrail.db (~/.local/share/sitetrail/sitetrail.db)",
-        "The database, with its -wal and -shm files beside it.",
+        "The database, with its -wal and -shm files beside it (and -writers, an empty file locked by writers waiting for the database while a sync applies).",
     ),
     (
         "$XDG_CONFIG_HOME/sitetrail/settings.json (~/.config/sitetrail/settings.json)",

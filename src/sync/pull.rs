@@ -11,15 +11,18 @@
 //!   only its real size once parsed, within [`MEMORY_BUDGET`]; the applier gives the bytes back
 //!   as it applies. One record is at most [`ops::MAX_INFLATED_BYTES`] inflated and
 //!   [`ops::MAX_OPS_PER_RECORD`] operations.
-//! - **The write lock is held briefly.** Records are applied many per transaction on a
-//!   connection with the forgetting's settings (deleted bytes zeroed; no fsync per commit: see
-//!   `forget::open_applying_connection`), each transaction committed after [`TX_TIME`] at most,
-//!   and the next one begun [`TX_PAUSE`] after it at the earliest (a pause spent waiting for the
-//!   reader when it is behind), so a visit the browser records meanwhile waits about 100 ms at
-//!   most; a record whose operations take longer spans transactions. What is read once per
-//!   transaction (the forgetting's lists, the websites met) is an [`apply::Batch`], and so are
-//!   the visits' search index rows (one statement at its end). The next page is fetched while
-//!   one is applied.
+//! - **A writer waits briefly.** Records are applied many per transaction on a connection with
+//!   the forgetting's settings (deleted bytes zeroed; no fsync per commit: see
+//!   `forget::open_applying_connection`). A transaction ends after [`TX_TIME`] at most, or as soon
+//!   as a writer waits for the lock once it has held it [`TX_YIELD_AFTER`] (waiting writers are
+//!   seen across processes: `store::waiting`), and the next one begins only once the waiting
+//!   writers have the lock; so a visit the browser records meanwhile waits about
+//!   `TX_YIELD_AFTER` at most, and with nobody waiting the pull pauses for no one. (Should the
+//!   waiting writers not be seen, the pull falls back to transactions of [`BLIND_TX_TIME`] with a
+//!   pause of [`BLIND_PAUSE`] after each, which SQLite's busy handler does not miss.) A record
+//!   whose operations take longer spans transactions. What is read once per transaction (the
+//!   forgetting's lists, the websites met) is an [`apply::Batch`], and so are the visits' search
+//!   index rows (one statement at its end). The next page is fetched while one is applied.
 //!   `sync_applied` moves past a record in the transaction that applies its last operations, and
 //!   applying is idempotent: a crash loses nothing and applies nothing twice.
 
@@ -46,15 +49,67 @@ const PAGE_RECORDS: u32 = 100;
 /// Most bytes of records read and not yet applied that a pull holds (their inflated contents
 /// and parsed operations), whatever the records contain.
 pub const MEMORY_BUDGET: usize = 64 * 1024 * 1024;
-/// Longest a transaction of applied records holds the write lock (about: it is checked every
-/// [`SLICE_OPS`] operations).
-const TX_TIME: Duration = Duration::from_millis(70);
+/// Longest a transaction of applied records holds the write lock when no writer waits (about:
+/// it is checked every [`SLICE_OPS`] operations). Its search index rows are held until its end.
+const TX_TIME: Duration = Duration::from_millis(500);
+/// How long a transaction holds the lock before it gives way to a writer waiting: long enough to
+/// be worth its commit, short enough that the writer hardly notices.
+const TX_YIELD_AFTER: Duration = Duration::from_millis(40);
+/// Longest the pull waits, after a commit, for the writers waiting to take the lock.
+const LET_IN_MAX: Duration = Duration::from_millis(100);
 /// Operations applied between two looks at the time a transaction has held the lock.
 const SLICE_OPS: usize = 100;
-/// The pause after each transaction of applied records: SQLite's busy handler sleeps at most
-/// 25 ms between its tries in a writer's first 128 ms of waiting, so a writer that came while
-/// a transaction ran gets the lock in this pause (it waited at most `TX_TIME + TX_PAUSE`).
-const TX_PAUSE: Duration = Duration::from_millis(25);
+/// Without a view of waiting writers: the longest transaction.
+const BLIND_TX_TIME: Duration = Duration::from_millis(70);
+/// Without a view of waiting writers: the pause after each transaction. SQLite's busy handler
+/// sleeps at most 25 ms between its tries in a writer's first 128 ms of waiting, so a writer
+/// that came while a transaction ran gets the lock in this pause (it waited at most
+/// `BLIND_TX_TIME + BLIND_PAUSE`).
+const BLIND_PAUSE: Duration = Duration::from_millis(25);
+
+/// When a transaction of applied records ends, and what comes between two.
+enum Turns {
+    /// Waiting writers are seen: a transaction ends when one waits (after [`TX_YIELD_AFTER`]) or
+    /// after [`TX_TIME`], and the next begins once they have the lock.
+    Watched(crate::store::waiting::Watch),
+    /// They are not (the `-writers` file could not be opened): transactions of
+    /// [`BLIND_TX_TIME`], each followed by [`BLIND_PAUSE`].
+    Blind,
+}
+
+impl Turns {
+    fn new(store: &Store) -> Turns {
+        match store.watch_writers() {
+            Ok(w) => Turns::Watched(w),
+            Err(e) => {
+                tracing::warn!(error = %e, "waiting writers cannot be seen: the pull pauses after each transaction");
+                Turns::Blind
+            }
+        }
+    }
+
+    /// True if the transaction begun at `started` should end now.
+    fn over(&self, started: Instant) -> bool {
+        let held = started.elapsed();
+        match self {
+            Turns::Watched(w) => held >= TX_TIME || (held >= TX_YIELD_AFTER && w.anyone_waiting()),
+            Turns::Blind => held >= BLIND_TX_TIME,
+        }
+    }
+
+    /// Before the next transaction (the last committed at `committed`): lets the writers waiting
+    /// take the lock.
+    fn between(&self, committed: Instant) {
+        match self {
+            Turns::Watched(w) => w.let_in(LET_IN_MAX),
+            Turns::Blind => {
+                if let Some(left) = BLIND_PAUSE.checked_sub(committed.elapsed()) {
+                    std::thread::sleep(left);
+                }
+            }
+        }
+    }
+}
 
 /// What one record holds in memory, at most, while it is parsed: its inflated contents and its
 /// operations (strings no longer than the contents they came from).
@@ -204,15 +259,15 @@ struct PageApplied {
 }
 
 /// Applies one record read from its operation `from` on (or notes it unreadable), in `tx`, and
-/// moves past it; or, when `started` is [`TX_TIME`] ago before its end, stops and returns where
-/// the next transaction goes on. A record's operations may so span transactions: applying is
+/// moves past it; or, when the transaction begun at `started` is over ([`Turns::over`]) before
+/// its end, stops and returns where the next transaction goes on. A record's operations may so span transactions: applying is
 /// idempotent, and `sync_applied` moves with its last ones, so a crash between applies the
 /// first ones again, which changes nothing.
 fn apply_read(
     (tx, batch): (&Transaction<'_>, &mut apply::Batch),
     device: Uuid,
     (r, from): (&Read, usize),
-    (now, started): (crate::time::Timestamp, Instant),
+    (now, started, turns): (crate::time::Timestamp, Instant, &Turns),
     out: &mut PageApplied,
 ) -> Result<Option<usize>> {
     // Applied already (another process of this device got here first): nothing to do.
@@ -228,7 +283,7 @@ fn apply_read(
                 out.visits += a.visits;
                 out.forgetting_left |= a.forgetting_left;
                 at = end;
-                if at < stamped.len() && started.elapsed() >= TX_TIME {
+                if at < stamped.len() && turns.over(started) {
                     return Ok(Some(at));
                 }
             }
@@ -246,7 +301,7 @@ fn apply_read(
 }
 
 /// Reads `records` on a thread of its own within `budget` bytes while this thread applies them
-/// in transactions of at most [`TX_TIME`] (blocking).
+/// in transactions that give way to waiting writers ([`Turns`]) (blocking).
 fn read_and_apply(
     store: &Store,
     keys: &AccountKeys,
@@ -292,21 +347,18 @@ fn read_and_apply(
 fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Budget) -> Result<PageApplied> {
     let mut out = PageApplied::default();
     let mut conn = crate::forget::open_applying_connection(store)?;
-    // When the last transaction committed: the next one starts [`TX_PAUSE`] after it at the
-    // earliest, the pause spent waiting for the reader if it has to be waited for anyway.
+    let turns = Turns::new(store);
+    // When the last transaction committed: before the next one, the writers waiting get the lock.
     let mut committed: Option<Instant> = None;
-    let pause = |committed: Option<Instant>| {
-        if let Some(left) = committed.and_then(|c| TX_PAUSE.checked_sub(c.elapsed())) {
-            std::thread::sleep(left);
-        }
-    };
     // The first record of each transaction is waited for outside it: the lock is never held
     // while the reader works.
     while let Ok(first) = rx.recv() {
         // The record being applied, and from which of its operations.
         let mut current = Some((first, 0));
         while current.is_some() {
-            pause(committed);
+            if let Some(c) = committed {
+                turns.between(c);
+            }
             let started = Instant::now();
             let now = store.now();
             // Limits, goals and the focus session arrive from other devices too.
@@ -316,16 +368,20 @@ fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Bu
                 |tx| {
                     let mut batch = apply::Batch::begin(tx)?;
                     while let Some((r, from)) = current.take() {
-                        if let Some(next) =
-                            apply_read((tx, &mut batch), device, (&r, from), (now, started), &mut out)?
-                        {
-                            // Out of time inside the record: the next transaction goes on with it.
+                        if let Some(next) = apply_read(
+                            (tx, &mut batch),
+                            device,
+                            (&r, from),
+                            (now, started, &turns),
+                            &mut out,
+                        )? {
+                            // Over inside the record: the next transaction goes on with it.
                             current = Some((r, next));
                             break;
                         }
                         budget.give(r.held);
                         drop(r);
-                        if started.elapsed() < TX_TIME {
+                        if !turns.over(started) {
                             current = rx.try_recv().ok().map(|r| (r, 0));
                         }
                     }
@@ -336,7 +392,9 @@ fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Bu
         }
     }
     // A writer that came during the last transaction gets the lock before the pull goes on.
-    pause(committed);
+    if let Some(c) = committed {
+        turns.between(c);
+    }
     Ok(out)
 }
 
@@ -469,6 +527,50 @@ mod tests {
             assert!(waiter.join().unwrap());
         });
         assert_eq!(*b.left.lock().unwrap(), 5);
+    }
+
+    #[test]
+    fn a_transaction_gives_way_to_a_waiting_writer_once_it_has_held_the_lock_a_while() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sitetrail.db");
+        let store = Store::open(&path).unwrap();
+        let turns = Turns::new(&store);
+        assert!(
+            matches!(turns, Turns::Watched(_)),
+            "waiting writers are seen here"
+        );
+        // A transaction that has held the lock long enough to give way, not yet TX_TIME.
+        let a_while_ago = || Instant::now() - TX_YIELD_AFTER;
+        assert!(
+            !turns.over(a_while_ago()),
+            "nobody waits: the transaction goes on"
+        );
+        // A writer waits for the lock another connection holds (the pull's, here).
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        std::thread::scope(|s| {
+            let writer = s.spawn(|| store.write(None, |tx| Ok(tx.execute_batch("CREATE TABLE t (x)")?)));
+            let since = Instant::now();
+            while !turns.over(a_while_ago()) {
+                assert!(
+                    since.elapsed() < Duration::from_secs(5),
+                    "the writer waiting was not given way"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(
+                !turns.over(Instant::now()),
+                "a transaction just begun is worth its commit first"
+            );
+            holder.execute_batch("COMMIT").unwrap();
+            turns.between(Instant::now());
+            writer.join().unwrap().unwrap();
+        });
+        assert!(!turns.over(a_while_ago()), "the writer is through");
+        assert!(
+            turns.over(Instant::now() - TX_TIME),
+            "nobody waits, but the transaction is long enough"
+        );
     }
 
     #[test]
