@@ -194,40 +194,7 @@ pub fn rfc3339_millis(ms: i64) -> String {
     )
 }
 
-/// A size in bytes as people read it: `512 B`, `1.5 KiB`, `2.0 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    #[allow(clippy::cast_precision_loss)] // one decimal is shown
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
-/// `used` of `limit` bytes in the limit's unit: `2.0 of 2.0 GiB`, `512.0 of 1024.0 KiB`.
-pub fn human_bytes_of(used: u64, limit: u64) -> String {
-    let shown = human_bytes(limit);
-    let Some((_, unit)) = shown.split_once(' ') else {
-        return format!("{used} of {limit} bytes");
-    };
-    let divisor: u64 = match unit {
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        "TiB" => 1 << 40,
-        "PiB" => 1 << 50,
-        _ => return format!("{used} of {limit} bytes"),
-    };
-    #[allow(clippy::cast_precision_loss)] // one decimal is shown
-    let (u, l) = (used as f64 / divisor as f64, limit as f64 / divisor as f64);
-    format!("{u:.1} of {l:.1} {unit}")
-}
+pub use crate::quota_words::{human_bytes, human_bytes_of};
 
 #[cfg(test)]
 mod tests {

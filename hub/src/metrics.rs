@@ -100,7 +100,7 @@ impl Metrics {
         self.index_reads.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// `n` long-polls were woken by a change of their account's index (`crate::notify`).
+    /// `n` long-polls were woken by a change of their account's index (the notifications' listener).
     pub fn waits_woken(&self, n: u64) {
         if n > 0 {
             self.wait_wakeups.fetch_add(n, Ordering::Relaxed);
