@@ -75,6 +75,64 @@ pub fn set_estimated_ms_in(
     if duration_ms <= 0 {
         return Ok(());
     }
+    let ms = insert_estimate_in(tx, visit, duration_ms, now)?;
+    if !crate::sync_log::local::is_applying() {
+        let id = crate::sync_log::local::global_visit_id(tx, visit)?;
+        crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::EstimatedTime { id, ms })?;
+    }
+    Ok(())
+}
+
+/// [`set_estimated_ms_in`] for a visit inserted in this transaction through `batch` (an
+/// import's): its id is the one every device knows it by (it came from no other device), nothing
+/// is queued when the batch says nothing is, and the row waits in `batch` to be stored with the
+/// others of the transaction ([`insert_estimates_in`], by [`crate::visits::VisitBatch::flush_in`]).
+pub fn set_new_visit_estimated_ms_in(
+    tx: &Transaction<'_>,
+    visit: VisitId,
+    duration_ms: i64,
+    now: Timestamp,
+    batch: &mut crate::visits::VisitBatch,
+) -> Result<()> {
+    if duration_ms <= 0 {
+        return Ok(());
+    }
+    let ms = duration_ms.min(MAX_ESTIMATE_MS);
+    batch.add_estimate(visit, ms, now);
+    if batch.queues() {
+        crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::EstimatedTime { id: visit, ms })?;
+    }
+    Ok(())
+}
+
+/// Stores each (visit, estimated ms) of `estimates` (positive, capped) as [`set_estimated_ms_in`]
+/// stores one, in one statement: what a batch of imported visits' durations costs.
+pub(crate) fn insert_estimates_in(
+    tx: &Transaction<'_>,
+    estimates: &[(VisitId, i64)],
+    now: Timestamp,
+) -> Result<()> {
+    if estimates.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<serde_json::Value> = estimates
+        .iter()
+        .map(|(visit, ms)| serde_json::json!([visit.0.simple().to_string(), ms]))
+        .collect();
+    let rows = serde_json::Value::Array(rows).to_string();
+    // `WHERE true`: an upsert after a SELECT needs it to be read as one.
+    tx.prepare_cached(
+        r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
+           SELECT unhex(value ->> 0), NULL, value ->> 1, :now FROM json_each(:rows) WHERE true
+           ON CONFLICT (visit_id) DO UPDATE SET estimated_ms = excluded.estimated_ms,
+                                                updated_at = excluded.updated_at"#,
+    )?
+    .execute(named_params! { ":rows": rows, ":now": now })?;
+    Ok(())
+}
+
+/// Stores `duration_ms` (positive), capped, as the visit's estimated time; returns what was stored.
+fn insert_estimate_in(tx: &Transaction<'_>, visit: VisitId, duration_ms: i64, now: Timestamp) -> Result<i64> {
     let ms = duration_ms.min(MAX_ESTIMATE_MS);
     tx.prepare_cached(
         r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)
@@ -83,11 +141,7 @@ pub fn set_estimated_ms_in(
                                                 updated_at = excluded.updated_at"#,
     )?
     .execute(named_params! { ":visit": visit, ":ms": ms, ":now": now })?;
-    if !crate::sync_log::local::is_applying() {
-        let id = crate::sync_log::local::global_visit_id(tx, visit)?;
-        crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::EstimatedTime { id, ms })?;
-    }
-    Ok(())
+    Ok(ms)
 }
 
 /// How [`list_time`] groups visits.

@@ -180,24 +180,83 @@ pub fn insert_visit_in(
     website_id: WebsiteId,
     domain: &Domain,
 ) -> Result<(Option<VisitId>, bool)> {
-    let mut index = crate::search::IndexBatch::default();
-    let inserted = insert_visit_batched_in(tx, visit, website_id, domain, &mut index)?;
-    index.flush_in(tx)?;
+    let mut batch = VisitBatch::default();
+    let inserted = insert_visit_batched_in(tx, visit, website_id, domain, &mut batch)?;
+    batch.flush_in(tx)?;
     Ok(inserted)
 }
 
-/// [`insert_visit_in`] for a caller that writes many visits in one transaction: the visit's
-/// index row goes into `index`, which the caller flushes ([`crate::search::IndexBatch::flush_in`])
-/// before the transaction commits.
+/// What a writer adding many visits in one transaction (an import's batch) reads once for all of
+/// them instead of once per visit, and what it adds together before the transaction commits.
+///
+/// Valid for one transaction: make one with [`VisitBatch::begin_in`] at its start, insert every
+/// visit of the transaction through [`insert_visit_batched_in`] with it (the free keys it knows
+/// hold only while no visit is inserted otherwise), and call [`VisitBatch::flush_in`] before the
+/// commit. [`VisitBatch::default`] reads nothing ahead: what [`insert_visit_in`] uses for one visit.
+#[derive(Debug, Default)]
+pub struct VisitBatch {
+    /// The visits' search index rows, added together by [`VisitBatch::flush_in`].
+    index: crate::search::IndexBatch,
+    /// Where the next visits' free keys are ([`crate::search::FreeKeys`]).
+    keys: crate::search::FreeKeys,
+    /// Whether this device's changes are queued for sync (linked to a hub, not applying another
+    /// device's), read once; `None`: not read, each change asks as it is queued.
+    queues: Option<bool>,
+    /// The visits' estimated times (ms), stored together by [`VisitBatch::flush_in`].
+    estimates: Vec<(VisitId, i64)>,
+    /// The time the estimates are stored at (the transaction's).
+    estimated_at: Option<Timestamp>,
+}
+
+impl VisitBatch {
+    /// A batch for the transaction `tx`, which holds the write lock (`BEGIN IMMEDIATE`): reads
+    /// once whether changes are queued for sync (nothing in the transaction links or unlinks).
+    pub fn begin_in(tx: &Transaction<'_>) -> Result<VisitBatch> {
+        let queues = !crate::sync_log::local::is_applying() && crate::sync_log::local::is_linked(tx)?;
+        Ok(VisitBatch {
+            queues: Some(queues),
+            ..VisitBatch::default()
+        })
+    }
+
+    /// Queues visit `visit`'s estimated time, `ms` (positive, capped), stored at `now` (the
+    /// transaction's time), for [`VisitBatch::flush_in`]: see
+    /// [`crate::time_spent::set_new_visit_estimated_ms_in`].
+    pub(crate) fn add_estimate(&mut self, visit: VisitId, ms: i64, now: Timestamp) {
+        self.estimates.push((visit, ms));
+        self.estimated_at = Some(now);
+    }
+
+    /// False if this transaction queues nothing for sync (read by [`VisitBatch::begin_in`]):
+    /// the visits' other changes need not be queued either.
+    pub fn queues(&self) -> bool {
+        self.queues != Some(false)
+    }
+
+    /// Adds the batch's visits to the search index and stores their estimated times, in the
+    /// caller's transaction (the one that inserted them), before it commits.
+    pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        self.index.flush_in(tx)?;
+        if let Some(now) = self.estimated_at.take() {
+            crate::time_spent::insert_estimates_in(tx, &self.estimates, now)?;
+            self.estimates.clear();
+        }
+        Ok(())
+    }
+}
+
+/// [`insert_visit_in`] for a caller that writes many visits in one transaction through `batch`
+/// (see [`VisitBatch`]): the visit's index row waits in it for [`VisitBatch::flush_in`], which
+/// the caller calls before the transaction commits.
 pub fn insert_visit_batched_in(
     tx: &Transaction<'_>,
     visit: &NewVisit<'_>,
     website_id: WebsiteId,
     domain: &Domain,
-    index: &mut crate::search::IndexBatch,
+    batch: &mut VisitBatch,
 ) -> Result<(Option<VisitId>, bool)> {
     let url = crate::page_url::normalise(visit.url)?;
-    let visit_id = crate::search::free_visit_id(tx, visit.visited_at)?;
+    let visit_id = batch.keys.free_visit_id(tx, visit.visited_at)?;
     let title = clean_title(visit.title);
     let inserted =
         tx.prepare_cached(
@@ -215,10 +274,13 @@ pub fn insert_visit_batched_in(
             ":source_visit_id": visit.source_visit_id,
         })? == 1;
     if inserted {
-        index.add(
+        batch.index.add(
             visit_id,
             crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref()),
         );
+        if !batch.queues() {
+            return Ok((Some(visit_id), true));
+        }
         // Stamped past a forgetting of its website seen here: it stays on every device.
         let queued = crate::sync_log::local::queue_past_in(
             tx,

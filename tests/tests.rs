@@ -60,6 +60,7 @@ mod import {
     pub mod cost;
     pub mod detect;
     pub mod fixtures;
+    pub mod keys;
 }
 
 mod capture {
@@ -89,6 +90,7 @@ mod sync {
     pub mod clock;
     pub mod devices;
     pub mod faults;
+    pub mod import;
     pub mod keyring;
     pub mod life;
     pub mod model;

@@ -10,9 +10,11 @@
 //! `forgotten_visit`, or its import key is in `forgotten_import` (`forgotten`), so no import, not
 //! even one that reads the whole file again, a copy of it or under another source, brings it back.
 //! Both lists are read once per batch ([`WebsiteCache::begin_batch`]): the batch holds the write
-//! lock, so they cannot change under it. The batch's visits are added to the search index
-//! together at its end ([`WebsiteCache::end_batch`], one statement: see
-//! [`IndexBatch`]), in its transaction, so a search right after the import finds them all.
+//! lock, so they cannot change under it. So is whether the database is linked to a hub (a
+//! [`VisitBatch`]): when it is not, nothing is queued for sync and nothing is asked per visit.
+//! The batch's visits are added to the search index together at its end
+//! ([`WebsiteCache::end_batch`], one statement: see [`crate::search::IndexBatch`]), in its
+//! transaction, so a search right after the import finds them all.
 //!
 //! Invariant: the cache never holds an id the database might not have. It is filled only by this
 //! import's own connection, dropped with a batch that fails (the import stops), and cleared when
@@ -27,9 +29,8 @@ use crate::domain::Domain;
 use crate::error::Result;
 use crate::forget::ForgottenFilter;
 use crate::ids::WebsiteId;
-use crate::search::IndexBatch;
 use crate::time::Timestamp;
-use crate::visits::{get_or_insert_website_in, insert_visit_batched_in, NewVisit};
+use crate::visits::{get_or_insert_website_in, insert_visit_batched_in, NewVisit, VisitBatch};
 
 use super::rows::{accept, RawVisit, Skip, SkipCounts};
 
@@ -58,9 +59,9 @@ pub(super) struct WebsiteCache {
     data_version: Option<i64>,
     blocked: BlockList,
     forgotten: ForgottenFilter,
-    /// The batch's visits' search index rows, added in one statement at its end
-    /// ([`WebsiteCache::end_batch`]).
-    index: IndexBatch,
+    /// What the batch's visits share: their search index rows, added in one statement at its
+    /// end ([`WebsiteCache::end_batch`]), their free keys, whether to queue them for sync.
+    visits: VisitBatch,
 }
 
 impl WebsiteCache {
@@ -74,13 +75,14 @@ impl WebsiteCache {
         }
         self.blocked = BlockList::load(tx)?;
         self.forgotten = ForgottenFilter::load(tx)?;
+        self.visits = VisitBatch::begin_in(tx)?;
         Ok(())
     }
 
     /// Call at the end of each batch's transaction, before it commits: adds the batch's visits
     /// to the search index.
     pub(super) fn end_batch(&mut self, tx: &Transaction<'_>) -> Result<()> {
-        self.index.flush_in(tx)
+        self.visits.flush_in(tx)
     }
 
     fn website_in(
@@ -141,9 +143,9 @@ pub(super) fn store_visit(
         source_visit_id: Some(&accepted.source_visit_id),
     };
     let (visit_id, inserted) =
-        insert_visit_batched_in(tx, &visit, website_id, &accepted.domain, &mut websites.index)?;
+        insert_visit_batched_in(tx, &visit, website_id, &accepted.domain, &mut websites.visits)?;
     if let (true, Some(id), Some(ms)) = (inserted, visit_id, raw.duration_ms) {
-        crate::time_spent::set_estimated_ms_in(tx, id, ms, now)?;
+        crate::time_spent::set_new_visit_estimated_ms_in(tx, id, ms, now, &mut websites.visits)?;
     }
     if inserted {
         batch.imported += 1;

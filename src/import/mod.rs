@@ -67,6 +67,9 @@ pub const DEFAULT_BATCH_SIZE: usize = 10_000;
 /// the file's size. Larger caches measured slower, not faster (docs/BENCHMARKS.md).
 const IMPORT_CACHE_KIB: i64 = 8 * 1024;
 
+/// `PRAGMA temp_store`'s value for temporary files (and statement journals) held in memory.
+const TEMP_STORE_MEMORY: i64 = 2;
+
 /// A browser family: which schema the file has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -317,6 +320,19 @@ pub fn import_file(
     let mut conn = store.conn()?;
     let usual_cache: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0))?;
     conn.pragma_update(None, "cache_size", -IMPORT_CACHE_KIB)?;
+    // Statement journals in memory: each visit's insert (it fires a trigger and checks a foreign
+    // key and two unique keys, so it may have to undo itself alone) first copies every page it
+    // changes into one. In a temporary file that is a system call per page, several a visit: a
+    // sixth of the import's CPU time (docs/BENCHMARKS.md). In memory, a journal holds at most the
+    // pages one statement changes (the batch's index rows are the largest), then it is emptied.
+    // Setting `temp_store` drops the connection's temporary tables and triggers: left as it is
+    // when the connection has any (none of ours does; a caller's might).
+    let usual_temp_store: i64 = conn.pragma_query_value(None, "temp_store", |r| r.get(0))?;
+    let temp_objects: i64 = conn.query_row(r#"SELECT count(*) FROM temp.sqlite_schema"#, [], |r| r.get(0))?;
+    let journals_to_memory = temp_objects == 0 && usual_temp_store != TEMP_STORE_MEMORY;
+    if journals_to_memory {
+        conn.pragma_update(None, "temp_store", TEMP_STORE_MEMORY)?;
+    }
     let mut websites = WebsiteCache::default();
     let mut run_batches = || -> Result<()> {
         loop {
@@ -365,7 +381,15 @@ pub fn import_file(
     };
     let outcome = run_batches();
     // The connection goes back to the pool as it was (and the import's cached pages are freed).
-    let restored = conn.pragma_update(None, "cache_size", usual_cache);
+    let restored = conn
+        .pragma_update(None, "cache_size", usual_cache)
+        .and_then(|()| {
+            if journals_to_memory {
+                conn.pragma_update(None, "temp_store", usual_temp_store)
+            } else {
+                Ok(())
+            }
+        });
     outcome?;
     restored?;
     drop(conn);
