@@ -83,23 +83,47 @@ pub fn set_estimated_ms_in(
     Ok(())
 }
 
-/// [`set_estimated_ms_in`] for a visit inserted in this transaction through `batch` (an
-/// import's): its id is the one every device knows it by (it came from no other device), nothing
-/// is queued when the batch says nothing is, and the row waits in `batch` to be stored with the
-/// others of the transaction ([`insert_estimates_in`], by [`crate::visits::VisitBatch::flush_in`]).
+/// The estimated times of the visits a transaction inserts in a batch (an import's), stored
+/// together at its end ([`EstimateBatch::flush_in`]).
+#[derive(Debug, Default)]
+pub struct EstimateBatch {
+    /// (visit, estimated ms), positive and capped.
+    estimates: Vec<(VisitId, i64)>,
+    /// The time they are stored at (the transaction's).
+    at: Option<Timestamp>,
+}
+
+impl EstimateBatch {
+    /// Stores the batch's estimates, in the transaction that inserted their visits, before it
+    /// commits: as [`set_estimated_ms_in`] stores one, in one statement.
+    pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        if let Some(now) = self.at.take() {
+            insert_estimates_in(tx, &self.estimates, now)?;
+            self.estimates.clear();
+        }
+        Ok(())
+    }
+}
+
+/// [`set_estimated_ms_in`] for a visit inserted in this transaction in a batch (an import's): its
+/// id is the one every device knows it by (it came from no other device), nothing is queued
+/// unless `queues` (the visits' batch read whether this device queues changes for sync:
+/// `crate::visits::VisitBatch::queues`), and the row waits in `batch` to be stored with the
+/// others of the transaction ([`EstimateBatch::flush_in`]).
 pub fn set_new_visit_estimated_ms_in(
     tx: &Transaction<'_>,
     visit: VisitId,
     duration_ms: i64,
     now: Timestamp,
-    batch: &mut crate::visits::VisitBatch,
+    (batch, queues): (&mut EstimateBatch, bool),
 ) -> Result<()> {
     if duration_ms <= 0 {
         return Ok(());
     }
     let ms = duration_ms.min(MAX_ESTIMATE_MS);
-    batch.add_estimate(visit, ms, now);
-    if batch.queues() {
+    batch.estimates.push((visit, ms));
+    batch.at = Some(now);
+    if queues {
         crate::sync_log::local::queue_in(tx, &crate::sync_log::ops::Op::EstimatedTime { id: visit, ms })?;
     }
     Ok(())
@@ -107,11 +131,7 @@ pub fn set_new_visit_estimated_ms_in(
 
 /// Stores each (visit, estimated ms) of `estimates` (positive, capped) as [`set_estimated_ms_in`]
 /// stores one, in one statement: what a batch of imported visits' durations costs.
-pub(crate) fn insert_estimates_in(
-    tx: &Transaction<'_>,
-    estimates: &[(VisitId, i64)],
-    now: Timestamp,
-) -> Result<()> {
+fn insert_estimates_in(tx: &Transaction<'_>, estimates: &[(VisitId, i64)], now: Timestamp) -> Result<()> {
     if estimates.is_empty() {
         return Ok(());
     }

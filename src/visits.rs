@@ -202,10 +202,6 @@ pub struct VisitBatch {
     /// Whether this device's changes are queued for sync (linked to a hub, not applying another
     /// device's), read once; `None`: not read, each change asks as it is queued.
     queues: Option<bool>,
-    /// The visits' estimated times (ms), stored together by [`VisitBatch::flush_in`].
-    estimates: Vec<(VisitId, i64)>,
-    /// The time the estimates are stored at (the transaction's).
-    estimated_at: Option<Timestamp>,
 }
 
 impl VisitBatch {
@@ -219,29 +215,16 @@ impl VisitBatch {
         })
     }
 
-    /// Queues visit `visit`'s estimated time, `ms` (positive, capped), stored at `now` (the
-    /// transaction's time), for [`VisitBatch::flush_in`]: see
-    /// [`crate::time_spent::set_new_visit_estimated_ms_in`].
-    pub(crate) fn add_estimate(&mut self, visit: VisitId, ms: i64, now: Timestamp) {
-        self.estimates.push((visit, ms));
-        self.estimated_at = Some(now);
-    }
-
     /// False if this transaction queues nothing for sync (read by [`VisitBatch::begin_in`]):
     /// the visits' other changes need not be queued either.
     pub fn queues(&self) -> bool {
         self.queues != Some(false)
     }
 
-    /// Adds the batch's visits to the search index and stores their estimated times, in the
-    /// caller's transaction (the one that inserted them), before it commits.
+    /// Adds the batch's visits to the search index, in the caller's transaction (the one that
+    /// inserted them), before it commits.
     pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
-        self.index.flush_in(tx)?;
-        if let Some(now) = self.estimated_at.take() {
-            crate::time_spent::insert_estimates_in(tx, &self.estimates, now)?;
-            self.estimates.clear();
-        }
-        Ok(())
+        self.index.flush_in(tx)
     }
 }
 

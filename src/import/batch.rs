@@ -62,6 +62,8 @@ pub(super) struct WebsiteCache {
     /// What the batch's visits share: their search index rows, added in one statement at its
     /// end ([`WebsiteCache::end_batch`]), their free keys, whether to queue them for sync.
     visits: VisitBatch,
+    /// The batch's estimated times, stored together at its end.
+    estimates: crate::time_spent::EstimateBatch,
 }
 
 impl WebsiteCache {
@@ -80,9 +82,10 @@ impl WebsiteCache {
     }
 
     /// Call at the end of each batch's transaction, before it commits: adds the batch's visits
-    /// to the search index.
+    /// to the search index and stores their estimated times.
     pub(super) fn end_batch(&mut self, tx: &Transaction<'_>) -> Result<()> {
-        self.visits.flush_in(tx)
+        self.visits.flush_in(tx)?;
+        self.estimates.flush_in(tx)
     }
 
     fn website_in(
@@ -145,7 +148,8 @@ pub(super) fn store_visit(
     let (visit_id, inserted) =
         insert_visit_batched_in(tx, &visit, website_id, &accepted.domain, &mut websites.visits)?;
     if let (true, Some(id), Some(ms)) = (inserted, visit_id, raw.duration_ms) {
-        crate::time_spent::set_new_visit_estimated_ms_in(tx, id, ms, now, &mut websites.visits)?;
+        let queues = websites.visits.queues();
+        crate::time_spent::set_new_visit_estimated_ms_in(tx, id, ms, now, (&mut websites.estimates, queues))?;
     }
     if inserted {
         batch.imported += 1;
