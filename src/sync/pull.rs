@@ -347,6 +347,11 @@ fn read_and_apply(
 fn apply_all(store: &Store, device: Uuid, rx: &mpsc::Receiver<Read>, budget: &Budget) -> Result<PageApplied> {
     let mut out = PageApplied::default();
     let mut conn = crate::forget::open_applying_connection(store)?;
+    // Statement journals in memory, as the import keeps them (`import::TEMP_STORE_MEMORY`): each
+    // visit's insert fires a trigger and may have to undo itself alone, so it first copies the
+    // pages it changes into one; in a temporary file that is a system call per page. This
+    // connection is the pull's own, with no temporary tables, and closes with the page.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     let turns = Turns::new(store);
     // When the last transaction committed: before the next one, the writers waiting get the lock.
     let mut committed: Option<Instant> = None;
