@@ -4,32 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use uuid::Uuid;
 
-use crate::support::{records, setup, Account, Answer, Api, Hub};
-
-async fn wait(api: &Api, account: &Account, device: Uuid, seen: u64, wait_ms: u64) -> (Answer, Duration) {
-    let started = Instant::now();
-    let answer = api
-        .send(
-            reqwest::Method::GET,
-            &format!("/v1/index/wait?series=visits&seen={seen}&wait_ms={wait_ms}"),
-            Some(account),
-            Some(device),
-            None,
-        )
-        .await;
-    (answer, started.elapsed())
-}
-
-fn last_idx(body: &Value, device: Uuid) -> Option<u64> {
-    body["series"]
-        .as_array()?
-        .iter()
-        .find(|h| h["device_id"].as_str() == Some(&device.to_string()))?["last_idx"]
-        .as_u64()
-}
+use crate::support::{last_idx, long_poll as wait, records, setup, Api, Hub};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_poll_is_woken_by_a_push_through_another_hub_process() {

@@ -5,34 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use uuid::Uuid;
 
-use crate::support::{connect, postgres, records, sample, Account, Answer, Api, Hub};
+use crate::support::{connect, last_idx, long_poll, postgres, records, sample, Api, Hub};
 
 /// A long-poll of `device` on `visits`, having seen `seen` of the others' records.
-async fn wait(api: &Api, account: &Account, device: Uuid, seen: u64) -> (Answer, Duration) {
-    let started = Instant::now();
-    let answer = api
-        .send(
-            reqwest::Method::GET,
-            &format!("/v1/index/wait?series=visits&seen={seen}&wait_ms=20000"),
-            Some(account),
-            Some(device),
-            None,
-        )
-        .await;
-    (answer, started.elapsed())
-}
-
-fn last_idx(body: &Value, device: Uuid) -> Option<u64> {
-    body["series"]
-        .as_array()?
-        .iter()
-        .find(|h| h["device_id"].as_str() == Some(&device.to_string()))?["last_idx"]
-        .as_u64()
-}
-
 fn counter(text: &str, name: &str) -> f64 {
     sample(text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
@@ -90,12 +67,12 @@ async fn a_push_through_another_process_wakes_only_the_waits_it_puts_behind() {
     let ahead: Vec<_> = (0..WAITS)
         .map(|_| {
             let (api, account) = (api.clone(), account.clone());
-            tokio::spawn(async move { wait(&api, &account, desktop, 3).await })
+            tokio::spawn(async move { long_poll(&api, &account, desktop, 3, 20_000).await })
         })
         .collect();
     let behind = {
         let (api, account) = (api.clone(), account.clone());
-        tokio::spawn(async move { wait(&api, &account, phone, 2).await })
+        tokio::spawn(async move { long_poll(&api, &account, phone, 2, 20_000).await })
     };
     waiting.wait_for_waits(WAITS + 1).await;
     let before = wait_for_idle_pool(&waiting).await;
@@ -162,7 +139,7 @@ async fn a_notification_lost_with_the_listening_connection_still_wakes_the_wait(
         .expect(200);
     let waits = {
         let (api, account) = (api.clone(), account.clone());
-        tokio::spawn(async move { wait(&api, &account, desktop, 1).await })
+        tokio::spawn(async move { long_poll(&api, &account, desktop, 1, 20_000).await })
     };
     waiting.wait_for_waits(1).await;
 

@@ -549,3 +549,34 @@ pub fn run_hub(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A long-poll of `device` on `visits` (`GET /v1/index/wait`), having seen `seen` of the others'
+/// records, waiting at most `wait_ms`: the answer and how long it took.
+pub async fn long_poll(
+    api: &Api,
+    account: &Account,
+    device: Uuid,
+    seen: u64,
+    wait_ms: u64,
+) -> (Answer, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let answer = api
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/index/wait?series=visits&seen={seen}&wait_ms={wait_ms}"),
+            Some(account),
+            Some(device),
+            None,
+        )
+        .await;
+    (answer, started.elapsed())
+}
+
+/// The last index of `device`'s series in an index answer's body.
+pub fn last_idx(body: &Value, device: Uuid) -> Option<u64> {
+    body["series"]
+        .as_array()?
+        .iter()
+        .find(|h| h["device_id"].as_str() == Some(&device.to_string()))?["last_idx"]
+        .as_u64()
+}
