@@ -2,15 +2,12 @@
 //! answer on a real database, bad input refused with the library's words and nothing stored, and
 //! the change event that makes every screen redraw when a limit changes elsewhere.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use sitetrail::{Category, NewVisit, Store};
-use tauri::Listener;
 
 use super::{wait_for, TestApp};
-use crate::events::STORE_CHANGED;
 
 /// Records a visit to `url` now with `active_ms` of measured active time (the extension's).
 fn measured_visit(store: &Store, url: &str, active_ms: i64) {
@@ -235,13 +232,7 @@ fn reminders_are_off_and_unasked_until_answered_and_bad_settings_change_nothing(
 #[test]
 fn a_limit_set_elsewhere_is_announced_to_the_ui() {
     let t = TestApp::start(|_| {});
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let log = seen.clone();
-    t.app.listen_any(STORE_CHANGED, move |e| {
-        log.lock()
-            .unwrap()
-            .push(serde_json::from_str(e.payload()).unwrap());
-    });
+    let seen = t.store_changes();
     let other = t.store();
     let target = sitetrail::limits::Target::Category(Category::Social);
     other

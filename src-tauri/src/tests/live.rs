@@ -1,24 +1,13 @@
 //! Live updates: committed changes reach the UI as coalesced events.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
-use tauri::Listener;
-
 use super::{visit, wait_for, TestApp};
-use crate::events::STORE_CHANGED;
 
 #[test]
 fn a_burst_of_commits_becomes_a_few_events() {
     let t = TestApp::start(|_| {});
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let log = seen.clone();
-    t.app.listen_any(STORE_CHANGED, move |e| {
-        log.lock()
-            .unwrap()
-            .push(serde_json::from_str(e.payload()).unwrap());
-    });
+    let seen = t.store_changes();
     // The app's own store handle notifies; a second handle (another process) would not.
     let state = tauri::Manager::state::<crate::state::AppState>(&t.app);
     for i in 0..50 {

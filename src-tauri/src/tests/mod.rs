@@ -58,6 +58,19 @@ fn app_url() -> tauri::Url {
 }
 
 impl TestApp {
+    /// Every `STORE_CHANGED` event the UI would hear from now on, as its JSON payload.
+    fn store_changes(&self) -> Arc<Mutex<Vec<Value>>> {
+        use tauri::Listener;
+        let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let log = seen.clone();
+        self.app.listen_any(crate::events::STORE_CHANGED, move |e| {
+            log.lock()
+                .unwrap()
+                .push(serde_json::from_str(e.payload()).unwrap());
+        });
+        seen
+    }
+
     /// An app over a fresh database; `seed` runs on it before the app (and its worker) starts.
     pub fn start(seed: impl FnOnce(&Store)) -> TestApp {
         TestApp::start_with(seed, |_| {})
