@@ -24,6 +24,13 @@ impl Domain {
 
     /// The domain of an `http`/`https` URL.
     pub fn from_url(input: &str) -> Result<Domain> {
+        Domain::from_url_parsed(input).map(|(domain, _)| domain)
+    }
+
+    /// [`Domain::from_url`], with the URL as parsed (`input` trimmed), for a caller that needs
+    /// it too (an import makes its stored form with [`crate::page_url::stored_form`]) and would
+    /// otherwise parse it twice.
+    pub fn from_url_parsed(input: &str) -> Result<(Domain, Url)> {
         let bad = |reason: &str| Error::InvalidUrl {
             input: truncate_chars(&crate::page_url::redacted(input), 200),
             reason: reason.to_owned(),
@@ -59,7 +66,8 @@ impl Domain {
                 return Err(bad("a host name has no `*`"));
             }
         }
-        normalise(&name).ok_or_else(|| bad("the URL has an empty host"))
+        let domain = normalise(&name).ok_or_else(|| bad("the URL has an empty host"))?;
+        Ok((domain, url))
     }
 
     /// The domain named by `input`, a host name as a person types it (`WWW.Example.com.`,

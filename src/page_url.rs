@@ -16,14 +16,20 @@ use crate::error::{truncate_chars, Error, Result};
 /// The stored form of `raw`, a page's URL (see the module doc). A text that is not a URL is
 /// refused as [`crate::domain::Domain::from_url`] refuses it, without its credentials.
 pub fn normalise(raw: &str) -> Result<String> {
-    let mut url = Url::parse(raw.trim()).map_err(|e| Error::InvalidUrl {
+    let url = Url::parse(raw.trim()).map_err(|e| Error::InvalidUrl {
         input: truncate_chars(&redacted(raw), 200),
         reason: format!("not a URL ({e})"),
     })?;
+    Ok(stored_form(url))
+}
+
+/// The stored form of a URL already parsed from its text trimmed (`Url::parse(raw.trim())`):
+/// what [`normalise`] gives for that text.
+pub fn stored_form(mut url: Url) -> String {
     // Both fail only for a URL that cannot hold credentials (no host): then it has none.
     let _ = url.set_username("");
     let _ = url.set_password(None);
-    Ok(url.into())
+    url.into()
 }
 
 /// A visit's URL as it is stored, and as a forgotten visit's key hashes it

@@ -105,6 +105,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "sync_backfill_others",
         include_str!("../migrations/0021_sync_backfill_others.sql"),
     ),
+    (
+        22,
+        "titled_counted_in_rust",
+        include_str!("../migrations/0022_titled_counted_in_rust.sql"),
+    ),
 ];
 
 /// How hard SQLite works to keep the last commits after a power cut.
@@ -595,6 +600,28 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sqlite_is_built_without_one_shared_page_cache_or_global_memory_counters() {
+        // .cargo/config.toml's LIBSQLITE3_FLAGS (issue 31): with one page cache shared by every
+        // connection behind one mutex, an import's two threads took turns at every page.
+        let conn = Connection::open_in_memory().unwrap();
+        let options: Vec<String> = conn
+            .prepare("PRAGMA compile_options")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "SQLite was built with ENABLE_MEMORY_MANAGEMENT (is .cargo/config.toml's LIBSQLITE3_FLAGS read?): {options:?}"
+        );
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "SQLite counts memory globally: {options:?}"
+        );
+    }
 
     #[test]
     fn synchronous_comes_from_its_setting() {

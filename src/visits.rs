@@ -202,6 +202,8 @@ pub struct VisitBatch {
     /// Whether this device's changes are queued for sync (linked to a hub, not applying another
     /// device's), read once; `None`: not read, each change asks as it is queued.
     queues: Option<bool>,
+    /// The titled visits inserted, per website, for their judging with titles.
+    titled: crate::title_judging::TitledVisits,
 }
 
 impl VisitBatch {
@@ -221,10 +223,45 @@ impl VisitBatch {
         self.queues != Some(false)
     }
 
-    /// Adds the batch's visits to the search index, in the caller's transaction (the one that
-    /// inserted them), before it commits.
+    /// Adds the batch's visits to the search index and their titles to their websites' counts,
+    /// in the caller's transaction (the one that inserted them), before it commits.
     pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
-        self.index.flush_in(tx)
+        self.index.flush_in(tx)?;
+        self.titled.flush_in(tx)
+    }
+}
+
+/// A visit made ready to insert without the database (an import does it on its reading thread):
+/// its URL in the stored form, its title cleaned, its search index text.
+#[derive(Clone, Debug)]
+pub struct ReadyVisit {
+    /// The URL as stored ([`crate::page_url::normalise`]'s form).
+    pub url: String,
+    /// The title as stored ([`clean_title`]).
+    pub title: Option<String>,
+    /// When the page was visited.
+    pub visited_at: Timestamp,
+    /// What the search index gets for it.
+    pub text: crate::search::IndexedText,
+}
+
+impl ReadyVisit {
+    /// The visit to `stored_url` (already in the stored form, of `domain`) at `visited_at`,
+    /// titled `title` as given (cleaned here).
+    pub fn new(
+        stored_url: String,
+        title: Option<&str>,
+        visited_at: Timestamp,
+        domain: &Domain,
+    ) -> ReadyVisit {
+        let title = clean_title(title);
+        let text = crate::search::IndexedText::new(domain.as_str(), &stored_url, title.as_deref());
+        ReadyVisit {
+            url: stored_url,
+            title,
+            visited_at,
+            text,
+        }
     }
 }
 
@@ -239,8 +276,28 @@ pub fn insert_visit_batched_in(
     batch: &mut VisitBatch,
 ) -> Result<(Option<VisitId>, bool)> {
     let url = crate::page_url::normalise(visit.url)?;
+    let ready = ReadyVisit::new(url, visit.title, visit.visited_at, domain);
+    insert_ready_visit_in(
+        tx,
+        ready,
+        (visit.source, visit.source_visit_id),
+        website_id,
+        domain,
+        batch,
+    )
+}
+
+/// [`insert_visit_batched_in`] for a visit made ready beforehand ([`ReadyVisit`], an import's),
+/// stored under (`source`, `source_visit_id`).
+pub fn insert_ready_visit_in(
+    tx: &Transaction<'_>,
+    visit: ReadyVisit,
+    (source, source_visit_id): (&str, Option<&str>),
+    website_id: WebsiteId,
+    domain: &Domain,
+    batch: &mut VisitBatch,
+) -> Result<(Option<VisitId>, bool)> {
     let visit_id = batch.keys.free_visit_id(tx, visit.visited_at)?;
-    let title = clean_title(visit.title);
     let inserted =
         tx.prepare_cached(
             r#"INSERT INTO visit (id, website_id, url, title, visited_at, source, source_visit_id)
@@ -250,17 +307,15 @@ pub fn insert_visit_batched_in(
         .execute(named_params! {
             ":id": visit_id,
             ":website_id": website_id,
-            ":url": url,
-            ":title": &title,
+            ":url": visit.url,
+            ":title": visit.title,
             ":visited_at": visit.visited_at,
-            ":source": visit.source,
-            ":source_visit_id": visit.source_visit_id,
+            ":source": source,
+            ":source_visit_id": source_visit_id,
         })? == 1;
     if inserted {
-        batch.index.add(
-            visit_id,
-            crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref()),
-        );
+        batch.titled.add(website_id, visit.title.as_deref());
+        batch.index.add(visit_id, visit.text);
         if !batch.queues() {
             return Ok((Some(visit_id), true));
         }
@@ -269,10 +324,10 @@ pub fn insert_visit_batched_in(
             tx,
             &crate::sync_log::ops::Op::Visit {
                 id: visit_id,
-                url: url.clone(),
-                title,
+                url: visit.url,
+                title: visit.title,
                 at: visit.visited_at.as_micros(),
-                source: visit.source.to_owned(),
+                source: source.to_owned(),
                 active_ms: None,
                 estimated_ms: None,
             },
@@ -286,7 +341,7 @@ pub fn insert_visit_batched_in(
     let existing = tx
         .prepare_cached(r#"SELECT id FROM visit WHERE source = :source AND source_visit_id = :svid"#)?
         .query_row(
-            named_params! { ":source": visit.source, ":svid": visit.source_visit_id },
+            named_params! { ":source": source, ":svid": source_visit_id },
             |r| r.get("id"),
         )
         .optional()?;
@@ -297,7 +352,8 @@ pub fn insert_visit_batched_in(
 /// visit of the same millisecond, the next free one), recording which device made it and its id
 /// there (`sync_id`: the visit's id on every device). Returns the local id. Its search index row
 /// goes into `index`, which the caller adds ([`crate::search::IndexBatch::flush_in`]) before
-/// anything reads or changes the index and before the transaction commits.
+/// anything reads or changes the index and before the transaction commits, and its title into
+/// `titled`, which the caller adds before the transaction commits.
 pub fn insert_synced_visit_in(
     tx: &Transaction<'_>,
     id: VisitId,
@@ -305,7 +361,10 @@ pub fn insert_synced_visit_in(
     website_id: WebsiteId,
     domain: &Domain,
     (device, hlc): (uuid::Uuid, i64),
-    index: &mut crate::search::IndexBatch,
+    (index, titled): (
+        &mut crate::search::IndexBatch,
+        &mut crate::title_judging::TitledVisits,
+    ),
 ) -> Result<VisitId> {
     let url = crate::page_url::normalise(visit.url)?;
     let visit_id = crate::search::free_id_from(tx, id)?;
@@ -326,6 +385,7 @@ pub fn insert_synced_visit_in(
         ":source": visit.source,
         ":device": device.as_bytes().as_slice(),
     })?;
+    titled.add(website_id, title.as_deref());
     index.add(
         visit_id,
         crate::search::IndexedText::new(domain.as_str(), &url, title.as_deref()),

@@ -1,8 +1,10 @@
-//! Writing one batch of browser visits, inside the batch's transaction.
+//! Writing one batch of browser visits, inside the batch's transaction, on the thread that writes
+//! (the reading thread made them ready: `reader.rs`).
 //!
 //! Each visit that passes the checks goes through the same two steps as `record_visit`
-//! ([`get_or_insert_website_in`], then [`insert_visit_batched_in`]), so every new website gets its outbox
-//! row in the batch's transaction. Between the two, a [`WebsiteCache`] remembers the website of
+//! ([`get_or_insert_website_in`], then [`insert_ready_visit_in`], the second half of
+//! `insert_visit_in` for a visit whose URL, title and index text are made already), so every new
+//! website gets its outbox row in the batch's transaction. Between the two, a [`WebsiteCache`] remembers the website of
 //! each domain already seen in this import, which saves a lookup for nearly every visit.
 //!
 //! Before either, a visit to a blocked domain is skipped (`blocked`), and so is one the user
@@ -30,9 +32,10 @@ use crate::error::Result;
 use crate::forget::ForgottenFilter;
 use crate::ids::WebsiteId;
 use crate::time::Timestamp;
-use crate::visits::{get_or_insert_website_in, insert_visit_batched_in, NewVisit, VisitBatch};
+use crate::visits::{get_or_insert_website_in, insert_ready_visit_in, VisitBatch};
 
-use super::rows::{accept, RawVisit, Skip, SkipCounts};
+use super::reader::ReadyRow;
+use super::rows::{Skip, SkipCounts};
 
 /// Most domains the cache holds; past this it starts over, so memory stays bounded whatever the
 /// number of hosts in a history.
@@ -103,57 +106,50 @@ impl WebsiteCache {
     }
 }
 
-/// Checks one browser visit and stores it, or counts why not. Only a database error is an error.
+/// Stores one visit made ready by the reading thread, or counts why not (blocked, forgotten).
+/// Only a database error is an error.
 pub(super) fn store_visit(
     tx: &Transaction<'_>,
-    raw: &RawVisit<'_>,
-    source: &str,
-    now: Timestamp,
+    row: ReadyRow,
+    (source, now): (&str, Timestamp),
     websites: &mut WebsiteCache,
     batch: &mut Batch,
 ) -> Result<()> {
-    let accepted = match accept(raw) {
-        Ok(ok) => ok,
-        Err(skip) => {
-            batch.skipped.add(skip);
-            return Ok(());
-        }
-    };
-    if websites.blocked.blocks(accepted.domain.as_str()) {
+    if websites.blocked.blocks(row.domain.as_str()) {
         batch.skipped.add(Skip::Blocked);
         return Ok(());
     }
     // A website being forgotten right now takes no visit until that is done.
-    if websites.forgotten.forgets_domain(accepted.domain.as_str()) {
+    if websites.forgotten.forgets_domain(row.domain.as_str()) {
         batch.skipped.add(Skip::Forgotten);
         return Ok(());
     }
+    // The stored form: a forgotten visit's key is made from it, whatever form its source had.
     if websites.forgotten.forgets(
         tx,
-        (accepted.url, accepted.visited_at),
+        (&row.visit.url, row.visit.visited_at),
         source,
-        &accepted.source_visit_id,
+        &row.source_visit_id,
     )? {
         batch.skipped.add(Skip::Forgotten);
         return Ok(());
     }
-    let (website_id, new_website) = websites.website_in(tx, &accepted.domain, now)?;
-    let visit = NewVisit {
-        url: accepted.url,
-        title: accepted.title.as_deref(),
-        visited_at: accepted.visited_at,
-        source,
-        source_visit_id: Some(&accepted.source_visit_id),
-    };
-    let (visit_id, inserted) =
-        insert_visit_batched_in(tx, &visit, website_id, &accepted.domain, &mut websites.visits)?;
-    if let (true, Some(id), Some(ms)) = (inserted, visit_id, raw.duration_ms) {
+    let (website_id, new_website) = websites.website_in(tx, &row.domain, now)?;
+    let (visit_id, inserted) = insert_ready_visit_in(
+        tx,
+        row.visit,
+        (source, Some(&row.source_visit_id)),
+        website_id,
+        &row.domain,
+        &mut websites.visits,
+    )?;
+    if let (true, Some(id), Some(ms)) = (inserted, visit_id, row.duration_ms) {
         let queues = websites.visits.queues();
         crate::time_spent::set_new_visit_estimated_ms_in(tx, id, ms, now, (&mut websites.estimates, queues))?;
     }
     if inserted {
         batch.imported += 1;
-        batch.repaired_titles += u64::from(accepted.title_repaired);
+        batch.repaired_titles += u64::from(row.title_repaired);
     } else {
         batch.already_present += 1;
     }

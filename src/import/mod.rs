@@ -29,17 +29,20 @@
 //!   nothing (it is named in `favicons_problem`).
 
 mod batch;
+mod checkpoint;
 mod chromium;
 pub mod cursor;
 pub mod detect;
 mod favicons;
 mod firefox;
+mod reader;
 mod rows;
 mod safari;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
@@ -50,7 +53,8 @@ use crate::error::{Error, Result};
 use crate::store::{Change, Store};
 
 use batch::{Batch, WebsiteCache};
-use cursor::CursorAt;
+use checkpoint::Checkpoints;
+use reader::ReadChunk;
 use rows::{Columns, RawVisit};
 use snapshot::{Schema, Snapshot};
 
@@ -66,6 +70,11 @@ pub const DEFAULT_BATCH_SIZE: usize = 10_000;
 /// the hot pages (the right edge of the visit table, the website index); a fixed bound whatever
 /// the file's size. Larger caches measured slower, not faster (docs/BENCHMARKS.md).
 const IMPORT_CACHE_KIB: i64 = 8 * 1024;
+
+/// The search index's `automerge` while an import writes (FTS5's default is 4): segments of one
+/// level merged when there are this many, so each visit's index rows are merged about half as
+/// often. Measured: 0, 16 and 32 the same, 8 between (docs/BENCHMARKS.md).
+const IMPORT_AUTOMERGE: i64 = 16;
 
 /// `PRAGMA temp_store`'s value for temporary files (and statement journals) held in memory.
 const TEMP_STORE_MEMORY: i64 = 2;
@@ -290,10 +299,6 @@ pub fn import_file(
         .conn()
         .query_row(spec.count_sql, named_params! { ":after": after }, |r| r.get(0))
         .map_err(read_failed)?;
-    let mut stmt = snapshot.conn().prepare(spec.rows_sql).map_err(read_failed)?;
-    let mut rows = stmt
-        .query(named_params! { ":after": after })
-        .map_err(read_failed)?;
 
     let mut report = ImportReport {
         browser,
@@ -320,76 +325,129 @@ pub fn import_file(
     let mut conn = store.conn()?;
     let usual_cache: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0))?;
     conn.pragma_update(None, "cache_size", -IMPORT_CACHE_KIB)?;
-    // Statement journals in memory: each visit's insert (it fires a trigger and checks a foreign
-    // key and two unique keys, so it may have to undo itself alone) first copies every page it
-    // changes into one. In a temporary file that is a system call per page, several a visit: a
-    // sixth of the import's CPU time (docs/BENCHMARKS.md). In memory, a journal holds at most the
-    // pages one statement changes (the batch's index rows are the largest), then it is emptied.
-    // Setting `temp_store` drops the connection's temporary tables and triggers: left as it is
-    // when the connection has any (none of ours does; a caller's might).
+    // The search index merges its segments less often while the import writes one a batch
+    // (FTS5's `automerge`, restored after): a tenth of an import's time went to merging segments
+    // that the next batches made to merge again (docs/BENCHMARKS.md). An import that dies leaves
+    // the setting at IMPORT_AUTOMERGE: searches then read a few more segments, nothing else.
+    let usual_automerge = crate::search::automerge(&conn)?;
+    crate::search::set_automerge(&conn, IMPORT_AUTOMERGE)?;
+    // Statement journals in memory: a statement that may have to undo itself alone (the batch's
+    // index rows, its estimated times, a new website's rows) first copies every page it changes
+    // into one. In a temporary file that is a system call per page (docs/BENCHMARKS.md). In
+    // memory, a journal holds at most the pages one statement changes (the batch's index rows are
+    // the largest), then it is emptied. Setting `temp_store` drops the connection's temporary
+    // tables and triggers: left as it is when the connection has any (none of ours does; a
+    // caller's might).
     let usual_temp_store: i64 = conn.pragma_query_value(None, "temp_store", |r| r.get(0))?;
     let temp_objects: i64 = conn.query_row(r#"SELECT count(*) FROM temp.sqlite_schema"#, [], |r| r.get(0))?;
     let journals_to_memory = temp_objects == 0 && usual_temp_store != TEMP_STORE_MEMORY;
     if journals_to_memory {
         conn.pragma_update(None, "temp_store", TEMP_STORE_MEMORY)?;
     }
+    // The WAL's checkpoints on a thread of their own (`checkpoint.rs`), when a connection for them
+    // opens; else the import's connection checkpoints as usual.
+    let usual_autocheckpoint: i64 = conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?;
+    let checkpointing = checkpoint_connection(store, &conn)
+        .ok()
+        .map(checkpoint::checkpoints);
+    if checkpointing.is_some() {
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    }
     let mut websites = WebsiteCache::default();
-    let mut run_batches = || -> Result<()> {
-        loop {
-            if opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return Ok(());
+    // The visits read on the reading thread (`reader.rs`) are written here, a batch a transaction,
+    // while the reader reads the next ones.
+    let mut write_batches =
+        |chunks: &Receiver<Result<ReadChunk>>, checkpoints: Option<&Checkpoints>| -> Result<()> {
+            let next_chunk = || -> Result<ReadChunk> {
+                chunks.recv().map_err(|_| Error::Import {
+                    path: path.to_path_buf(),
+                    problem: "reading its visits stopped before the end of the file".into(),
+                })?
+            };
+            loop {
+                if opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    return Ok(());
+                }
+                // The batch's first rows are read before its transaction begins: waiting for the
+                // reader holds no lock then.
+                let mut first = Some(next_chunk()?);
+                let now = store.now();
+                let batch = store.write_changes_on(&mut conn, |tx, changes| {
+                    websites.begin_batch(tx)?;
+                    let mut batch = Batch::default();
+                    loop {
+                        let read = match first.take() {
+                            Some(chunk) => chunk,
+                            None if batch.read < batch_size as u64 && !batch.end_of_file => next_chunk()?,
+                            None => break,
+                        };
+                        batch.read += read.read;
+                        batch.last = read.last.or(batch.last);
+                        batch.skipped.merge(&read.skipped);
+                        batch.end_of_file = read.end_of_file;
+                        for row in read.visits {
+                            batch::store_visit(tx, row, (&source, now), &mut websites, &mut batch)?;
+                        }
+                    }
+                    websites.end_batch(tx)?;
+                    if let Some(last) = batch.last {
+                        cursor::save_cursor_in(tx, &source, browser, &path_text, last, now)?;
+                    }
+                    if batch.imported > 0 {
+                        *changes |= Change::Visits;
+                    }
+                    if batch.new_websites > 0 {
+                        *changes |= Change::Websites | Change::Outbox;
+                    }
+                    Ok(batch)
+                })?;
+                if let Some(checkpoints) = checkpoints {
+                    checkpoints.after_commit();
+                }
+                report.add(&batch);
+                progress(Progress {
+                    read: report.read,
+                    total: total.max(report.read),
+                });
+                if batch.end_of_file {
+                    report.complete = true;
+                    return Ok(());
+                }
             }
-            let now = store.now();
-            let batch = store.write_changes_on(&mut conn, |tx, changes| {
-                websites.begin_batch(tx)?;
-                let mut batch = Batch::default();
-                while batch.read < batch_size as u64 {
-                    let Some(row) = rows.next().map_err(read_failed)? else {
-                        batch.end_of_file = true;
-                        break;
-                    };
-                    let raw = (spec.read)(&row).map_err(read_failed)?;
-                    batch.read += 1;
-                    batch.last = Some(CursorAt {
-                        visit_id: raw.id,
-                        visit_time: raw.time_key,
-                    });
-                    batch::store_visit(tx, &raw, &source, now, &mut websites, &mut batch)?;
-                }
-                websites.end_batch(tx)?;
-                if let Some(last) = batch.last {
-                    cursor::save_cursor_in(tx, &source, browser, &path_text, last, now)?;
-                }
-                if batch.imported > 0 {
-                    *changes |= Change::Visits;
-                }
-                if batch.new_websites > 0 {
-                    *changes |= Change::Websites | Change::Outbox;
-                }
-                Ok(batch)
-            })?;
-            report.add(&batch);
-            progress(Progress {
-                read: report.read,
-                total: total.max(report.read),
-            });
-            if batch.end_of_file {
-                report.complete = true;
-                return Ok(());
-            }
-        }
-    };
-    let outcome = run_batches();
+        };
+    let outcome = std::thread::scope(|scope| {
+        let (to_writer, chunks) = std::sync::mpsc::sync_channel(reader::READ_AHEAD);
+        let reading = scope.spawn(move || {
+            reader::read_chunks(snapshot, spec, (after, batch_size), path, &to_writer);
+        });
+        let checkpoints = checkpointing.map(|(checkpoints, checkpointer)| {
+            scope.spawn(move || checkpointer.run());
+            checkpoints
+        });
+        let written = write_batches(&chunks, checkpoints.as_ref());
+        // The checkpointing thread ends once nobody asks; the reader stops at its next chunk once
+        // nobody receives them.
+        drop(checkpoints);
+        drop(chunks);
+        let read = reading.join().map_err(|_| Error::Import {
+            path: path.to_path_buf(),
+            problem: "reading its visits failed (the reading thread stopped)".into(),
+        });
+        written.and(read)
+    });
     // The connection goes back to the pool as it was (and the import's cached pages are freed).
     let restored = conn
         .pragma_update(None, "cache_size", usual_cache)
+        .and_then(|()| conn.pragma_update(None, "wal_autocheckpoint", usual_autocheckpoint))
         .and_then(|()| {
             if journals_to_memory {
                 conn.pragma_update(None, "temp_store", usual_temp_store)
             } else {
                 Ok(())
             }
-        });
+        })
+        .map_err(Error::from)
+        .and_then(|()| crate::search::set_automerge(&conn, usual_automerge));
     outcome?;
     restored?;
     drop(conn);
@@ -402,6 +460,18 @@ pub fn import_file(
     }
     tracing::Span::current().record("imported", report.imported);
     Ok(report)
+}
+
+/// A connection of its own to `store`'s database for the import's checkpoints, as durable as
+/// `conn`, the import's (a checkpoint syncs the file as its `synchronous` says).
+fn checkpoint_connection(store: &Store, conn: &rusqlite::Connection) -> Result<rusqlite::Connection> {
+    let level: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0))?;
+    let sync = if level >= 2 {
+        crate::store::Synchronous::Full
+    } else {
+        crate::store::Synchronous::Normal
+    };
+    store.open_own_connection(sync, std::time::Duration::from_secs(5))
 }
 
 /// The outcome of importing one detected profile.

@@ -166,6 +166,8 @@ impl<'r> RawVisit<'r> {
 /// A visit that passed the checks, as it is stored.
 pub(super) struct Accepted<'r> {
     pub(super) url: &'r str,
+    /// `url` as parsed (once, for its domain): its stored form is made from it.
+    pub(super) parsed: url::Url,
     pub(super) visited_at: Timestamp,
     pub(super) domain: Domain,
     pub(super) title: Option<Cow<'r, str>>,
@@ -179,10 +181,11 @@ pub(super) struct Accepted<'r> {
 
 /// The checks and repairs every visit gets: the visit to store, or why it is skipped.
 pub(super) fn accept<'r>(raw: &RawVisit<'r>) -> std::result::Result<Accepted<'r>, Skip> {
-    let (url, visited_at, domain) = check_visit(raw)?;
+    let (url, visited_at, (domain, parsed)) = check_visit(raw)?;
     let (title, title_repaired) = read_title(raw.title);
     Ok(Accepted {
         url,
+        parsed,
         visited_at,
         domain,
         title,
@@ -230,7 +233,9 @@ pub(super) fn timestamp_in_range(micros: i64) -> Option<Timestamp> {
 
 /// The checks every source shares, in order: what the source says, the URL's bytes and scheme, the
 /// time, then the URL's host.
-fn check_visit<'r>(raw: &RawVisit<'r>) -> std::result::Result<(&'r str, Timestamp, Domain), Skip> {
+fn check_visit<'r>(
+    raw: &RawVisit<'r>,
+) -> std::result::Result<(&'r str, Timestamp, (Domain, url::Url)), Skip> {
     if let Some(skip) = raw.skip {
         return Err(skip);
     }
@@ -244,8 +249,8 @@ fn check_visit<'r>(raw: &RawVisit<'r>) -> std::result::Result<(&'r str, Timestam
         None => return Err(Skip::BadUrl),
     }
     let visited_at = raw.visited_at.ok_or(Skip::BadTimestamp)?;
-    let domain = Domain::from_url(url).map_err(|_| Skip::BadUrl)?;
-    Ok((url, visited_at, domain))
+    let parsed = Domain::from_url_parsed(url).map_err(|_| Skip::BadUrl)?;
+    Ok((url, visited_at, parsed))
 }
 
 /// The scheme of `url` (what comes before the first `:`), if it looks like one.

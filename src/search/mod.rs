@@ -300,6 +300,26 @@ pub fn reset_index_in(tx: &Transaction<'_>, visits_left: u64, now: Timestamp) ->
     Ok(())
 }
 
+/// FTS5's default `automerge`: segments of one level merged once there are this many.
+pub const DEFAULT_AUTOMERGE: i64 = 4;
+
+/// The index's `automerge` setting (FTS5's config table; [`DEFAULT_AUTOMERGE`] when never set).
+pub fn automerge(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(r#"SELECT v FROM visit_fts_config WHERE k = 'automerge'"#)?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(DEFAULT_AUTOMERGE))
+}
+
+/// Sets the index's `automerge` (FTS5 takes 0, no merging but a crisis's, or 2 to 64): kept in
+/// the database, so it outlives the connection.
+pub fn set_automerge(conn: &Connection, segments: i64) -> Result<()> {
+    conn.prepare_cached(r#"INSERT INTO visit_fts (visit_fts, rank) VALUES ('automerge', :segments)"#)?
+        .execute(named_params! { ":segments": segments })?;
+    Ok(())
+}
+
 /// True if the visit `id` is in the index. Reads FTS5's own `visit_fts_docsize` table (one row
 /// per indexed document, keyed by rowid): a contentless table cannot be asked directly.
 pub fn is_indexed(conn: &Connection, id: VisitId) -> Result<bool> {

@@ -119,13 +119,14 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
 
 /// Operations applied many calls at a time in one transaction (the pull's): what is read once
 /// per transaction (the forgetting's lists, [`Known`]), the website of each domain met in it, the
-/// visits' search index rows (added in one statement at [`Batch::finish`], before the commit) and
-/// the highest clock seen (observed at the end). It lives no longer than its transaction: the
+/// visits' search index rows and titled visits per website (each added in one statement at
+/// [`Batch::finish`], before the commit) and the highest clock seen (observed at the end). It lives no longer than its transaction: the
 /// transaction holds the write lock, so nothing it remembers changes under it but by its own
 /// operations (a forgetting reads the lists again and drops the websites remembered).
 pub struct Batch {
     known: Known,
     index: crate::search::IndexBatch,
+    titled: crate::title_judging::TitledVisits,
     websites: HashMap<String, WebsiteId>,
     seen: i64,
 }
@@ -136,6 +137,7 @@ impl Batch {
         Ok(Batch {
             known: Known::load(tx)?,
             index: crate::search::IndexBatch::default(),
+            titled: crate::title_judging::TitledVisits::default(),
             websites: HashMap::new(),
             seen: 0,
         })
@@ -173,6 +175,7 @@ impl Batch {
                 // The index rows queued go in before an operation that reads or changes the index.
                 if forgets || matches!(s.op, Op::Title { .. }) {
                     self.index.flush_in(tx)?;
+                    self.titled.flush_in(tx)?;
                 }
                 match apply_one(tx, device, s, now, self, &mut applied)? {
                     true => applied.ops += 1,
@@ -190,10 +193,12 @@ impl Batch {
         })
     }
 
-    /// Adds the queued index rows and observes the highest clock seen; call before the commit.
+    /// Adds the queued index rows and titled visits and observes the highest clock seen; call
+    /// before the commit.
     pub fn finish(mut self, tx: &Transaction<'_>) -> Result<()> {
         local::applying(|| {
             self.index.flush_in(tx)?;
+            self.titled.flush_in(tx)?;
             local::observe_in(tx, self.seen)
         })
     }
@@ -295,7 +300,7 @@ fn apply_one(
                 website,
                 &domain,
                 (device, s.hlc),
-                &mut batch.index,
+                (&mut batch.index, &mut batch.titled),
             )?;
             // A device that retitled this visit may have been heard from first.
             if let Some(newer) = batch

@@ -128,6 +128,77 @@ fn the_local_pass_judges_again_from_titles_at_a_few_and_at_many_titled_visits() 
     );
 }
 
+/// A Chromium history file in `dir` holding `visits` (`(url, title)`, `""` for no title), a second
+/// apart; called again with more, it appends them after the ones already there.
+fn chromium_history(dir: &std::path::Path, visits: &[(String, &str)]) -> std::path::PathBuf {
+    use crate::support::import::{add_chromium_visit, copy_fixture, CHROMIUM_EPOCH_OFFSET, CHROMIUM_LINK};
+    let path = dir.join("History");
+    if !path.exists() {
+        copy_fixture("chromium-History", dir, "History");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
+            .unwrap();
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let had: i64 = conn
+        .query_row("SELECT count(*) FROM visits", [], |r| r.get(0))
+        .unwrap();
+    let start = CHROMIUM_EPOCH_OFFSET + Timestamp::now().as_micros() - 3_600_000_000;
+    for (i, (url, title)) in visits.iter().enumerate() {
+        let at = start + (had + i as i64) * 1_000_000;
+        add_chromium_visit(&conn, url, title, at, CHROMIUM_LINK);
+    }
+    path
+}
+
+#[test]
+fn an_import_counts_its_titled_visits_for_the_judging_as_recorded_visits_are_counted() {
+    // The import counts a batch's titled visits per website in one statement (issue 31; a trigger
+    // counted each visit before migration 0022): the same counts, capped at the judging's mark.
+    use crate::support::import::import;
+    let db = TempDb::new();
+    let store = db.open();
+    let local = LocalFirst::new(Arc::new(Builtin));
+    let other = "zqxvw.example";
+    for d in [SITE, other] {
+        titled_visit(&store, d, "", CASINO_TITLES[0]);
+    }
+    local.pass(&store).unwrap();
+    assert_eq!(local.title_pass(&store).unwrap(), 0);
+    for d in [SITE, other] {
+        assert_eq!(state(&store, d), Some((1, title_judging::FIRST_JUDGING)), "{d}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Two websites in one batch: a titled visit each counts, an untitled one does not.
+    let file = chromium_history(
+        dir.path(),
+        &[
+            (format!("https://{SITE}/poker"), CASINO_TITLES[1]),
+            (format!("https://{SITE}/untitled"), ""),
+            (format!("https://{other}/a"), CASINO_TITLES[1]),
+            (format!("https://{other}/b"), CASINO_TITLES[2]),
+        ],
+    );
+    let report = import(&store, sitetrail::import::Browser::Chrome, &file).unwrap();
+    assert_eq!(report.imported, 4, "{report:?}");
+    assert_eq!(state(&store, SITE), Some((2, 3)));
+    assert_eq!(state(&store, other), Some((3, 3)));
+    // One website, more titled visits than it needs: counted up to the mark, no further.
+    let more: Vec<(String, &str)> = (0..5)
+        .map(|i| (format!("https://{SITE}/slots/{i}"), CASINO_TITLES[2]))
+        .collect();
+    let file = chromium_history(dir.path(), &more);
+    let report = import(&store, sitetrail::import::Browser::Chrome, &file).unwrap();
+    assert_eq!(report.imported, 5, "{report:?}");
+    assert_eq!(state(&store, SITE), Some((3, 3)));
+    assert_eq!(
+        local.title_pass(&store).unwrap(),
+        2,
+        "both judged with their titles"
+    );
+    assert_eq!(cat(&store, SITE).0, "gambling");
+}
+
 #[test]
 fn titles_never_replace_a_users_or_an_ais_category_or_a_lists_answer() {
     let db = TempDb::new();
