@@ -229,9 +229,11 @@ impl Harness {
     }
 
     /// Clicks the element, as a user would. A view may redraw the element between finding and
-    /// clicking it ("stale element reference"): then find it again, a few times.
+    /// clicking it ("stale element reference"), or show it a moment after it is in the page (the
+    /// selection's bar: "element not interactable", seen on a loaded machine): then find it again,
+    /// for up to 2 s, as a person waits for the button to appear.
     pub fn click(&self, css: &str) {
-        for _ in 0..5 {
+        for _ in 0..20 {
             let id = self.find(css);
             let resp = self
                 .http
@@ -243,13 +245,14 @@ impl Harness {
                 return;
             }
             let body: Value = resp.json().unwrap_or(Value::Null);
-            assert_eq!(
-                body["value"]["error"], "stale element reference",
+            let error = body["value"]["error"].as_str().unwrap_or_default();
+            assert!(
+                error == "stale element reference" || error == "element not interactable",
                 "click {css}: {body}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!("click {css}: the element kept going stale");
+        panic!("click {css}: the element kept going stale or could not be clicked for 2 s");
     }
 
     /// Types into an input, as a user would (key events, so `input` listeners fire).
