@@ -327,9 +327,13 @@ pub fn import_file(
     conn.pragma_update(None, "cache_size", -IMPORT_CACHE_KIB)?;
     // The search index merges its segments less often while the import writes one a batch
     // (FTS5's `automerge`, restored after): a tenth of an import's time went to merging segments
-    // that the next batches made to merge again (docs/BENCHMARKS.md). An import that dies leaves
-    // the setting at IMPORT_AUTOMERGE: searches then read a few more segments, nothing else.
-    let usual_automerge = crate::search::automerge(&conn)?;
+    // that the next batches made to merge again (docs/BENCHMARKS.md). An import that died left
+    // the setting at IMPORT_AUTOMERGE (searches then read a few more segments, nothing else): the
+    // next one puts FTS5's default back.
+    let usual_automerge = match crate::search::automerge(&conn)? {
+        IMPORT_AUTOMERGE => crate::search::DEFAULT_AUTOMERGE,
+        usual => usual,
+    };
     crate::search::set_automerge(&conn, IMPORT_AUTOMERGE)?;
     // Statement journals in memory: a statement that may have to undo itself alone (the batch's
     // index rows, its estimated times, a new website's rows) first copies every page it changes
