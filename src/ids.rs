@@ -5,10 +5,28 @@
 //! can never be passed where an outbox id is expected.
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::str::FromStr;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use uuid::Uuid;
+
+/// `(id, number)` pairs as the JSON text a batch statement reads with `json_each`:
+/// `[["<32 hex digits>", n], ...]`, each id read back with `unhex(value ->> 0)` and its number with
+/// `value ->> 1`. One statement for many rows where there would be one a row (the estimated times
+/// of an import's batch, the titled visits per website).
+pub(crate) fn id_number_rows(rows: impl IntoIterator<Item = (Uuid, i64)>) -> String {
+    let mut json = String::from("[");
+    for (i, (id, n)) in rows.into_iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        // Writing to a String cannot fail.
+        let _ = write!(json, "[\"{}\",{n}]", id.simple());
+    }
+    json.push(']');
+    json
+}
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -141,6 +159,26 @@ id_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_number_rows_are_json_that_sqlite_reads_back_as_ids_and_numbers() {
+        let (a, b) = (VisitId::new(), VisitId::new());
+        let rows = id_number_rows([(a.0, 7), (b.0, -1)]);
+        assert_eq!(
+            rows,
+            serde_json::json!([[a.0.simple().to_string(), 7], [b.0.simple().to_string(), -1]]).to_string()
+        );
+        assert_eq!(id_number_rows([]), "[]");
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let back: Vec<(VisitId, i64)> = conn
+            .prepare("SELECT unhex(value ->> 0), value ->> 1 FROM json_each(?1)")
+            .unwrap()
+            .query_map([&rows], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(back, vec![(a, 7), (b, -1)]);
+    }
 
     #[test]
     fn ids_print_hyphenated_and_parse_back() {

@@ -219,6 +219,8 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     hub: Arc<Hub>,
     busy_timeout: Duration,
+    /// The pooled connections' `synchronous`.
+    synchronous: Synchronous,
     /// Why the file can only be read, if so.
     read_only: Option<String>,
 }
@@ -422,8 +424,15 @@ impl Store {
             clock: opts.clock,
             hub: Hub::new(),
             busy_timeout: busy,
+            synchronous: sync,
             read_only,
         })
+    }
+
+    /// How hard the pooled connections' commits and checkpoints sync the file (the option it was
+    /// opened with).
+    pub(crate) fn synchronous(&self) -> Synchronous {
+        self.synchronous
     }
 
     /// Why the database was opened read-only (read-only media, folder or file), if it was.

@@ -135,11 +135,7 @@ fn insert_estimates_in(tx: &Transaction<'_>, estimates: &[(VisitId, i64)], now: 
     if estimates.is_empty() {
         return Ok(());
     }
-    let rows: Vec<serde_json::Value> = estimates
-        .iter()
-        .map(|(visit, ms)| serde_json::json!([visit.0.simple().to_string(), ms]))
-        .collect();
-    let rows = serde_json::Value::Array(rows).to_string();
+    let rows = crate::ids::id_number_rows(estimates.iter().map(|(visit, ms)| (visit.0, *ms)));
     // `WHERE true`: an upsert after a SELECT needs it to be read as one.
     tx.prepare_cached(
         r#"INSERT INTO visit_time (visit_id, active_ms, estimated_ms, updated_at)

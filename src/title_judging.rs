@@ -4,8 +4,8 @@
 //! A website gets a row when the local pass writes a built-in answer that a list did not give
 //! (the learned model's, or the weak rules'), and only if that answer is not certain. Its titled
 //! visits are counted: an inserted one by the code that inserts it ([`TitledVisits`], once per
-//! transaction and website), a title set later by a trigger; at [`FIRST_JUDGING`] and again at [`SECOND_JUDGING`] the
-//! pass reads the titles (at most [`MAX_PAGES`] of the newest visits, found through the search
+//! transaction and website), a title set later by a trigger; at [`FIRST_JUDGING`] and again at
+//! [`SECOND_JUDGING`] the pass reads the titles (at most [`MAX_PAGES`] of the newest visits, found through the search
 //! index: there is no index of visits by website, on purpose) and judges the website with them;
 //! after the second judging the row is deleted. A new row is due at once, so a website that came
 //! with many titled visits (an import) is judged with them at the next pass.
@@ -72,8 +72,8 @@ impl TitledVisits {
     /// Adds the counts to the websites' rows, in the transaction that inserted the visits, and
     /// empties them.
     pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
-        if self.counts.len() == 1 {
-            // One website (a visit recorded on its own): the plain update, no JSON.
+        if self.counts.len() <= 1 {
+            // None, or one website (a visit recorded on its own): the plain update, no JSON.
             for (id, n) in self.counts.drain() {
                 tx.prepare_cached(
                     r#"UPDATE website_title_judging SET titled = min(titled + :n, due_at)
@@ -81,9 +81,6 @@ impl TitledVisits {
                 )?
                 .execute(named_params! { ":id": id, ":n": n })?;
             }
-            return Ok(());
-        }
-        if self.counts.is_empty() {
             return Ok(());
         }
         // No website is being counted (a fresh database's import, most batches of any): nothing to
@@ -96,12 +93,7 @@ impl TitledVisits {
             self.counts.clear();
             return Ok(());
         }
-        let rows: Vec<serde_json::Value> = self
-            .counts
-            .drain()
-            .map(|(id, n)| serde_json::json!([id.0.simple().to_string(), n]))
-            .collect();
-        let rows = serde_json::Value::Array(rows).to_string();
+        let rows = crate::ids::id_number_rows(self.counts.drain().map(|(id, n)| (id.0, n)));
         tx.prepare_cached(
             r#"UPDATE website_title_judging AS j SET titled = min(j.titled + c.n, j.due_at)
                FROM (SELECT unhex(value ->> 0) AS id, value ->> 1 AS n FROM json_each(:rows)) AS c

@@ -4,8 +4,9 @@
 //! Each visit that passes the checks goes through the same two steps as `record_visit`
 //! ([`get_or_insert_website_in`], then [`insert_ready_visit_in`], the second half of
 //! `insert_visit_in` for a visit whose URL, title and index text are made already), so every new
-//! website gets its outbox row in the batch's transaction. Between the two, a [`WebsiteCache`] remembers the website of
-//! each domain already seen in this import, which saves a lookup for nearly every visit.
+//! website gets its outbox row in the batch's transaction. Between the two, a [`WebsiteCache`]
+//! remembers the website of each domain already seen in this import, which saves a lookup for
+//! nearly every visit.
 //!
 //! Before either, a visit to a blocked domain is skipped (`blocked`), and so is one the user
 //! forgot: its time lies in a forgotten range, the visit itself (its URL and time) is in

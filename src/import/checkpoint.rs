@@ -13,7 +13,7 @@
 //! A checkpoint that fails is not the import's failure (the frames stay in the WAL, safe, and the
 //! next one copies them): the thread reports the WAL's size, or nothing.
 
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use rusqlite::Connection;
 
@@ -69,10 +69,10 @@ impl Checkpoints {
     pub(super) fn after_commit(&self) {
         use std::sync::atomic::Ordering;
         if self.frames.load(Ordering::Relaxed) < MAX_WAL_FRAMES {
-            match self.asks.try_send(Ask::Checkpoint) {
-                // Full: a request is waiting, and it will copy this batch's frames too.
-                Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => return,
-            }
+            // Refused when a request is waiting already (it will copy this batch's frames too) or
+            // the thread stopped (the WAL is then checkpointed after the import).
+            let _ = self.asks.try_send(Ask::Checkpoint);
+            return;
         }
         let (done, wait) = std::sync::mpsc::sync_channel(1);
         if self.asks.send(Ask::CatchUp(done)).is_ok() {

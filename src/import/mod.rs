@@ -76,6 +76,11 @@ const IMPORT_CACHE_KIB: i64 = 8 * 1024;
 /// often. Measured: 0, 16 and 32 the same, 8 between (docs/BENCHMARKS.md).
 const IMPORT_AUTOMERGE: i64 = 16;
 
+/// The busy timeout of the import's checkpointing connection (a `PASSIVE` checkpoint never waits
+/// on it; opening the connection may). Its `synchronous` is the pool's: a checkpoint syncs the file
+/// as the import's own connection would.
+const CHECKPOINT_BUSY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `PRAGMA temp_store`'s value for temporary files (and statement journals) held in memory.
 const TEMP_STORE_MEMORY: i64 = 2;
 
@@ -351,7 +356,8 @@ pub fn import_file(
     // The WAL's checkpoints on a thread of their own (`checkpoint.rs`), when a connection for them
     // opens; else the import's connection checkpoints as usual.
     let usual_autocheckpoint: i64 = conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?;
-    let checkpointing = checkpoint_connection(store, &conn)
+    let checkpointing = store
+        .open_own_connection(store.synchronous(), CHECKPOINT_BUSY)
         .ok()
         .map(checkpoint::checkpoints);
     if checkpointing.is_some() {
@@ -464,18 +470,6 @@ pub fn import_file(
     }
     tracing::Span::current().record("imported", report.imported);
     Ok(report)
-}
-
-/// A connection of its own to `store`'s database for the import's checkpoints, as durable as
-/// `conn`, the import's (a checkpoint syncs the file as its `synchronous` says).
-fn checkpoint_connection(store: &Store, conn: &rusqlite::Connection) -> Result<rusqlite::Connection> {
-    let level: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0))?;
-    let sync = if level >= 2 {
-        crate::store::Synchronous::Full
-    } else {
-        crate::store::Synchronous::Normal
-    };
-    store.open_own_connection(sync, std::time::Duration::from_secs(5))
 }
 
 /// The outcome of importing one detected profile.

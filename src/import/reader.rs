@@ -32,7 +32,7 @@ use super::snapshot::Snapshot;
 use super::SourceSpec;
 
 /// Most rows in one chunk.
-pub(super) const CHUNK_ROWS: usize = 1_000;
+pub(super) const CHUNK_ROWS: u64 = 1_000;
 
 /// Chunks read ahead of the one being written.
 pub(super) const READ_AHEAD: usize = 4;
@@ -105,20 +105,19 @@ pub(super) fn read_chunks(
         let mut rows = stmt
             .query(named_params! { ":after": after })
             .map_err(read_failed)?;
+        let batch_size = batch_size as u64;
         // Rows of the current batch read so far.
         let mut in_batch = 0;
         loop {
             let rows_wanted = CHUNK_ROWS.min(batch_size - in_batch);
             let mut chunk = ReadChunk::default();
-            let mut rows_read: usize = 0;
-            while rows_read < rows_wanted {
+            while chunk.read < rows_wanted {
                 let Some(row) = rows.next().map_err(read_failed)? else {
                     chunk.end_of_file = true;
                     break;
                 };
                 let raw = (spec.read)(&row).map_err(read_failed)?;
                 chunk.read += 1;
-                rows_read += 1;
                 chunk.last = Some(CursorAt {
                     visit_id: raw.id,
                     visit_time: raw.time_key,
@@ -128,7 +127,7 @@ pub(super) fn read_chunks(
                     Err(skip) => chunk.skipped.add(skip),
                 }
             }
-            in_batch = (in_batch + rows_read) % batch_size;
+            in_batch = (in_batch + chunk.read) % batch_size;
             let end_of_file = chunk.end_of_file;
             // An error here: the writer stopped and will not read any more.
             if to.send(Ok(chunk)).is_err() || end_of_file {
