@@ -100,3 +100,48 @@ impl Checkpointer {
 fn passive_checkpoint(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row(r#"PRAGMA wal_checkpoint(PASSIVE)"#, [], |r| r.get(1))?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(path: &std::path::Path) -> Connection {
+        let conn = Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        conn
+    }
+
+    #[test]
+    fn the_wal_starts_over_once_it_passes_the_bound_however_much_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let writer = open(&path);
+        writer.execute_batch("CREATE TABLE t (b BLOB)").unwrap();
+        let (checkpoints, checkpointer) = super::checkpoints(open(&path));
+        // 160 MiB in transactions of 1 MiB, the writer's own checkpoints off, as an import's: with
+        // no checkpoint beside it the WAL would grow to all of it.
+        std::thread::scope(|scope| {
+            scope.spawn(move || checkpointer.run());
+            for _ in 0..160 {
+                writer
+                    .execute("INSERT INTO t VALUES (zeroblob(1048576))", [])
+                    .unwrap();
+                checkpoints.after_commit();
+            }
+            drop(checkpoints);
+        });
+        let wal = std::fs::metadata(dir.path().join("db.sqlite-wal")).unwrap().len();
+        let page: i64 = writer
+            .pragma_query_value(None, "page_size", |r| r.get(0))
+            .unwrap();
+        // Twice the bound (the WAL's size is known a checkpoint late, and the writer goes on
+        // meanwhile), with SQLite's frame headers: 64 MiB here, not 160.
+        let bound = 2 * MAX_WAL_FRAMES * (page + 24);
+        assert!(wal <= bound as u64, "the WAL grew to {wal} bytes (bound {bound})");
+        let rows: i64 = writer
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 160);
+    }
+}
