@@ -177,3 +177,25 @@ fn an_import_merges_the_search_index_less_while_it_writes_and_leaves_the_setting
         assert!(found > 0, "a search right after the import finds its visits");
     }
 }
+
+#[test]
+fn batches_hold_exactly_their_size_when_it_is_no_multiple_of_the_reading_threads_chunks() {
+    // The reading thread sends rows in chunks of 1,000 that never straddle two batches: batches of
+    // 1,500 are read as 1,000 + 500, and each commits with its own 1,500 rows and cursor.
+    let dir = tempfile::tempdir().unwrap();
+    let file = history(dir.path(), 4_000, 13);
+    let db = TempDb::new();
+    let store = Store::open(&db.path).unwrap();
+    let opts = sitetrail::import::ImportOptions {
+        batch_size: 1_500,
+        ..Default::default()
+    };
+    let mut read_after_each = Vec::new();
+    let report = sitetrail::import::import_file(&store, Browser::Chrome, &file, &opts, &mut |p| {
+        read_after_each.push(p.read);
+    })
+    .unwrap();
+    assert_eq!(read_after_each, vec![0, 1_500, 3_000, 4_000]);
+    assert!(report.complete, "{report:?}");
+    assert_eq!(report.imported, 4_000, "{report:?}");
+}
