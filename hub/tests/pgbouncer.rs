@@ -14,17 +14,8 @@ use crate::support::{postgres, records, Account, Api, Hub};
 
 /// A long-poll of `device` for the `visits` series: (answer body, how long it took).
 async fn wait(api: &Api, account: &Account, device: Uuid, seen: u64) -> (Value, Duration) {
-    let started = Instant::now();
-    let answer = api
-        .send(
-            reqwest::Method::GET,
-            &format!("/v1/index/wait?series=visits&seen={seen}&wait_ms=20000"),
-            Some(account),
-            Some(device),
-            None,
-        )
-        .await;
-    (answer.expect(200).clone(), started.elapsed())
+    let (answer, took) = crate::support::long_poll(api, account, device, seen, 20_000).await;
+    (answer.expect(200).clone(), took)
 }
 
 fn last_idx(index: &Value, device: Uuid) -> Option<u64> {
