@@ -33,6 +33,10 @@ pub enum Behaviour {
     HugeSized(u64),
     /// Streams a chunked answer with this error status and `n` MiB of body.
     HugeError(u16, u64),
+    /// Reads the whole request, writes these bytes as they are (anything, HTTP or not), closes
+    /// its sending side and reads until the client hangs up: never a reset, so the client sees
+    /// exactly these bytes and then the end.
+    Raw(&'static str),
 }
 
 /// The server: its address, and what it saw.
@@ -116,6 +120,13 @@ impl RawServer {
             Behaviour::HugeChunked(mib) => self.stream(&mut sock, 200, mib, true).await,
             Behaviour::HugeSized(mib) => self.stream(&mut sock, 200, mib, false).await,
             Behaviour::HugeError(code, mib) => self.stream(&mut sock, code, mib, true).await,
+            Behaviour::Raw(answer) => {
+                let _ = sock.write_all(answer.as_bytes()).await;
+                let _ = sock.shutdown().await;
+                let mut rest = [0u8; 16 * 1024];
+                let drain = async { while matches!(sock.read(&mut rest).await, Ok(n) if n > 0) {} };
+                let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
+            }
         }
     }
 
