@@ -18,6 +18,7 @@ pub mod import;
 pub mod import_slot;
 pub mod locale;
 pub mod migrate;
+pub mod painting;
 pub mod secret;
 pub mod startup;
 pub mod state;
@@ -260,7 +261,10 @@ fn init_tracing() {
 /// Runs the desktop app until its window closes.
 pub fn run() {
     crate::startup::mark("main");
+    // Before any thread starts: it may set WebKit's environment.
+    let painting = crate::painting::choose();
     init_tracing();
+    tracing::debug!(?painting, "how WebKit paints");
     let app = builder(tauri::Builder::default())
         .plugin(tauri_plugin_dialog::init())
         .setup(|app| {
