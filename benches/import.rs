@@ -41,11 +41,6 @@ use sitetrail::Store;
 
 use rng::Rng;
 
-/// The CLI's and the app's allocator (`src/main.rs`, `src-tauri/src/main.rs`), so the import is
-/// measured as they run it.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 type R<T> = Result<T, Box<dyn std::error::Error>>;
 
 const HOSTS: u64 = 20_000;

@@ -7,11 +7,6 @@
 
 mod cli;
 
-/// mimalloc for Rust's allocations, as for SQLite's (`store::memory`): the import's two threads
-/// allocate and free small blocks all the time (docs/BENCHMARKS.md, "Import").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     cli::main()
 }

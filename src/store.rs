@@ -23,7 +23,6 @@
 //! one place.
 
 mod identity;
-mod memory;
 pub(crate) mod scrub;
 pub(crate) mod waiting;
 
@@ -336,7 +335,6 @@ impl Store {
     /// connection and applies pending migrations. A file that is not a Sitetrail database (or was
     /// migrated by a newer Sitetrail) is refused before anything is written to it.
     pub fn open_with(path: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
-        memory::use_mimalloc();
         let path = path.as_ref().to_path_buf();
         let open_err = |reason: String| Error::Open {
             path: path.clone(),
@@ -632,37 +630,6 @@ mod tests {
             options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
             "SQLite counts memory globally: {options:?}"
         );
-    }
-
-    /// SQLite's blocks come from mimalloc once a store is opened (`memory`). Run in a process of
-    /// its own (this test binary again, this test only), as SQLite takes its allocator only before
-    /// the first connection of a process and other tests here open connections of their own.
-    #[test]
-    fn sqlite_allocates_with_mimalloc_once_a_store_is_opened() {
-        const CHILD: &str = "SITETRAIL_TEST_MEMORY_CHILD";
-        if std::env::var_os(CHILD).is_some() {
-            let dir = tempfile::tempdir().unwrap();
-            let store = Store::open(dir.path().join("h.db")).unwrap();
-            store
-                .with_conn(|c| {
-                    c.execute_batch("CREATE TEMP TABLE t(x); INSERT INTO t VALUES (randomblob(5000));")?;
-                    Ok(())
-                })
-                .unwrap();
-            let (ours, rust) = memory::blocks_in_mimalloc();
-            assert!(ours, "SQLite's block is not mimalloc's");
-            // This test binary's Rust allocator is the C library's: the check tells them apart.
-            assert!(!rust, "a C library block taken for mimalloc's");
-            return;
-        }
-        let name = "store::tests::sqlite_allocates_with_mimalloc_once_a_store_is_opened";
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", name, "--nocapture", "--test-threads", "1"])
-            .env(CHILD, "1")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && text.contains("1 passed"), "{text}");
     }
 
     #[test]
