@@ -14,7 +14,7 @@ use std::path::Path;
 use rusqlite::{named_params, Connection};
 
 use crate::domain::Domain;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::favicon::{self, MAX_ICON_BYTES};
 use crate::ids::WebsiteId;
 use crate::store::{Change, Store};
@@ -127,10 +127,7 @@ pub(super) fn import_favicons(store: &Store, browser: Browser, history: &Path) -
         return Ok(0);
     }
     let snapshot = Snapshot::take(&path, spec.schema, spec.hint)?;
-    let read_failed = |e: rusqlite::Error| Error::Import {
-        path: path.clone(),
-        problem: format!("reading its icons failed ({e})"),
-    };
+    let read_failed = super::read_failed(&path, "icons");
     let choices = choose(snapshot.conn(), spec, &wanted).map_err(read_failed)?;
     let mut stored = 0;
     let choices: Vec<(WebsiteId, Choice)> = choices.into_iter().collect();

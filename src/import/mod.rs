@@ -259,6 +259,15 @@ impl ImportReport {
     }
 }
 
+/// The error for a browser file of ours whose `what` (its visits, its icons) SQLite failed to
+/// read: the file named, SQLite's reason given.
+fn read_failed<'p>(path: &'p Path, what: &'static str) -> impl Fn(rusqlite::Error) -> Error + Copy + 'p {
+    move |e| Error::Import {
+        path: path.to_path_buf(),
+        problem: format!("reading its {what} failed ({e})"),
+    }
+}
+
 /// Imports the visits of `path` (a `browser` history file) added since the last import.
 /// `progress` hears after every committed batch.
 #[tracing::instrument(level = "info", skip_all, fields(browser = ?browser, batch_size = opts.batch_size, imported = tracing::field::Empty))]
@@ -278,10 +287,7 @@ pub fn import_file(
         None => default_source(browser, path),
     };
     let snapshot = Snapshot::take(path, spec.schema, browser.file_hint())?;
-    let read_failed = |e: rusqlite::Error| Error::Import {
-        path: path.to_path_buf(),
-        problem: format!("reading its visits failed ({e})"),
-    };
+    let read_failed = read_failed(path, "visits");
     let cursor = store.with_conn(|c| cursor::get_last_visit(c, &source))?;
     let rescanned = match cursor {
         Some((id, time)) => {

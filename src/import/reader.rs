@@ -23,7 +23,7 @@ use std::sync::mpsc::SyncSender;
 use rusqlite::named_params;
 
 use crate::domain::Domain;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::visits::ReadyVisit;
 
 use super::cursor::CursorAt;
@@ -96,10 +96,7 @@ pub(super) fn read_chunks(
     path: &Path,
     to: &SyncSender<Result<ReadChunk>>,
 ) {
-    let read_failed = |e: rusqlite::Error| Error::Import {
-        path: path.to_path_buf(),
-        problem: format!("reading its visits failed ({e})"),
-    };
+    let read_failed = super::read_failed(path, "visits");
     let outcome = (|| -> Result<()> {
         let mut stmt = snapshot.conn().prepare(spec.rows_sql).map_err(read_failed)?;
         let mut rows = stmt

@@ -113,16 +113,20 @@ fn an_import_runs_a_bounded_number_of_statements_per_visit() {
         listing.join("\n")
     );
     // The search finds what was imported, right after the import.
-    let found = store
+    assert_eq!(found(&store, "site7"), (VISITS / SITES) as i64);
+}
+
+/// The visits the search index finds for `term`, read from the index itself.
+fn found(store: &Store, term: &str) -> i64 {
+    store
         .with_conn(|c| {
             Ok(c.query_row(
-                "SELECT count(*) FROM visit_fts WHERE visit_fts MATCH 'site7'",
-                [],
-                |r| r.get::<_, i64>(0),
+                "SELECT count(*) FROM visit_fts WHERE visit_fts MATCH ?1",
+                [term],
+                |r| r.get(0),
             )?)
         })
-        .unwrap();
-    assert_eq!(found, (VISITS / SITES) as i64);
+        .unwrap()
 }
 
 #[test]
@@ -165,16 +169,10 @@ fn an_import_merges_the_search_index_less_while_it_writes_and_leaves_the_setting
         assert_eq!(seen.first(), Some(&before), "{seen:?}");
         assert!(seen.len() >= 4 && seen[1..].iter().all(|&m| m == 16), "{seen:?}");
         assert_eq!(store.with_conn(sitetrail::search::automerge).unwrap(), usual);
-        let found: i64 = store
-            .with_conn(|c| {
-                Ok(c.query_row(
-                    "SELECT count(*) FROM visit_fts WHERE visit_fts MATCH 'site3'",
-                    [],
-                    |r| r.get(0),
-                )?)
-            })
-            .unwrap();
-        assert!(found > 0, "a search right after the import finds its visits");
+        assert!(
+            found(&store, "site3") > 0,
+            "a search right after the import finds its visits"
+        );
     }
 }
 
