@@ -16,7 +16,7 @@
 //! lock, so they cannot change under it. So is whether the database is linked to a hub (a
 //! [`VisitBatch`]): when it is not, nothing is queued for sync and nothing is asked per visit.
 //! The batch's visits are added to the search index together at its end
-//! ([`WebsiteCache::end_batch`], one statement: see [`crate::search::IndexBatch`]), in its
+//! ([`WebsiteCache::end_batch`], one segment: see [`crate::search::IndexBatch`]), in its
 //! transaction, so a search right after the import finds them all.
 //!
 //! Invariant: the cache never holds an id the database might not have. It is filled only by this
@@ -63,7 +63,7 @@ pub(super) struct WebsiteCache {
     data_version: Option<i64>,
     blocked: BlockList,
     forgotten: ForgottenFilter,
-    /// What the batch's visits share: their search index rows, added in one statement at its
+    /// What the batch's visits share: their search index rows, added together at its
     /// end ([`WebsiteCache::end_batch`]), their free keys, whether to queue them for sync.
     visits: VisitBatch,
     /// The batch's estimated times, stored together at its end.

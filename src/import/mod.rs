@@ -71,10 +71,16 @@ pub const DEFAULT_BATCH_SIZE: usize = 10_000;
 /// the file's size. Larger caches measured slower, not faster (docs/BENCHMARKS.md).
 const IMPORT_CACHE_KIB: i64 = 8 * 1024;
 
-/// The search index's `automerge` while an import writes (FTS5's default is 4): segments of one
-/// level merged when there are this many, so each visit's index rows are merged about half as
-/// often. Measured: 0, 16 and 32 the same, 8 between (docs/BENCHMARKS.md).
-const IMPORT_AUTOMERGE: i64 = 16;
+/// The search index's settings while an import writes (docs/BENCHMARKS.md):
+/// - `automerge` 16 (FTS5's default is 4): segments of one level merged when there are this many,
+///   so each visit's index rows are merged about half as often. Measured: 0, 16 and 32 the same,
+///   8 between.
+/// - `hashsize` 16 MiB (FTS5's default is 1 MiB): a batch's pending terms (a few MiB for 10,000
+///   visits) stay in memory until it commits and are written as one segment, not one per MiB.
+const IMPORT_INDEX_SETTINGS: [(crate::search::IndexSetting, i64); 2] = [
+    (crate::search::IndexSetting::Automerge, 16),
+    (crate::search::IndexSetting::Hashsize, 16 * 1024 * 1024),
+];
 
 /// The busy timeout of the import's checkpointing connection (a `PASSIVE` checkpoint never waits
 /// on it; opening the connection may). Its `synchronous` is the pool's: a checkpoint syncs the file
@@ -337,20 +343,25 @@ pub fn import_file(
     let usual_cache: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0))?;
     conn.pragma_update(None, "cache_size", -IMPORT_CACHE_KIB)?;
     // The search index merges its segments less often while the import writes one a batch
-    // (FTS5's `automerge`, restored after): a tenth of an import's time went to merging segments
-    // that the next batches made to merge again (docs/BENCHMARKS.md). An import that died left
-    // the setting at IMPORT_AUTOMERGE (searches then read a few more segments, nothing else): the
+    // (FTS5's `automerge`), and holds a whole batch's terms in memory so that the batch is one
+    // segment (`hashsize`): a tenth of an import's time went to merging segments that the next
+    // batches made to merge again (docs/BENCHMARKS.md). Both are restored after; an import that
+    // died left the import's value (searches then read a few more segments, nothing else), and the
     // next one puts FTS5's default back.
-    let usual_automerge = match crate::search::automerge(&conn)? {
-        IMPORT_AUTOMERGE => crate::search::DEFAULT_AUTOMERGE,
-        usual => usual,
-    };
-    crate::search::set_automerge(&conn, IMPORT_AUTOMERGE)?;
+    let mut usual_index_settings = Vec::with_capacity(IMPORT_INDEX_SETTINGS.len());
+    for (setting, while_importing) in IMPORT_INDEX_SETTINGS {
+        let usual = match crate::search::index_setting(&conn, setting)? {
+            value if value == while_importing => setting.default_value(),
+            usual => usual,
+        };
+        usual_index_settings.push((setting, usual));
+        crate::search::set_index_setting(&conn, setting, while_importing)?;
+    }
     // Statement journals in memory: a statement that may have to undo itself alone (the batch's
-    // index rows, its estimated times, a new website's rows) first copies every page it changes
-    // into one. In a temporary file that is a system call per page (docs/BENCHMARKS.md). In
-    // memory, a journal holds at most the pages one statement changes (the batch's index rows are
-    // the largest), then it is emptied. Setting `temp_store` drops the connection's temporary
+    // estimated times, a new website's rows) first copies every page it changes into one. In a
+    // temporary file that is a system call per page (docs/BENCHMARKS.md). In memory, a journal
+    // holds at most the pages one statement changes (the batch's estimated times are the
+    // largest), then it is emptied. Setting `temp_store` drops the connection's temporary
     // tables and triggers: left as it is when the connection has any (none of ours does; a
     // caller's might).
     let usual_temp_store: i64 = conn.pragma_query_value(None, "temp_store", |r| r.get(0))?;
@@ -454,16 +465,24 @@ pub fn import_file(
     // The connection goes back to the pool as it was (and the import's cached pages are freed).
     let restored = conn
         .pragma_update(None, "cache_size", usual_cache)
-        .and_then(|()| conn.pragma_update(None, "wal_autocheckpoint", usual_autocheckpoint))
+        .map_err(Error::from)
+        .and_then(|()| {
+            conn.pragma_update(None, "wal_autocheckpoint", usual_autocheckpoint)
+                .map_err(Error::from)
+        })
         .and_then(|()| {
             if journals_to_memory {
                 conn.pragma_update(None, "temp_store", usual_temp_store)
+                    .map_err(Error::from)
             } else {
                 Ok(())
             }
         })
-        .map_err(Error::from)
-        .and_then(|()| crate::search::set_automerge(&conn, usual_automerge));
+        .and_then(|()| {
+            usual_index_settings
+                .iter()
+                .try_for_each(|&(setting, usual)| crate::search::set_index_setting(&conn, setting, usual))
+        });
     outcome?;
     restored?;
     drop(conn);

@@ -223,13 +223,18 @@ fn insert_row_in(tx: &Transaction<'_>, key: i64, text: &IndexedText) -> Result<(
     Ok(())
 }
 
-/// Index rows waiting to be added together, in one statement, before their transaction commits.
+/// Index rows waiting to be added together, before their transaction commits.
 ///
-/// Each statement that writes the index opens a statement savepoint, and FTS5 writes its pending
-/// terms to disk at every savepoint: indexed one by one, every visit became a segment of its own,
-/// merged again and again (about ten index statements a visit). Added in one statement, a batch of
-/// visits is one segment. The rows are added in key order (FTS5 also writes its pending terms when
-/// a key is not above the last one).
+/// FTS5 keeps the terms of the rows it is given in memory and writes them to disk as a segment
+/// only at the next statement savepoint (a statement that may have to undo itself alone: one
+/// inserting several rows, firing a trigger or, for an import, storing the estimated times), at
+/// the commit, when a key is not above the last one, or when the pending terms pass `hashsize`.
+/// Indexed as each visit was inserted, between statements that open savepoints, every visit
+/// became a segment of its own, merged again and again (about ten index statements a visit).
+/// Added together at the end, in key order, a batch of visits is one segment. Each row is its own
+/// one-row statement, which opens no savepoint: measured faster than the batch's rows in one
+/// statement read from JSON (`serde_json` writing it, SQLite's `json_each` and `->>` reading it:
+/// docs/BENCHMARKS.md), and no copy of the batch's text in memory.
 #[derive(Debug, Default)]
 pub struct IndexBatch {
     rows: Vec<(i64, IndexedText)>,
@@ -242,29 +247,12 @@ impl IndexBatch {
     }
 
     /// Adds every queued row to the index in the caller's transaction (the one that inserted the
-    /// visits), in one statement, and empties the batch.
+    /// visits), in key order, and empties the batch.
     pub fn flush_in(&mut self, tx: &Transaction<'_>) -> Result<()> {
-        if let [(key, text)] = self.rows.as_slice() {
-            // One visit (a live one, recorded on its own): the plain insert, no JSON.
-            insert_row_in(tx, *key, text)?;
-            self.rows.clear();
-            return Ok(());
-        }
-        if self.rows.is_empty() {
-            return Ok(());
-        }
         self.rows.sort_unstable_by_key(|(key, _)| *key);
-        let rows: Vec<serde_json::Value> = self
-            .rows
-            .drain(..)
-            .map(|(key, t)| serde_json::json!([key, t.domain, t.title, t.url]))
-            .collect();
-        let rows = serde_json::Value::Array(rows).to_string();
-        tx.prepare_cached(
-            r#"INSERT INTO visit_fts (rowid, domain, title, url)
-               SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(:rows)"#,
-        )?
-        .execute(named_params! { ":rows": rows })?;
+        for (key, text) in self.rows.drain(..) {
+            insert_row_in(tx, key, &text)?;
+        }
         Ok(())
     }
 }
@@ -300,24 +288,67 @@ pub fn reset_index_in(tx: &Transaction<'_>, visits_left: u64, now: Timestamp) ->
     Ok(())
 }
 
+/// A setting of the index that FTS5 keeps in its config table (`visit_fts_config`), so it
+/// outlives the connection that sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexSetting {
+    /// Segments of one level merged once there are this many (0, no merging but a crisis's, or
+    /// 2 to 64).
+    Automerge,
+    /// The bytes of pending terms FTS5 holds in memory before it writes them to disk as a segment
+    /// (it also writes them at each statement savepoint and at the commit).
+    Hashsize,
+}
+
+impl IndexSetting {
+    /// FTS5's name of the setting.
+    fn key(self) -> &'static str {
+        match self {
+            IndexSetting::Automerge => "automerge",
+            IndexSetting::Hashsize => "hashsize",
+        }
+    }
+
+    /// FTS5's value when it was never set.
+    pub fn default_value(self) -> i64 {
+        match self {
+            IndexSetting::Automerge => DEFAULT_AUTOMERGE,
+            IndexSetting::Hashsize => DEFAULT_HASHSIZE,
+        }
+    }
+}
+
 /// FTS5's default `automerge`: segments of one level merged once there are this many.
 pub const DEFAULT_AUTOMERGE: i64 = 4;
 
-/// The index's `automerge` setting (FTS5's config table; [`DEFAULT_AUTOMERGE`] when never set).
-pub fn automerge(conn: &Connection) -> Result<i64> {
+/// FTS5's default `hashsize`: 1 MiB of pending terms.
+pub const DEFAULT_HASHSIZE: i64 = 1024 * 1024;
+
+/// The index's `setting` (its default when never set).
+pub fn index_setting(conn: &Connection, setting: IndexSetting) -> Result<i64> {
     Ok(conn
-        .prepare_cached(r#"SELECT v FROM visit_fts_config WHERE k = 'automerge'"#)?
-        .query_row([], |r| r.get::<_, i64>(0))
+        .prepare_cached(r#"SELECT v FROM visit_fts_config WHERE k = :key"#)?
+        .query_row(named_params! { ":key": setting.key() }, |r| r.get::<_, i64>(0))
         .optional()?
-        .unwrap_or(DEFAULT_AUTOMERGE))
+        .unwrap_or(setting.default_value()))
 }
 
-/// Sets the index's `automerge` (FTS5 takes 0, no merging but a crisis's, or 2 to 64): kept in
-/// the database, so it outlives the connection.
-pub fn set_automerge(conn: &Connection, segments: i64) -> Result<()> {
-    conn.prepare_cached(r#"INSERT INTO visit_fts (visit_fts, rank) VALUES ('automerge', :segments)"#)?
-        .execute(named_params! { ":segments": segments })?;
+/// Sets the index's `setting` to `value` (FTS5 refuses a value out of its range): kept in the
+/// database, so it outlives the connection.
+pub fn set_index_setting(conn: &Connection, setting: IndexSetting, value: i64) -> Result<()> {
+    conn.prepare_cached(r#"INSERT INTO visit_fts (visit_fts, rank) VALUES (:key, :value)"#)?
+        .execute(named_params! { ":key": setting.key(), ":value": value })?;
     Ok(())
+}
+
+/// The index's `automerge` setting ([`DEFAULT_AUTOMERGE`] when never set).
+pub fn automerge(conn: &Connection) -> Result<i64> {
+    index_setting(conn, IndexSetting::Automerge)
+}
+
+/// Sets the index's `automerge` (0, or 2 to 64).
+pub fn set_automerge(conn: &Connection, segments: i64) -> Result<()> {
+    set_index_setting(conn, IndexSetting::Automerge, segments)
 }
 
 /// True if the visit `id` is in the index. Reads FTS5's own `visit_fts_docsize` table (one row

@@ -119,7 +119,7 @@ pub fn apply_in(tx: &Transaction<'_>, device: Uuid, ops: &[Stamped], now: Timest
 
 /// Operations applied many calls at a time in one transaction (the pull's): what is read once
 /// per transaction (the forgetting's lists, [`Known`]), the website of each domain met in it, the
-/// visits' search index rows and titled visits per website (each added in one statement at
+/// visits' search index rows and titled visits per website (each added together at
 /// [`Batch::finish`], before the commit) and the highest clock seen (observed at the end). It
 /// lives no longer than its transaction: the transaction holds the write lock, so nothing it
 /// remembers changes under it but by its own operations (a forgetting reads the lists again and

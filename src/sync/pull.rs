@@ -22,7 +22,7 @@
 //!   pause of [`BLIND_PAUSE`] after each, which SQLite's busy handler does not miss.) A record
 //!   whose operations take longer spans transactions. What is read once per transaction (the
 //!   forgetting's lists, the websites met) is an [`apply::Batch`], and so are the visits' search
-//!   index rows (one statement at its end). The next page is fetched while one is applied.
+//!   index rows (added together at its end). The next page is fetched while one is applied.
 //!   `sync_applied` moves past a record in the transaction that applies its last operations, and
 //!   applying is idempotent: a crash loses nothing and applies nothing twice.
 
