@@ -60,6 +60,7 @@ mod import {
     pub mod cost;
     pub mod detect;
     pub mod fixtures;
+    pub mod integrity;
     pub mod keys;
 }
 

@@ -22,6 +22,8 @@
 //! Invariant: the cache never holds an id the database might not have. It is filled only by this
 //! import's own connection, dropped with a batch that fails (the import stops), and cleared when
 //! `PRAGMA data_version` shows that another connection committed since the last batch.
+//! The import writes with foreign key checks off (`mod.rs`): this invariant is what keeps every
+//! visit's website there (`tests/import/integrity.rs` forgets a website between two batches).
 
 use std::collections::HashMap;
 

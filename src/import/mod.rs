@@ -380,6 +380,18 @@ pub fn import_file(
     if checkpointing.is_some() {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     }
+    // No foreign key checks while the batches write: every id they write comes from their own
+    // transaction (a visit's website found or inserted in it, or cached from an earlier batch of
+    // this import, the cache cleared when another connection committed: `batch.rs`; an estimated
+    // time's visit inserted just before it; a new website's outbox row its website's), so the
+    // parent looked up for each row (an estimated time's in the million-row `visit` key) checked
+    // what cannot fail, a tenth of the import's time (docs/BENCHMARKS.md). Nothing an import runs
+    // deletes or replaces a row, so no `ON DELETE CASCADE` is skipped. Restored first, whatever
+    // happened, and read back; turned off last, so that no early return leaves it off.
+    // `tests/import/integrity.rs` runs `PRAGMA foreign_key_check` after an import that caches
+    // websites across batches, meets one forgotten between two of them and stores estimated times.
+    let usual_foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
     let mut websites = WebsiteCache::default();
     // The visits read on the reading thread (`reader.rs`) are written here, a batch a transaction,
     // while the reader reads the next ones.
@@ -462,10 +474,27 @@ pub fn import_file(
         });
         written.and(read)
     });
-    // The connection goes back to the pool as it was (and the import's cached pages are freed).
-    let restored = conn
-        .pragma_update(None, "cache_size", usual_cache)
+    // The connection goes back to the pool as it was (and the import's cached pages are freed),
+    // its foreign key checks first: no transaction is open here, so the pragma takes effect, and
+    // reading it back makes sure.
+    let checks_restored = conn
+        .pragma_update(None, "foreign_keys", usual_foreign_keys)
+        .and_then(|()| conn.pragma_query_value(None, "foreign_keys", |r| r.get::<_, bool>(0)))
         .map_err(Error::from)
+        .and_then(|now| {
+            if now == usual_foreign_keys {
+                Ok(())
+            } else {
+                Err(Error::Conflict(
+                    "the import could not turn the database connection's foreign key checks back on".into(),
+                ))
+            }
+        });
+    let restored = checks_restored
+        .and_then(|()| {
+            conn.pragma_update(None, "cache_size", usual_cache)
+                .map_err(Error::from)
+        })
         .and_then(|()| {
             conn.pragma_update(None, "wal_autocheckpoint", usual_autocheckpoint)
                 .map_err(Error::from)
