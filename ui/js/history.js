@@ -143,10 +143,15 @@ export function hide() {
 }
 
 export function onChange(ch) {
-  // New visits or categories: refresh only if the user is at the top, never under their feet.
+  // New visits or categories: refresh only if the user is at the top, never under their feet:
+  // not while rows are selected, a row has the keyboard's focus or a dialog is open over them
+  // either (a reload would drop the selection or the focus, and give the rows under the dialog
+  // their tooltips back). Shown next time.
   if (!(ch.visits || ch.websites)) return;
   const atTop = $('#h-scroll').scrollTop < 40 && shown <= PAGE && trimmed === 0;
-  if (visible && atTop) reload();
+  const busy =
+    rows.hasSelection() || $('#h-rows').contains(document.activeElement) || document.querySelector('dialog[open]');
+  if (visible && atTop && !busy) reload();
   else staleTop = true;
 }
 

@@ -57,6 +57,11 @@ export function dropped(tr) {
   if (anchor === tr) anchor = null;
 }
 
+/** Whether the user has rows selected (a reload would drop them). */
+export function hasSelection() {
+  return selected.size > 0;
+}
+
 export function clearSelection() {
   for (const tr of [...selected]) setSelected(tr, false);
   anchor = null;
