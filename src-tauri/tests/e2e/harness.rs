@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use serde_json::{json, Value};
 
 #[path = "../../../tests/support/poll.rs"]
@@ -37,6 +36,8 @@ pub struct Harness {
     session_url: Option<String>,
     driver: Option<Child>,
     xvfb: Option<Child>,
+    /// The X display the app's windows are on (":N").
+    display: String,
     /// The binary of the app launched last (`APP` unless `launch_app` named another).
     app: String,
 }
@@ -54,6 +55,7 @@ impl Harness {
             session_url: None,
             driver: None,
             xvfb: None,
+            display: String::new(),
             app: APP.to_owned(),
         };
         let display = match std::env::var("E2E_DISPLAY") {
@@ -64,6 +66,7 @@ impl Harness {
                 display
             }
         };
+        h.display = display.clone();
         let (port, native_port) = (free_port(), free_port());
         let mut cmd = Command::new(tauri_driver_path());
         die_with_parent(&mut cmd)
@@ -298,8 +301,13 @@ impl Harness {
 
     /// Polls `f` every 100 ms until it returns Some; panics after `timeout`.
     pub fn wait_for<T>(&self, timeout: Duration, f: impl FnMut() -> Option<T>) -> T {
-        poll::poll(timeout, Duration::from_millis(100), f)
+        self.try_wait_for(timeout, f)
             .unwrap_or_else(|| panic!("timed out after {timeout:?}"))
+    }
+
+    /// Like [`Harness::wait_for`], `None` after `timeout`.
+    pub fn try_wait_for<T>(&self, timeout: Duration, f: impl FnMut() -> Option<T>) -> Option<T> {
+        poll::poll(timeout, Duration::from_millis(100), f)
     }
 
     /// Resizes the window (W3C set window rect); false if the driver cannot.
@@ -327,8 +335,11 @@ impl Harness {
         ok
     }
 
-    /// Saves a screenshot of the window as target/screenshots/NAME and returns its path.
-    /// WebKit's screenshot can lag the DOM: wait two animation frames first.
+    /// Saves a screenshot of the window as target/screenshots/NAME and returns its path: the
+    /// X server's pixels of the app's window (ImageMagick's `import`), what a person sees.
+    /// WebDriver's own screenshot (WebKit's snapshot of the page) never answered, for most
+    /// tests, once WebKit painted without hardware acceleration (the app's choice where OpenGL is
+    /// software: `src/painting.rs`). The page can lag the DOM: two animation frames first.
     pub fn screenshot(&self, name: &str) -> PathBuf {
         self.post(
             "execute/async",
@@ -338,17 +349,37 @@ impl Harness {
                 "args": []
             }),
         );
-        let b64 = self.get("screenshot");
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(b64.as_str().expect("base64 string"))
-            .expect("valid base64");
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+        let window = self.window_id().expect("the app's window on the display");
+        let shot = Command::new("import")
+            .args(["-display", &self.display, "-window", &window, "png:-"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .expect("run import (apt-get install imagemagick)");
+        let png = shot.stdout;
+        assert!(shot.status.success(), "import failed: {:?}", shot.status);
+        assert!(png.len() > 8 && &png[..8] == b"\x89PNG\r\n\x1a\n", "not a PNG");
         let dir = screenshot_dir();
         std::fs::create_dir_all(&dir).expect("screenshot dir");
         let path = dir.join(name);
         std::fs::write(&path, &png).expect("write screenshot");
         eprintln!("screenshot: {}", path.display());
         path
+    }
+
+    /// The X window id of the app's main window ("Sitetrail"), from `xwininfo`'s tree.
+    fn window_id(&self) -> Option<String> {
+        let tree = Command::new("xwininfo")
+            .args(["-display", &self.display, "-root", "-tree"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&tree.stdout)
+            .lines()
+            .find(|l| l.contains("\"Sitetrail\""))
+            .and_then(|l| l.split_whitespace().next())
+            .map(str::to_owned)
     }
 
     /// The app's process id (the WebKitWebDriver child that is our binary).
