@@ -12,7 +12,7 @@ use sitetrail::classify::builtin::Builtin;
 use sitetrail::classify::WithLatency;
 use sitetrail::worker::state::PauseKind;
 use sitetrail::worker::{Worker, WorkerConfig};
-use sitetrail::{Category, Change, Store, StoreOptions, Timestamp};
+use sitetrail::{Category, Change, Store, Timestamp};
 
 use crate::support::fake_ai::count_status;
 use crate::support::{cli, run_ok, visit, wait_for, TempDb};
@@ -93,14 +93,7 @@ fn set(kinds: &[&'static str]) -> BTreeSet<&'static str> {
 #[test]
 fn every_write_announces_exactly_the_kinds_it_touched() {
     let db = TempDb::new();
-    let store = Store::open_with(
-        &db.path,
-        StoreOptions {
-            pool_size: 1,
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
+    let store = db.open_one_connection();
     // Every table says what kind of data it holds.
     let tables: Vec<String> =
         store

@@ -12,13 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use rusqlite::trace::{TraceEvent, TraceEventCodes};
-use rusqlite::Connection;
 use sitetrail::import::Browser;
-use sitetrail::{Store, StoreOptions};
+use sitetrail::Store;
 
-use crate::support::import::{
-    add_chromium_visit, copy_fixture, import, CHROMIUM_EPOCH_OFFSET, CHROMIUM_LINK,
-};
+use crate::support::import::{chromium_history, import};
 use crate::support::TempDb;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
@@ -42,25 +39,11 @@ fn on_statement(event: TraceEvent<'_>) {
     }
 }
 
-/// A Chromium history of `visits` visits over `sites` websites, a second apart, with titles and
-/// durations.
+/// A Chromium history of `visits` visits over `sites` websites, a second apart, each open for a
+/// second (stored as the visit's estimated time).
 fn history(dir: &std::path::Path, visits: usize, sites: usize) -> std::path::PathBuf {
-    let path = copy_fixture("chromium-History", dir, "History");
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
-        .unwrap();
-    let start = CHROMIUM_EPOCH_OFFSET + 1_780_000_000_000_000; // 2026, in Chromium's time.
-    let tx = conn.unchecked_transaction().unwrap();
-    for i in 0..visits {
-        let url = format!("https://site{}.example/page/{i}?q={}", i % sites, i * 7);
-        let title = format!("Page {i} of site {}", i % sites);
-        add_chromium_visit(&tx, &url, &title, start + i as i64 * 1_000_000, CHROMIUM_LINK);
-    }
-    tx.commit().unwrap();
-    // Each page open for a second, as Chromium records it: stored as the visit's estimated time.
-    conn.execute("UPDATE visits SET visit_duration = 1000000", [])
-        .unwrap();
-    path
+    let second = std::time::Duration::from_secs(1);
+    chromium_history(dir, "site", (visits, sites), (second, second))
 }
 
 #[test]
@@ -83,14 +66,7 @@ fn an_import_runs_a_bounded_number_of_statements_per_visit() {
     let file = history(dir.path(), VISITS, SITES);
     let db = TempDb::new();
     // One pooled connection, so the traced one is the one the import writes on.
-    let store = Store::open_with(
-        &db.path,
-        StoreOptions {
-            pool_size: 1,
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
+    let store = db.open_one_connection();
     store
         .with_conn(|c| {
             c.trace_v2(TraceEventCodes::SQLITE_TRACE_STMT, Some(on_statement));

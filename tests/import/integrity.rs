@@ -8,39 +8,14 @@
 use rusqlite::Connection;
 use sitetrail::forget::ForgetOptions;
 use sitetrail::import::{Browser, ImportOptions};
-use sitetrail::{Store, StoreOptions};
+use sitetrail::Store;
 
-use crate::support::import::{add_chromium_visit, copy_fixture, CHROMIUM_EPOCH_OFFSET, CHROMIUM_LINK};
+use crate::support::import::chromium_history;
 use crate::support::TempDb;
 
 const VISITS: usize = 600;
 const SITES: usize = 30;
 const BATCH: usize = 100;
-
-/// A Chromium history of `VISITS` visits over `SITES` websites, a second apart, each open for
-/// a second (an estimated time each).
-fn history(dir: &std::path::Path) -> std::path::PathBuf {
-    let path = copy_fixture("chromium-History", dir, "History");
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
-        .unwrap();
-    let start = CHROMIUM_EPOCH_OFFSET + 1_780_000_000_000_000;
-    let tx = conn.unchecked_transaction().unwrap();
-    for i in 0..VISITS {
-        let url = format!("https://site{}.example/page/{i}", i % SITES);
-        add_chromium_visit(
-            &tx,
-            &url,
-            &format!("Page {i}"),
-            start + i as i64 * 1_000_000,
-            CHROMIUM_LINK,
-        );
-    }
-    tx.commit().unwrap();
-    conn.execute("UPDATE visits SET visit_duration = 1000000", [])
-        .unwrap();
-    path
-}
 
 /// Every row whose parent is missing, as `PRAGMA foreign_key_check` lists them (table, parent).
 fn dangling(path: &std::path::Path) -> Vec<(String, String)> {
@@ -61,17 +36,11 @@ fn count(store: &Store, sql: &str) -> i64 {
 #[test]
 fn imports_leave_no_row_without_its_parent_and_the_connection_checking_again() {
     let dir = tempfile::tempdir().unwrap();
-    let file = history(dir.path());
+    let second = std::time::Duration::from_secs(1);
+    let file = chromium_history(dir.path(), "site", (VISITS, SITES), (second, second));
     let db = TempDb::new();
     // One pooled connection: the one the import writes on is the one read after it.
-    let store = Store::open_with(
-        &db.path,
-        StoreOptions {
-            pool_size: 1,
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
+    let store = db.open_one_connection();
     // Another process's connection, which forgets a website the import has stored visits of
     // between two of its batches: its later visits need the website again, under a new id.
     let other = Store::open(&db.path).unwrap();

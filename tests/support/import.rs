@@ -191,6 +191,34 @@ pub fn add_chromium_visit(
     conn.last_insert_rowid()
 }
 
+/// A Chromium history (the fixture's schema, its rows replaced) of `visits` visits over `sites`
+/// websites (`https://{host}{i % sites}.example/page/{i}`, titled `Page {i} of {host}{i % sites}`),
+/// `step` apart from 2026 on, each open for `open` as Chromium records it (`visit_duration`:
+/// the visit's estimated time once imported).
+pub fn chromium_history(
+    dir: &Path,
+    host: &str,
+    (visits, sites): (usize, usize),
+    (step, open): (std::time::Duration, std::time::Duration),
+) -> PathBuf {
+    let path = copy_fixture("chromium-History", dir, "History");
+    let conn = Connection::open(&path).expect("open the history");
+    conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
+        .expect("empty the history");
+    let start = CHROMIUM_EPOCH_OFFSET + 1_780_000_000_000_000; // 2026, in Chromium's time.
+    let tx = conn.unchecked_transaction().expect("begin");
+    for i in 0..visits {
+        let site = format!("{host}{}", i % sites);
+        let url = format!("https://{site}.example/page/{i}");
+        let at = start + i as i64 * step.as_micros() as i64;
+        add_chromium_visit(&tx, &url, &format!("Page {i} of {site}"), at, CHROMIUM_LINK);
+    }
+    tx.commit().expect("commit");
+    conn.execute("UPDATE visits SET visit_duration = ?1", [open.as_micros() as i64])
+        .expect("durations");
+    path
+}
+
 /// A plain, complete navigation in Chromium: LINK with CHAIN_START | CHAIN_END.
 pub const CHROMIUM_LINK: i64 = 0x3000_0000;
 

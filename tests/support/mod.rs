@@ -34,6 +34,16 @@ impl TempDb {
         Store::open(&self.path).expect("open store")
     }
 
+    /// The store with one pooled connection: the connection a test sets up (a trace, a pragma) is
+    /// the one every call of the store uses.
+    pub fn open_one_connection(&self) -> Store {
+        let options = sitetrail::StoreOptions {
+            pool_size: 1,
+            ..sitetrail::StoreOptions::default()
+        };
+        Store::open_with(&self.path, options).expect("open store")
+    }
+
     /// The store on a clock that moves with tokio's ([`sitetrail::time::TokioClock`]): in a test
     /// whose time is paused, the database's "now" and the worker's sleeps move together.
     pub fn open_on_tokio_clock(&self) -> Store {

@@ -3,12 +3,9 @@
 //! live does. The import reads once per batch whether the device is linked (issue 31): this is
 //! what holds that it still queues every change when it is.
 
-use rusqlite::Connection;
 use sitetrail::import::Browser;
 
-use crate::support::import::{
-    add_chromium_visit, copy_fixture, import_batched, CHROMIUM_EPOCH_OFFSET, CHROMIUM_LINK,
-};
+use crate::support::import::{chromium_history, import_batched};
 use crate::support::sync::{Device, TestHub};
 
 /// Visits in the history, over `SITES` websites, each open for `DURATION_MS`.
@@ -16,26 +13,13 @@ const VISITS: usize = 25;
 const SITES: usize = 4;
 const DURATION_MS: i64 = 7_000;
 
-/// A Chromium history of `VISITS` visits a minute apart in 2026, each with its duration.
+/// A Chromium history of `VISITS` visits a minute apart in 2026, each open `DURATION_MS`.
 fn history(dir: &std::path::Path) -> std::path::PathBuf {
-    let path = copy_fixture("chromium-History", dir, "History");
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch("DELETE FROM visits; DELETE FROM urls;")
-        .unwrap();
-    let start = CHROMIUM_EPOCH_OFFSET + 1_780_000_000_000_000;
-    for i in 0..VISITS {
-        let url = format!("https://imported{}.example/page/{i}", i % SITES);
-        add_chromium_visit(
-            &conn,
-            &url,
-            &format!("Imported page {i}"),
-            start + i as i64 * 60_000_000,
-            CHROMIUM_LINK,
-        );
-    }
-    conn.execute("UPDATE visits SET visit_duration = ?1", [DURATION_MS * 1000])
-        .unwrap();
-    path
+    let (minute, open) = (
+        std::time::Duration::from_secs(60),
+        std::time::Duration::from_millis(DURATION_MS as u64),
+    );
+    chromium_history(dir, "imported", (VISITS, SITES), (minute, open))
 }
 
 #[test]
