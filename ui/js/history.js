@@ -142,16 +142,27 @@ export function hide() {
   visible = false;
 }
 
+/** A change came while a dialog was open: the list is looked at again once it closes. */
+let afterDialog = false;
+
 export function onChange(ch) {
   // New visits or categories: refresh only if the user is at the top, never under their feet:
-  // not while rows are selected, a row has the keyboard's focus or a dialog is open over them
-  // either (a reload would drop the selection or the focus, and give the rows under the dialog
-  // their tooltips back). Shown next time.
+  // not while rows are selected (a reload would drop the selection: shown next time), nor under
+  // an open dialog (the rows under it would get their tooltips back: once it closes).
   if (!(ch.visits || ch.websites)) return;
+  const dialog = document.querySelector('dialog[open]');
+  if (visible && dialog) {
+    if (!afterDialog) {
+      afterDialog = true;
+      dialog.addEventListener('close', () => {
+        afterDialog = false;
+        onChange(ch);
+      }, { once: true });
+    }
+    return;
+  }
   const atTop = $('#h-scroll').scrollTop < 40 && shown <= PAGE && trimmed === 0;
-  const busy =
-    rows.hasSelection() || $('#h-rows').contains(document.activeElement) || document.querySelector('dialog[open]');
-  if (visible && atTop && !busy) reload();
+  if (visible && atTop && !rows.hasSelection()) reload();
   else staleTop = true;
 }
 
