@@ -493,19 +493,15 @@ pub fn import_file(
     let restored = checks_restored
         .and_then(|()| {
             conn.pragma_update(None, "cache_size", usual_cache)
+                .and_then(|()| conn.pragma_update(None, "wal_autocheckpoint", usual_autocheckpoint))
+                .and_then(|()| {
+                    if journals_to_memory {
+                        conn.pragma_update(None, "temp_store", usual_temp_store)
+                    } else {
+                        Ok(())
+                    }
+                })
                 .map_err(Error::from)
-        })
-        .and_then(|()| {
-            conn.pragma_update(None, "wal_autocheckpoint", usual_autocheckpoint)
-                .map_err(Error::from)
-        })
-        .and_then(|()| {
-            if journals_to_memory {
-                conn.pragma_update(None, "temp_store", usual_temp_store)
-                    .map_err(Error::from)
-            } else {
-                Ok(())
-            }
         })
         .and_then(|()| {
             usual_index_settings

@@ -341,16 +341,6 @@ pub fn set_index_setting(conn: &Connection, setting: IndexSetting, value: i64) -
     Ok(())
 }
 
-/// The index's `automerge` setting ([`DEFAULT_AUTOMERGE`] when never set).
-pub fn automerge(conn: &Connection) -> Result<i64> {
-    index_setting(conn, IndexSetting::Automerge)
-}
-
-/// Sets the index's `automerge` (0, or 2 to 64).
-pub fn set_automerge(conn: &Connection, segments: i64) -> Result<()> {
-    set_index_setting(conn, IndexSetting::Automerge, segments)
-}
-
 /// True if the visit `id` is in the index. Reads FTS5's own `visit_fts_docsize` table (one row
 /// per indexed document, keyed by rowid): a contentless table cannot be asked directly.
 pub fn is_indexed(conn: &Connection, id: VisitId) -> Result<bool> {
