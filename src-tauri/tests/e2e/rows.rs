@@ -80,6 +80,38 @@ fn history_with(h: &Harness, rows: usize) {
 }
 
 #[test]
+fn a_selection_is_not_dropped_by_visits_arriving_and_the_list_catches_up_after() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    {
+        let store = dirs.store();
+        for (i, d) in ["a.test", "b.test", "c.test"].iter().enumerate() {
+            visit(&store, d, "", &format!("Page {d}"), 10 + i as i64);
+        }
+    }
+    let mut h = start(&dirs);
+    history_with(&h, 3);
+    // The start's own changes (the websites' categories) are in before the selection is made.
+    h.wait_for(WAIT, || {
+        h.text("#worker-pill").starts_with("Up to date").then_some(())
+    });
+    history_with(&h, 3);
+    click_with(&h, "#h-rows tr.visit:nth-of-type(2) input.sel", false);
+    assert_eq!(h.count("#h-rows tr.visit.selected"), 1);
+    // Another process records a visit: its change reaches the app within a second, and the list,
+    // at its top, would reload, but not under the selection.
+    visit(&dirs.store(), "new-under-selection.test", "", "Arrived", 1);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(h.count("#h-rows tr.visit.selected"), 1, "the selection stays");
+    assert_eq!(h.count("#h-rows tr.visit"), 3, "no reload under the selection");
+    // Nothing selected: the next change reloads the list, with both new visits.
+    h.click("#h-sel-clear");
+    visit(&dirs.store(), "new-after.test", "", "Arrived after", 0);
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 5).then_some(()));
+    h.quit();
+}
+
+#[test]
 fn three_selected_rows_are_forgotten_in_one_action() {
     let _lock = serial();
     let dirs = AppDirs::create();
