@@ -183,6 +183,34 @@ const TITLES_OUTSIDE: &str =
     "return [...document.querySelectorAll('[title]')].filter((e) => !e.closest('dialog')).length";
 
 #[test]
+fn visits_arriving_under_an_open_dialog_reload_the_history_once_it_closes() {
+    let _lock = serial();
+    let dirs = AppDirs::create();
+    visit(&dirs.store(), "docs.test", "guide", "The guide", 5);
+    let mut h = start(&dirs);
+    h.click("#tab-history");
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 1).then_some(()));
+    // The start's own changes (the website's category) are in before the dialog opens.
+    h.wait_for(WAIT, || {
+        h.text("#worker-pill").starts_with("Up to date").then_some(())
+    });
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 1).then_some(()));
+    h.exec("document.querySelector('#h-rows tr.visit').focus()", json!([]));
+    h.press_key(ENTER);
+    h.wait_for(WAIT, || visible(&h, "#visit-dialog").then_some(()));
+    // Another process records a visit: its change reaches the app within a second, and the list
+    // under the dialog is left as it is (its rows keep their tooltips lent to the dialog).
+    visit(&dirs.store(), "arrived.test", "", "Arrived", 1);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(h.count("#h-rows tr.visit"), 1, "no reload under the dialog");
+    assert_eq!(h.exec(TITLES_OUTSIDE, json!([])), 0, "a title outside the modal");
+    // Closed: the change is looked at again, and the list shows the new visit.
+    h.click("#vd-close");
+    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 2).then_some(()));
+    h.quit();
+}
+
+#[test]
 fn no_native_tooltip_outlives_the_opening_of_a_modal() {
     let _lock = serial();
     let dirs = AppDirs::create();
