@@ -10,7 +10,7 @@ use sitetrail::import::{default_source, Browser};
 use sitetrail::{NewVisit, Store};
 
 use super::harness::Harness;
-use super::rows::{active_id, start, visible, ENTER};
+use super::rows::{active_id, settled_history_with, start, visible, ENTER};
 use super::{serial, visit, AppDirs};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -188,13 +188,7 @@ fn visits_arriving_under_an_open_dialog_reload_the_history_once_it_closes() {
     let dirs = AppDirs::create();
     visit(&dirs.store(), "docs.test", "guide", "The guide", 5);
     let mut h = start(&dirs);
-    h.click("#tab-history");
-    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 1).then_some(()));
-    // The start's own changes (the website's category) are in before the dialog opens.
-    h.wait_for(WAIT, || {
-        h.text("#worker-pill").starts_with("Up to date").then_some(())
-    });
-    h.wait_for(WAIT, || (h.count("#h-rows tr.visit") == 1).then_some(()));
+    settled_history_with(&h, 1);
     h.exec("document.querySelector('#h-rows tr.visit').focus()", json!([]));
     h.press_key(ENTER);
     h.wait_for(WAIT, || visible(&h, "#visit-dialog").then_some(()));
